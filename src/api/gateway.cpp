@@ -1,0 +1,216 @@
+#include "api/gateway.hpp"
+
+#include <ctime>
+
+#include <boost/json.hpp>
+
+#include "api/errors.hpp"
+#include "api/sinks.hpp"
+#include "auth/credentials.hpp"
+#include "core/ids.hpp"
+#include "providers/anthropic/translate.hpp"
+
+namespace tollgate::api {
+namespace net = boost::asio;
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+enum class Format { openai, anthropic };
+
+std::string error_json(Format f, const core::Error& e) {
+  return f == Format::openai ? openai_error_json(e) : anthropic_error_json(e);
+}
+
+net::awaitable<void> send_error(http::ResponseWriter& w, Format f, const core::Error& e) {
+  co_await w.send(json_response(e.status, error_json(f, e)));
+}
+
+std::string_view path_of(std::string_view target) {
+  const auto q = target.find('?');
+  return q == std::string_view::npos ? target : target.substr(0, q);
+}
+
+/// 404 for unknown paths, 405 for a known path with the wrong method; nullopt when routable.
+std::optional<http::Response> route_check(const http::Request& req, std::string_view path, bool is_chat,
+                                          bool is_messages, bool is_models, bool is_health, Format fmt) {
+  if (!is_chat && !is_messages && !is_models && !is_health) {
+    auto e = core::Error::caller(404, "invalid_request_error", "unknown path " + std::string(path), {}, "not_found");
+    return json_response(404, error_json(fmt, e));
+  }
+  const bool want_post = is_chat || is_messages;
+  const auto method = req.method();
+  const bool ok = want_post ? method == bhttp::verb::post : (method == bhttp::verb::get || method == bhttp::verb::head);
+  if (ok) return std::nullopt;
+  auto e = core::Error::caller(405, "invalid_request_error",
+                               "method " + std::string(req.method_string()) + " not allowed on " + std::string(path), {},
+                               "method_not_allowed");
+  auto res = json_response(405, error_json(fmt, e));
+  res.set(bhttp::field::allow, want_post ? "POST" : "GET, HEAD");
+  return res;
+}
+
+http::Response health_response(std::string_view path, const pipeline::Services& s) {
+  if (path != "/health/readiness") return json_response(200, "\"I'm alive!\"");
+  json::object o;
+  o["status"] = "healthy";
+  o["db"] = "not configured";
+  o["model_groups"] = s.config->model_groups().size();
+  return json_response(200, json::serialize(o));
+}
+
+/// 401 unless the request carries the master key (when one is configured).
+std::optional<http::Response> check_master_key(const http::Request& req, const std::string& master, Format fmt) {
+  if (master.empty()) return std::nullopt;
+  auto key = auth::presented_key([&req](std::string_view name) -> std::string_view {
+    auto it = req.find(name);
+    return it == req.end() ? std::string_view{} : std::string_view(it->value().data(), it->value().size());
+  });
+  if (!key.empty() && auth::constant_time_equal(key, master)) return std::nullopt;
+  auto e = core::Error::caller(401, fmt == Format::openai ? "invalid_request_error" : "authentication_error",
+                               key.empty() ? "missing API key: send Authorization: Bearer <key>" : "invalid API key", {},
+                               "invalid_api_key");
+  return json_response(401, error_json(fmt, e));
+}
+
+http::Response models_response(const pipeline::Services& s) {
+  json::array data;
+  const auto created = static_cast<std::int64_t>(std::time(nullptr));
+  for (const auto& g : s.config->model_groups()) {
+    json::object m;
+    m["id"] = g;
+    m["object"] = "model";
+    m["created"] = created;
+    m["owned_by"] = "tollgate";
+    data.push_back(std::move(m));
+  }
+  json::object o;
+  o["object"] = "list";
+  o["data"] = std::move(data);
+  return json_response(200, json::serialize(o));
+}
+
+/// Request-body keys that steer LiteLLM itself and must not reach a provider.
+constexpr std::string_view kGatewayOnlyKeys[] = {"fallbacks", "context_window_fallback_dict", "num_retries",
+                                                 "mock_response", "litellm_metadata", "caching"};
+
+}  // namespace
+
+Gateway::Gateway(std::shared_ptr<pipeline::Services> services) : services_(std::move(services)) {}
+
+std::string Gateway::protocol_error_body(int status, std::string_view message) {
+  const std::string type = status == 413 ? "invalid_request_error" : status >= 500 ? "api_error" : "invalid_request_error";
+  return openai_error_json(core::Error::caller(status, type, std::string(message)));
+}
+
+net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w) {
+  const auto path = path_of(req.target());
+  const bool is_chat = path == "/v1/chat/completions" || path == "/chat/completions" ||
+                       path == "/openai/v1/chat/completions";
+  const bool is_messages = path == "/v1/messages" || path == "/anthropic/v1/messages";
+  const bool is_models = path == "/v1/models" || path == "/models";
+  const bool is_health = path == "/health/liveliness" || path == "/health/liveness" || path == "/health/readiness";
+  const Format fmt = is_messages ? Format::anthropic : Format::openai;
+
+  if (auto early = route_check(req, path, is_chat, is_messages, is_models, is_health, fmt)) {
+    co_await w.send(std::move(*early));
+    co_return;
+  }
+  if (is_health) {
+    co_await w.send(health_response(path, *services_));
+    co_return;
+  }
+  // Authenticate (master key) before anything else is looked at.
+  if (auto denied = check_master_key(req, services_->config->general_settings.master_key, fmt)) {
+    co_await w.send(std::move(*denied));
+    co_return;
+  }
+  if (is_models) {
+    co_await w.send(models_response(*services_));
+    co_return;
+  }
+  if (is_chat) co_await chat_completions(req, w);
+  else co_await messages(req, w);
+}
+
+namespace {
+
+/// Validates the common parts of an OpenAI chat request; fills `call`. nullopt = valid.
+std::optional<core::Error> decode_chat(json::object body, const pipeline::Services& s, pipeline::ChatCall& call) {
+  auto* model = body.if_contains("model");
+  if (!model || !model->is_string() || model->as_string().empty())
+    return core::Error::caller(400, "invalid_request_error", "missing required parameter: 'model'", "model");
+  call.model = std::string(model->as_string());
+  if (!s.groups->contains(call.model))
+    return core::Error::caller(400, "invalid_request_error",
+                               "Invalid model name passed in model=" + call.model +
+                                   ". Call `/v1/models` to view available models.",
+                               "model", "model_not_found");
+  auto* messages = body.if_contains("messages");
+  if (!messages || !messages->is_array())
+    return core::Error::caller(400, "invalid_request_error", "missing required parameter: 'messages' (an array)", "messages");
+  if (auto* st = body.if_contains("stream"); st && !st->is_null()) {
+    if (!st->is_bool()) return core::Error::caller(400, "invalid_request_error", "'stream' must be a boolean", "stream");
+    call.stream = st->as_bool();
+  }
+  if (auto* so = body.if_contains("stream_options"); so && so->is_object())
+    if (auto* iu = so->as_object().if_contains("include_usage"); iu && iu->is_bool()) call.include_usage = iu->as_bool();
+  for (auto k : kGatewayOnlyKeys) body.erase(k);
+  call.body = std::move(body);
+  return std::nullopt;
+}
+
+std::expected<json::object, core::Error> parse_body(const std::string& text) {
+  boost::system::error_code ec;
+  json::parse_options opts;
+  opts.max_depth = 64;
+  auto v = json::parse(text, ec, {}, opts);
+  if (ec) return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body is not valid JSON: " + ec.message()));
+  if (!v.is_object()) return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body must be a JSON object"));
+  return std::move(v.as_object());
+}
+
+}  // namespace
+
+net::awaitable<void> Gateway::chat_completions(http::Request& req, http::ResponseWriter& w) {
+  pipeline::ChatCall call;
+  call.start = services_->clock->now();
+  call.call_id = core::new_uuid();
+  auto body = parse_body(req.body());
+  if (!body) {
+    co_await send_error(w, Format::openai, body.error());
+    co_return;
+  }
+  if (auto err = decode_chat(std::move(*body), *services_, call)) {
+    co_await send_error(w, Format::openai, *err);
+    co_return;
+  }
+  OpenAiSink sink(w);
+  co_await pipeline::run_chat(services_, std::move(call), sink);
+}
+
+net::awaitable<void> Gateway::messages(http::Request& req, http::ResponseWriter& w) {
+  pipeline::ChatCall call;
+  call.start = services_->clock->now();
+  call.call_id = core::new_uuid();
+  auto body = parse_body(req.body());
+  if (!body) {
+    co_await send_error(w, Format::anthropic, body.error());
+    co_return;
+  }
+  auto chat = providers::anthropic::messages_request_to_chat(*body);
+  if (!chat) {
+    co_await send_error(w, Format::anthropic, core::Error::caller(400, "invalid_request_error", chat.error()));
+    co_return;
+  }
+  if (auto err = decode_chat(std::move(*chat), *services_, call)) {
+    co_await send_error(w, Format::anthropic, *err);
+    co_return;
+  }
+  call.include_usage = true;  // the Anthropic stream reports usage in message_delta
+  AnthropicSink sink(w, call.model);
+  co_await pipeline::run_chat(services_, std::move(call), sink);
+}
+
+}  // namespace tollgate::api

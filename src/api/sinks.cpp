@@ -1,0 +1,109 @@
+#include "api/sinks.hpp"
+
+#include <boost/json.hpp>
+
+#include "api/errors.hpp"
+#include "http/sse.hpp"
+
+namespace tollgate::api {
+namespace net = boost::asio;
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+
+http::Response json_response(int status, std::string body, const pipeline::Headers& headers) {
+  http::Response res{static_cast<bhttp::status>(status), 11};
+  res.set(bhttp::field::content_type, "application/json");
+  for (const auto& [k, v] : headers) res.set(k, v);
+  res.body() = std::move(body);
+  return res;
+}
+
+net::awaitable<bool> OpenAiSink::send_completion(const json::object& completion, const pipeline::Headers& headers) {
+  co_return co_await w_.send(json_response(200, json::serialize(completion), headers));
+}
+
+net::awaitable<bool> OpenAiSink::send_error(const core::Error& e, const pipeline::Headers& headers) {
+  co_return co_await w_.send(json_response(e.status, openai_error_json(e), headers));
+}
+
+net::awaitable<bool> OpenAiSink::begin_stream(const pipeline::Headers& headers) {
+  bhttp::response<bhttp::empty_body> head{bhttp::status::ok, 11};
+  head.set(bhttp::field::content_type, "text/event-stream");
+  head.set(bhttp::field::cache_control, "no-cache");
+  head.set("x-accel-buffering", "no");
+  for (const auto& [k, v] : headers) head.set(k, v);
+  co_return co_await w_.begin_stream(std::move(head));
+}
+
+net::awaitable<bool> OpenAiSink::stream_chunks(const std::vector<std::string>& chunks) {
+  std::string out;
+  std::size_t n = 0;
+  for (const auto& c : chunks) n += c.size() + 8;
+  out.reserve(n);
+  for (const auto& c : chunks) {
+    out += "data: ";
+    out += c;
+    out += "\n\n";
+  }
+  co_return co_await w_.write_chunk(out);
+}
+
+net::awaitable<bool> OpenAiSink::end_stream(const std::optional<core::Error>& error) {
+  std::string tail;
+  if (error) {
+    core::Error e = *error;
+    e.origin = core::ErrorOrigin::gateway;  // never relay a raw body inside a stream
+    tail = http::format_sse(openai_error_json(e));
+  } else {
+    tail = "data: [DONE]\n\n";
+  }
+  if (!co_await w_.write_chunk(tail)) co_return false;
+  co_return co_await w_.end_stream();
+}
+
+void OpenAiSink::on_client_gone(std::function<void()> fn) {
+  if (!fn && !watching_) return;
+  watching_ = true;
+  w_.on_client_gone(std::move(fn));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+net::awaitable<bool> AnthropicSink::send_completion(const json::object& completion, const pipeline::Headers& headers) {
+  auto msg = providers::anthropic::chat_response_to_messages(completion, model_);
+  co_return co_await w_.send(json_response(200, json::serialize(msg), headers));
+}
+
+net::awaitable<bool> AnthropicSink::send_error(const core::Error& e, const pipeline::Headers& headers) {
+  co_return co_await w_.send(json_response(e.status, anthropic_error_json(e), headers));
+}
+
+net::awaitable<bool> AnthropicSink::stream_chunks(const std::vector<std::string>& chunks) {
+  std::vector<providers::anthropic::AnthropicSseEvent> events;
+  for (const auto& c : chunks) {
+    boost::system::error_code ec;
+    auto v = json::parse(c, ec);
+    if (ec || !v.is_object()) continue;
+    conv_.on_chunk(v.as_object(), events);
+  }
+  std::string out;
+  for (const auto& [ev, data] : events) http::append_sse_event(out, ev, data);
+  co_return co_await w_.write_chunk(out);
+}
+
+net::awaitable<bool> AnthropicSink::end_stream(const std::optional<core::Error>& error) {
+  std::string out;
+  if (error) {
+    core::Error e = *error;
+    e.origin = core::ErrorOrigin::gateway;
+    http::append_sse_event(out, "error", anthropic_error_json(e));
+  } else {
+    std::vector<providers::anthropic::AnthropicSseEvent> events;
+    conv_.finish(events);
+    for (const auto& [ev, data] : events) http::append_sse_event(out, ev, data);
+  }
+  if (!co_await w_.write_chunk(out)) co_return false;
+  co_return co_await w_.end_stream();
+}
+
+}  // namespace tollgate::api

@@ -1,0 +1,49 @@
+#pragma once
+/// Response sinks for each client format, writing through the HTTP server's ResponseWriter.
+
+#include <memory>
+#include <string>
+
+#include "http/server.hpp"
+#include "pipeline/sink.hpp"
+#include "providers/anthropic/translate.hpp"
+
+namespace tollgate::api {
+
+/// OpenAI Chat Completions responses: JSON, or SSE `data: <chunk>` events ending in `data: [DONE]`.
+class OpenAiSink : public pipeline::ResponseSink {
+ public:
+  explicit OpenAiSink(http::ResponseWriter& w) : w_(w) {}
+  boost::asio::awaitable<bool> send_completion(const boost::json::object& completion,
+                                               const pipeline::Headers& headers) override;
+  boost::asio::awaitable<bool> send_error(const core::Error& error, const pipeline::Headers& headers) override;
+  boost::asio::awaitable<bool> begin_stream(const pipeline::Headers& headers) override;
+  boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks) override;
+  boost::asio::awaitable<bool> end_stream(const std::optional<core::Error>& error) override;
+  void on_client_gone(std::function<void()> fn) override;
+  bool client_gone() const override { return w_.client_gone(); }
+
+ protected:
+  http::ResponseWriter& w_;
+  bool watching_ = false;
+};
+
+/// Anthropic Messages responses (`/v1/messages`): the pipeline's OpenAI output translated back.
+class AnthropicSink final : public OpenAiSink {
+ public:
+  AnthropicSink(http::ResponseWriter& w, std::string model) : OpenAiSink(w), model_(std::move(model)), conv_(model_) {}
+  boost::asio::awaitable<bool> send_completion(const boost::json::object& completion,
+                                               const pipeline::Headers& headers) override;
+  boost::asio::awaitable<bool> send_error(const core::Error& error, const pipeline::Headers& headers) override;
+  boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks) override;
+  boost::asio::awaitable<bool> end_stream(const std::optional<core::Error>& error) override;
+
+ private:
+  std::string model_;
+  providers::anthropic::ChatStreamToMessages conv_;
+};
+
+/// A complete JSON response with `headers` added.
+http::Response json_response(int status, std::string body, const pipeline::Headers& headers = {});
+
+}  // namespace tollgate::api

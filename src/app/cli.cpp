@@ -1,0 +1,87 @@
+#include "app/cli.hpp"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "app/serve.hpp"
+#include "config/loader.hpp"
+
+namespace tollgate::app {
+
+namespace {
+
+/// Loads a config for serving: warnings to the log, errors to stderr (each with its YAML path).
+std::shared_ptr<const config::Config> load_or_report(const std::string& path) {
+  auto r = config::load_config_file(path);
+  for (const auto& w : r.warnings) spdlog::warn("config: {}", w.to_string());
+  if (!r.ok()) {
+    for (const auto& e : r.errors) std::cerr << "tollgate: config error: " << e.to_string() << "\n";
+    return nullptr;
+  }
+  return r.config;
+}
+
+int config_check(const std::string& path) {
+  auto r = config::load_config_file(path);
+  for (const auto& w : r.warnings) std::cout << "warning: " << w.to_string() << "\n";
+  for (const auto& e : r.errors) std::cout << "error: " << e.to_string() << "\n";
+  if (!r.ok()) {
+    std::cerr << "tollgate: " << path << ": " << r.errors.size() << " error(s)\n";
+    return 2;
+  }
+  std::cout << path << ": ok (" << r.config->model_list.size() << " deployment(s), "
+            << r.config->model_groups().size() << " model group(s), " << r.warnings.size() << " warning(s))\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App cli{"Tollgate: an LLM gateway where every call, retry and fallback pays at the gate"};
+  cli.require_subcommand(0, 1);
+  std::string top_config;
+  ServeOptions top_opts;
+  cli.add_option("--config,-c", top_config, "config file (LiteLLM proxy format); same as `serve --config`");
+  cli.add_option("--host", top_opts.host, "address to listen on");
+  cli.add_option("--port,-p", top_opts.port, "port to listen on (0 = any free port)");
+
+  auto* serve_cmd = cli.add_subcommand("serve", "run the gateway");
+  std::string serve_config;
+  ServeOptions serve_opts;
+  serve_cmd->add_option("--config,-c", serve_config, "config file (LiteLLM proxy format)")->required();
+  serve_cmd->add_option("--host", serve_opts.host, "address to listen on")->capture_default_str();
+  serve_cmd->add_option("--port,-p", serve_opts.port, "port to listen on (0 = any free port)")->capture_default_str();
+
+  auto* config_cmd = cli.add_subcommand("config", "config file tools");
+  config_cmd->require_subcommand(1);
+  auto* check_cmd = config_cmd->add_subcommand("check", "validate a config file; print each problem with its YAML path");
+  std::string check_file;
+  check_cmd->add_option("FILE", check_file, "config file")->required();
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tollgate: " << e.what() << " (see tollgate --help)\n";
+    return 2;
+  }
+
+  if (*check_cmd) return config_check(check_file);
+  if (*serve_cmd) {
+    auto cfg = load_or_report(serve_config);
+    return cfg ? serve(cfg, serve_opts) : 2;
+  }
+  if (!top_config.empty()) {
+    auto cfg = load_or_report(top_config);
+    return cfg ? serve(cfg, top_opts) : 2;
+  }
+  std::cerr << "tollgate: nothing to do: use `tollgate serve --config FILE` (see tollgate --help)\n";
+  return 2;
+}
+
+}  // namespace tollgate::app

@@ -1,0 +1,144 @@
+#pragma once
+/// Immutable configuration snapshot, loaded from a LiteLLM proxy config file
+/// (docs: LiteLLM "proxy/config_settings") plus Tollgate's own `tollgate_settings:`.
+///
+/// Units: durations are std::chrono::milliseconds (the YAML gives LiteLLM's seconds,
+/// converted once at load); sizes in bytes; token counts are plain integers.
+/// A Config is built once by config::load_config_file()/load_config_string() (loader.hpp)
+/// and then shared read-only
+/// (std::shared_ptr<const Config>); nothing mutates it after load.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tollgate::config {
+
+using std::chrono::milliseconds;
+
+/// Upstream API family of a deployment, from the `provider/` prefix of
+/// `litellm_params.model`. Any prefix that speaks OpenAI's API (openai, vllm,
+/// ollama, groq, together_ai, hosted_vllm, openai_compatible ...) maps to OpenAI.
+enum class ProviderKind { openai, azure, anthropic };
+
+/// One `model_list` entry: a concrete deployment of a model group.
+struct Deployment {
+  std::string model_name;      ///< the model group this deployment serves (client-visible name)
+  /// The prefix as written ("openai", "groq", "azure", "anthropic"), or `custom_llm_provider`;
+  /// when `model` has no prefix, the inferred one ("anthropic" for claude*, else "openai").
+  std::string provider_prefix;
+  ProviderKind provider = ProviderKind::openai;
+  std::string upstream_model;  ///< model sent upstream: `litellm_params.model` without the prefix
+  /// Base URL without trailing slash; empty = provider default (https://api.openai.com/v1,
+  /// https://api.anthropic.com). Hosted OpenAI-compatible prefixes (groq, together_ai, ...)
+  /// get their public base filled in by the loader, so empty always means OpenAI/Anthropic.
+  std::string api_base;
+  std::string api_key;         ///< resolved secret (os.environ/NAME already substituted); may be empty
+  std::string api_version;     ///< Azure `api-version` query parameter / Anthropic `anthropic-version`
+  std::optional<milliseconds> timeout;        ///< `litellm_params.timeout` (s in YAML): whole non-streaming attempt
+  std::optional<milliseconds> stream_timeout; ///< `litellm_params.stream_timeout` (s): time to first byte when streaming
+  std::optional<std::int64_t> rpm;            ///< requests per minute this deployment may receive
+  std::optional<std::int64_t> tpm;            ///< tokens per minute this deployment may receive
+  /// Per-token prices exactly as written in YAML (decimal dollars, e.g. "0.0000025"),
+  /// kept as text so the budget layer converts them to integer units once, without floats.
+  std::optional<std::string> input_cost_per_token;
+  std::optional<std::string> output_cost_per_token;
+  /// `litellm_params.weight`: relative pick weight for simple-shuffle (LiteLLM), absent = 1.
+  std::optional<std::int64_t> weight;
+  std::string id;              ///< `model_info.id`; generated ("<model_name>/<index within group>") when absent
+  std::string base_model;      ///< `model_info.base_model` (pricing lookup), may be empty
+  std::optional<std::int64_t> max_input_tokens;
+  std::optional<std::int64_t> max_output_tokens;
+  std::vector<std::string> access_groups; ///< `model_info.access_groups`
+};
+
+/// `router_settings.routing_strategy`.
+enum class RoutingStrategy { simple_shuffle, least_busy, latency_based, usage_based };
+
+/// A fallback map entry: `{"group-a": ["group-b", "group-c"]}` in YAML order.
+struct FallbackRule {
+  std::string from;              ///< model group, or "*" for any group
+  std::vector<std::string> to;   ///< fallback groups in the order they are tried
+};
+
+struct RouterSettings {
+  RoutingStrategy routing_strategy = RoutingStrategy::simple_shuffle;
+  int num_retries = 2;              ///< retries within a group (router_settings or litellm_settings; router wins)
+  int max_fallbacks = 5;            ///< fallback targets attempted at most per request
+  int allowed_fails = 3;            ///< failures within cooldown_time before a deployment cools down
+  milliseconds cooldown_time{5000}; ///< YAML seconds; how long a deployment sits out
+  milliseconds retry_after{0};      ///< minimum wait before a retry (YAML seconds)
+  milliseconds timeout{600000};     ///< whole request deadline, retries and fallbacks included (YAML seconds)
+};
+
+struct LitellmSettings {
+  std::optional<int> num_retries;
+  std::optional<milliseconds> request_timeout; ///< YAML seconds
+  std::vector<FallbackRule> fallbacks;
+  std::vector<FallbackRule> context_window_fallbacks;
+  std::vector<FallbackRule> content_policy_fallbacks;
+  std::vector<std::string> default_fallbacks;
+  std::optional<std::string> max_budget;          ///< decimal dollars as written (issue 3)
+  std::optional<std::string> budget_duration;
+  std::optional<std::string> max_end_user_budget; ///< decimal dollars as written (issue 3)
+};
+
+struct GeneralSettings {
+  std::string master_key;     ///< empty = no auth required
+  std::string database_url;   ///< e.g. sqlite:///var/lib/tollgate/tollgate.db (issue 3)
+  bool enforce_fallback_budget = true;
+  bool enforce_fallback_model_access = true;
+  bool disable_spend_logs = false;
+};
+
+/// `tollgate_settings:` — Tollgate's own knobs; every field has a safe default.
+struct TollgateSettings {
+  std::int64_t max_request_body_bytes = 8 * 1024 * 1024;   ///< larger client bodies get 413
+  std::int64_t max_upstream_body_bytes = 32 * 1024 * 1024; ///< larger upstream bodies are a transient failure
+  milliseconds header_read_timeout{10000}; ///< whole request head must arrive within this (slowloris guard)
+  milliseconds body_read_timeout{30000};   ///< whole request body must arrive within this
+  milliseconds idle_timeout{60000};        ///< keep-alive connection idle limit
+  milliseconds connect_timeout{5000};      ///< upstream TCP+TLS connect
+  int worker_threads = 0;                  ///< 0 = one per core
+  std::string ca_file;                     ///< PEM bundle overriding the system CA store; empty = system
+  bool tls_verify = true;                  ///< verify upstream certificates (never disable in production)
+  int max_idle_connections_per_upstream = 64;
+  std::string data_dir = "./data";
+};
+
+/// The whole loaded configuration.
+struct Config {
+  std::string source_path;
+  std::vector<Deployment> model_list;
+  LitellmSettings litellm_settings;
+  RouterSettings router_settings;
+  GeneralSettings general_settings;
+  TollgateSettings tollgate_settings;
+  /// `environment_variables:` as resolved (LiteLLM sets these into os.environ at startup;
+  /// Tollgate resolves `os.environ/NAME` against them first, see loader.hpp).
+  std::map<std::string, std::string> environment_variables;
+
+  /// Effective retries per group: router_settings.num_retries if set in YAML,
+  /// else litellm_settings.num_retries, else 2 (LiteLLM's default).
+  int effective_num_retries = 2;
+  /// Effective whole-request deadline: router_settings.timeout, else
+  /// litellm_settings.request_timeout, else 600 s (LiteLLM's default).
+  milliseconds effective_timeout{600000};
+
+  /// Model groups in first-appearance order (unique `model_name`s).
+  std::vector<std::string> model_groups() const;
+};
+
+/// A problem found while loading: `path` is the YAML path ("model_list[2].litellm_params.rpm"),
+/// `line` is 1-based (0 when unknown).
+struct Problem {
+  std::string path;
+  int line = 0;
+  std::string message;
+  std::string to_string() const; ///< "model_list[2].litellm_params.rpm (line 14): expected an integer"
+};
+
+}  // namespace tollgate::config

@@ -1,0 +1,1061 @@
+#include "config/loader.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <utility>
+
+namespace tollgate::config {
+
+namespace {
+
+constexpr std::string_view kEnvPrefix = "os.environ/";
+constexpr std::string_view kIgnored = "not supported by tollgate, ignored";
+constexpr std::string_view kUnknown = "unknown key, ignored";
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+/// Provider prefixes Tollgate can serve. Hosted OpenAI-compatible services get their
+/// public base URL (as LiteLLM hard-codes them) so an empty api_base always means OpenAI.
+struct ProviderInfo {
+  std::string_view prefix;
+  ProviderKind kind;
+  std::string_view default_api_base;  ///< "" = provider layer default (OpenAI, Anthropic)
+  std::array<std::string_view, 2> key_env;   ///< api_key when litellm_params has none
+  std::array<std::string_view, 2> base_env;  ///< api_base when litellm_params has none
+  bool requires_api_base;
+};
+
+constexpr std::array kProviders{
+    ProviderInfo{"openai", ProviderKind::openai, "", {"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", "OPENAI_API_BASE"}, false},
+    ProviderInfo{"azure", ProviderKind::azure, "", {"AZURE_API_KEY", "AZURE_OPENAI_API_KEY"}, {"AZURE_API_BASE", "AZURE_OPENAI_ENDPOINT"}, true},
+    ProviderInfo{"anthropic", ProviderKind::anthropic, "", {"ANTHROPIC_API_KEY", ""}, {"ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL"}, false},
+    ProviderInfo{"openai_compatible", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
+    ProviderInfo{"custom_openai", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
+    ProviderInfo{"hosted_vllm", ProviderKind::openai, "", {"HOSTED_VLLM_API_KEY", ""}, {"HOSTED_VLLM_API_BASE", ""}, true},
+    ProviderInfo{"vllm", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
+    ProviderInfo{"lm_studio", ProviderKind::openai, "", {"LM_STUDIO_API_KEY", ""}, {"LM_STUDIO_API_BASE", ""}, true},
+    ProviderInfo{"groq", ProviderKind::openai, "https://api.groq.com/openai/v1", {"GROQ_API_KEY", ""}, {"", ""}, false},
+    ProviderInfo{"together_ai", ProviderKind::openai, "https://api.together.xyz/v1", {"TOGETHERAI_API_KEY", "TOGETHER_API_KEY"}, {"", ""}, false},
+    ProviderInfo{"deepseek", ProviderKind::openai, "https://api.deepseek.com/v1", {"DEEPSEEK_API_KEY", ""}, {"DEEPSEEK_API_BASE", ""}, false},
+    ProviderInfo{"mistral", ProviderKind::openai, "https://api.mistral.ai/v1", {"MISTRAL_API_KEY", ""}, {"MISTRAL_API_BASE", ""}, false},
+    ProviderInfo{"fireworks_ai", ProviderKind::openai, "https://api.fireworks.ai/inference/v1", {"FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"}, {"", ""}, false},
+    ProviderInfo{"perplexity", ProviderKind::openai, "https://api.perplexity.ai", {"PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"}, {"", ""}, false},
+    ProviderInfo{"xai", ProviderKind::openai, "https://api.x.ai/v1", {"XAI_API_KEY", ""}, {"XAI_API_BASE", ""}, false},
+    ProviderInfo{"openrouter", ProviderKind::openai, "https://openrouter.ai/api/v1", {"OPENROUTER_API_KEY", ""}, {"OPENROUTER_API_BASE", ""}, false},
+    ProviderInfo{"deepinfra", ProviderKind::openai, "https://api.deepinfra.com/v1/openai", {"DEEPINFRA_API_KEY", ""}, {"", ""}, false},
+    ProviderInfo{"cerebras", ProviderKind::openai, "https://api.cerebras.ai/v1", {"CEREBRAS_API_KEY", ""}, {"", ""}, false},
+};
+
+const ProviderInfo* find_provider(std::string_view prefix) {
+  for (const ProviderInfo& p : kProviders)
+    if (p.prefix == prefix) return &p;
+  return nullptr;
+}
+
+std::string supported_prefixes() {
+  std::string out;
+  for (const ProviderInfo& p : kProviders) {
+    if (!out.empty()) out += ", ";
+    out += p.prefix;
+  }
+  return out;
+}
+
+/// Keys LiteLLM documents that Tollgate accepts without a warning because they only
+/// affect logging/SDK cosmetics or are implied by Tollgate's own behaviour.
+bool is_silent_litellm_setting(std::string_view k) {
+  static const std::set<std::string_view> keys{
+      "drop_params", "modify_params", "set_verbose", "json_logs", "telemetry",
+      "success_callback", "failure_callback", "callbacks", "service_callback", "service_callbacks",
+      "cache", "cache_params", "turn_off_message_logging", "redact_user_api_key_info",
+      "redact_messages_in_exceptions", "langfuse_default_tags", "enable_preview_features",
+      "force_ipv4", "suppress_debug_info", "disable_end_user_cost_tracking_prometheus_only",
+      "return_response_headers"};
+  return keys.contains(k);
+}
+
+bool is_silent_router_setting(std::string_view k) {
+  static const std::set<std::string_view> keys{"enable_pre_call_checks", "routing_strategy_args",
+                                               "set_verbose", "debug_level"};
+  return keys.contains(k);
+}
+
+bool is_silent_model_info(std::string_view k) {
+  static const std::set<std::string_view> keys{"mode", "description", "metadata", "db_model",
+                                               "created_at", "created_by", "updated_at",
+                                               "updated_by", "tier", "litellm_provider", "key"};
+  return keys.contains(k) || starts_with(k, "supports_");
+}
+
+bool is_known_top_level_unsupported(std::string_view k) {
+  static const std::set<std::string_view> keys{
+      "credential_list", "guardrails", "mcp_servers", "callback_settings", "assistant_settings",
+      "files_settings", "finetune_settings", "search_tools", "vector_store_registry",
+      "model_group_settings", "pass_through_endpoints", "prompts"};
+  return keys.contains(k);
+}
+
+std::string join(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+std::string index(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+int line_of(const YAML::Node& n, int fallback) {
+  if (!n.IsDefined()) return fallback;
+  const YAML::Mark m = n.Mark();
+  return m.line >= 0 ? m.line + 1 : fallback;
+}
+
+const char* type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Null: return "null";
+    default: return "nothing";
+  }
+}
+
+/// A reference to a model group made by a fallback setting, validated once model_list is known.
+struct GroupRef {
+  std::string group;
+  std::string path;
+  int line;
+  bool star_allowed;
+};
+
+/// One load: collects problems and walks the document.
+class Loader {
+ public:
+  explicit Loader(EnvLookup env) : env_(std::move(env)) {}
+
+  std::vector<Problem> errors;
+  std::vector<Problem> warnings;
+
+  void error(std::string path, int line, std::string message) {
+    errors.push_back(Problem{std::move(path), line, std::move(message)});
+  }
+  void warn(std::string path, int line, std::string message) {
+    warnings.push_back(Problem{std::move(path), line, std::move(message)});
+  }
+
+  std::optional<std::string> lookup_env(std::string_view name) const {
+    if (auto it = overlay_.find(std::string(name)); it != overlay_.end()) return it->second;
+    return env_ ? env_(name) : std::nullopt;
+  }
+
+  /// Calls f(key, value, child_path, key_line) for each entry of a map; reports non-string
+  /// and duplicate keys. YAML merge keys (`<<: *anchor`, `<<: [*a, *b]`), which yaml-cpp 0.7
+  /// leaves unexpanded, are expanded here: explicit keys win, then earlier merged maps.
+  /// Returns false (with an error) when `map` is not a map.
+  template <class F>
+  bool for_each_entry(const YAML::Node& map, const std::string& path, int line, F&& f) {
+    if (map.IsNull()) return true;
+    if (!map.IsMap()) {
+      error(path, line_of(map, line), std::string("expected a map, got ") + type_name(map));
+      return false;
+    }
+    struct Entry {
+      std::string key;
+      YAML::Node value;
+      int line;
+    };
+    std::vector<Entry> entries;
+    std::vector<std::pair<YAML::Node, int>> merges;
+    std::set<std::string> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      // Copies: yaml-cpp's iterator hands out a temporary pair (references would dangle).
+      const YAML::Node k = it->first;
+      const YAML::Node value = it->second;
+      const int kline = line_of(k, line);
+      if (!k.IsScalar()) {
+        error(path, kline, "map keys must be strings");
+        continue;
+      }
+      const std::string key = k.Scalar();
+      if (key == "<<" && k.Tag() != "!") {
+        if (value.IsMap()) {
+          merges.emplace_back(value, kline);
+        } else if (value.IsSequence()) {
+          for (std::size_t i = 0; i < value.size(); ++i) merges.emplace_back(value[i], kline);
+        } else {
+          error(join(path, key), kline, "a merge key (<<) needs a map or a list of maps");
+        }
+        continue;
+      }
+      if (!seen.insert(key).second) {
+        error(join(path, key), kline, "duplicate key");
+        continue;
+      }
+      entries.push_back(Entry{key, value, kline});
+    }
+    for (const auto& [merged, mline] : merges) {
+      if (!merged.IsMap()) {
+        error(join(path, "<<"), mline, "a merge key (<<) needs a map or a list of maps");
+        continue;
+      }
+      for (auto it = merged.begin(); it != merged.end(); ++it) {
+        const YAML::Node k = it->first;
+        const YAML::Node value = it->second;
+        if (k.IsScalar() && k.Scalar() != "<<" && seen.insert(k.Scalar()).second)
+          entries.push_back(Entry{k.Scalar(), value, line_of(k, mline)});
+      }
+    }
+    for (const Entry& e : entries) f(e.key, e.value, join(path, e.key), e.line);
+    return true;
+  }
+
+  /// A string scalar with os.environ/ substituted; nullopt for null or on error.
+  std::optional<std::string> str(const YAML::Node& v, const std::string& path, int line) {
+    line = line_of(v, line);
+    if (v.IsNull()) return std::nullopt;
+    if (!v.IsScalar()) {
+      error(path, line, std::string("expected a string, got ") + type_name(v));
+      return std::nullopt;
+    }
+    return substitute(v.Scalar(), path, line);
+  }
+
+  std::optional<std::string> substitute(const std::string& text, const std::string& path, int line) {
+    if (!starts_with(text, kEnvPrefix)) return text;
+    const std::string name(trim(std::string_view(text).substr(kEnvPrefix.size())));
+    if (name.empty()) {
+      error(path, line, "os.environ/ needs a variable name");
+      return std::nullopt;
+    }
+    if (auto value = lookup_env(name)) return value;
+    error(path, line, "environment variable " + name + " is not set (referenced as " + text + ")");
+    return std::nullopt;
+  }
+
+  std::optional<std::int64_t> integer(const YAML::Node& v, const std::string& path, int line,
+                                      std::int64_t min = 0) {
+    line = line_of(v, line);
+    auto text = str(v, path, line);
+    if (!text) return std::nullopt;
+    std::string_view t = trim(*text);
+    if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+    std::int64_t out = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+    if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) {
+      error(path, line, "expected an integer, got \"" + *text + "\"");
+      return std::nullopt;
+    }
+    if (out < min) {
+      error(path, line, "must be at least " + std::to_string(min) + ", got " + std::to_string(out));
+      return std::nullopt;
+    }
+    return out;
+  }
+
+  std::optional<int> small_int(const YAML::Node& v, const std::string& path, int line, int min = 0) {
+    auto n = integer(v, path, line, min);
+    if (!n) return std::nullopt;
+    if (*n > std::numeric_limits<int>::max()) {
+      error(path, line_of(v, line), "value too large");
+      return std::nullopt;
+    }
+    return static_cast<int>(*n);
+  }
+
+  std::optional<bool> boolean(const YAML::Node& v, const std::string& path, int line) {
+    line = line_of(v, line);
+    auto text = str(v, path, line);
+    if (!text) return std::nullopt;
+    const std::string t = lower(trim(*text));
+    if (t == "true" || t == "yes" || t == "on") return true;
+    if (t == "false" || t == "no" || t == "off") return false;
+    error(path, line, "expected true or false, got \"" + *text + "\"");
+    return std::nullopt;
+  }
+
+  /// Non-negative decimal text (prices, budgets), normalised.
+  std::optional<std::string> decimal(const YAML::Node& v, const std::string& path, int line) {
+    line = line_of(v, line);
+    auto text = str(v, path, line);
+    if (!text) return std::nullopt;
+    std::string why;
+    auto out = normalize_decimal(*text, &why);
+    if (!out) error(path, line, why);
+    return out;
+  }
+
+  /// LiteLLM seconds (int or decimal) → milliseconds, rounded half up.
+  std::optional<milliseconds> seconds(const YAML::Node& v, const std::string& path, int line,
+                                      bool allow_zero) {
+    line = line_of(v, line);
+    auto text = decimal(v, path, line);
+    if (!text) return std::nullopt;
+    const auto dot = text->find('.');
+    const std::string_view whole = std::string_view(*text).substr(0, dot);
+    const std::string_view frac =
+        dot == std::string::npos ? std::string_view{} : std::string_view(*text).substr(dot + 1);
+    if (whole.size() > 12) {
+      error(path, line, "duration too large (seconds expected)");
+      return std::nullopt;
+    }
+    std::int64_t ms = 0;
+    std::from_chars(whole.data(), whole.data() + whole.size(), ms);
+    ms *= 1000;
+    for (std::size_t i = 0; i < 3; ++i) {
+      const int digit = i < frac.size() ? frac[i] - '0' : 0;
+      ms += digit * (i == 0 ? 100 : i == 1 ? 10 : 1);
+    }
+    if (frac.size() > 3 && frac[3] >= '5') ++ms;
+    if (ms == 0 && !allow_zero) {
+      error(path, line, "must be greater than 0 seconds");
+      return std::nullopt;
+    }
+    return milliseconds{ms};
+  }
+
+  /// Integer milliseconds (tollgate_settings `*_ms`).
+  std::optional<milliseconds> millis(const YAML::Node& v, const std::string& path, int line) {
+    auto n = integer(v, path, line, 1);
+    if (!n) return std::nullopt;
+    return milliseconds{*n};
+  }
+
+  std::optional<std::vector<std::string>> string_list(const YAML::Node& v, const std::string& path,
+                                                      int line) {
+    line = line_of(v, line);
+    if (v.IsNull()) return std::nullopt;
+    if (!v.IsSequence()) {
+      error(path, line, std::string("expected a list of strings, got ") + type_name(v));
+      return std::nullopt;
+    }
+    std::vector<std::string> out;
+    bool ok = true;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      auto s = str(v[i], index(path, i), line);
+      if (!s) {
+        if (v[i].IsNull()) error(index(path, i), line_of(v[i], line), "expected a string, got null");
+        ok = false;
+        continue;
+      }
+      out.push_back(std::move(*s));
+    }
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  /// `[{"a": ["b", "c"]}, ...]` or `{"a": [...], "d": [...]}`.
+  std::vector<FallbackRule> fallbacks(const YAML::Node& v, const std::string& path, int line) {
+    line = line_of(v, line);
+    std::vector<FallbackRule> rules;
+    auto one_map = [&](const YAML::Node& m, const std::string& mpath, int mline) {
+      for_each_entry(m, mpath, mline, [&](const std::string& from, const YAML::Node& to,
+                                          const std::string& rpath, int rline) {
+        auto targets = string_list(to, rpath, rline);
+        if (!targets) {
+          if (to.IsNull()) error(rpath, rline, "expected a list of fallback model groups, got null");
+          return;
+        }
+        refs_.push_back(GroupRef{from, rpath, rline, true});
+        for (std::size_t i = 0; i < targets->size(); ++i)
+          refs_.push_back(GroupRef{(*targets)[i], index(rpath, i), line_of(to[i], rline), false});
+        rules.push_back(FallbackRule{from, std::move(*targets)});
+      });
+    };
+    if (v.IsNull()) return rules;
+    if (v.IsSequence()) {
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const YAML::Node& item = v[i];
+        if (!item.IsMap()) {
+          error(index(path, i), line_of(item, line),
+                std::string("expected a map {model_group: [fallback groups]}, got ") + type_name(item));
+          continue;
+        }
+        one_map(item, index(path, i), line);
+      }
+    } else if (v.IsMap()) {
+      one_map(v, path, line);
+    } else {
+      error(path, line,
+            std::string("expected a list of {model_group: [fallback groups]} maps, got ") + type_name(v));
+    }
+    return rules;
+  }
+
+  void unknown(const std::string& path, int line, std::string_view message) {
+    warn(path, line, std::string(message));
+  }
+
+  // ---- sections -------------------------------------------------------------------------
+
+  void load_environment_variables(const YAML::Node& v, const std::string& path, int line,
+                                  Config& cfg) {
+    for_each_entry(v, path, line, [&](const std::string& key, const YAML::Node& value,
+                                      const std::string& p, int l) {
+      if (value.IsNull()) {
+        cfg.environment_variables[key] = "";
+        return;
+      }
+      if (!value.IsScalar()) {
+        error(p, line_of(value, l), std::string("expected a scalar, got ") + type_name(value));
+        return;
+      }
+      // os.environ/ inside environment_variables refers to the real environment.
+      const std::string& text = value.Scalar();
+      std::optional<std::string> resolved = text;
+      if (starts_with(text, kEnvPrefix)) {
+        const std::string name(trim(std::string_view(text).substr(kEnvPrefix.size())));
+        resolved = env_ ? env_(name) : std::nullopt;
+        if (!resolved) {
+          error(p, line_of(value, l), "environment variable " + name + " is not set (referenced as " + text + ")");
+          return;
+        }
+      }
+      cfg.environment_variables[key] = *resolved;
+    });
+    overlay_ = cfg.environment_variables;
+  }
+
+  void load_litellm_params(const YAML::Node& v, const std::string& path, int line, Deployment& d,
+                           std::optional<std::string>& model, std::optional<std::string>& custom_provider,
+                           bool& has_api_base, bool& has_api_key, bool& has_api_version) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "model") {
+        model = str(val, p, l);
+        if (!model && val.IsNull()) error(p, line_of(val, l), "model is required");
+      } else if (k == "custom_llm_provider") {
+        custom_provider = str(val, p, l);
+      } else if (k == "api_base" || k == "base_url") {
+        if (auto s = str(val, p, l)) {
+          d.api_base = *s;
+          has_api_base = true;
+        }
+      } else if (k == "api_key") {
+        if (auto s = str(val, p, l)) {
+          d.api_key = *s;
+          has_api_key = true;
+        }
+      } else if (k == "api_version") {
+        if (auto s = str(val, p, l)) {
+          d.api_version = *s;
+          has_api_version = true;
+        }
+      } else if (k == "timeout") {
+        d.timeout = seconds(val, p, l, false);
+      } else if (k == "stream_timeout") {
+        d.stream_timeout = seconds(val, p, l, false);
+      } else if (k == "rpm") {
+        d.rpm = integer(val, p, l);
+      } else if (k == "tpm") {
+        d.tpm = integer(val, p, l);
+      } else if (k == "weight") {
+        d.weight = integer(val, p, l);
+      } else if (k == "input_cost_per_token") {
+        d.input_cost_per_token = decimal(val, p, l);
+      } else if (k == "output_cost_per_token") {
+        d.output_cost_per_token = decimal(val, p, l);
+      } else if (k == "drop_params") {
+        // Cosmetic in LiteLLM (drop unsupported OpenAI params); Tollgate passes bodies through.
+      } else {
+        unknown(p, l, kIgnored);
+      }
+    });
+  }
+
+  void load_model_info(const YAML::Node& v, const std::string& path, int line, Deployment& d,
+                       std::optional<std::string>& in_cost, std::optional<std::string>& out_cost,
+                       int& id_line) {
+    std::optional<std::int64_t> max_tokens_alias;
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "id") {
+        if (auto s = str(val, p, l)) {
+          if (s->empty()) {
+            error(p, line_of(val, l), "id must not be empty");
+          } else {
+            d.id = *s;
+            id_line = line_of(val, l);
+          }
+        }
+      } else if (k == "base_model") {
+        if (auto s = str(val, p, l)) d.base_model = *s;
+      } else if (k == "max_input_tokens") {
+        d.max_input_tokens = integer(val, p, l, 1);
+      } else if (k == "max_output_tokens") {
+        d.max_output_tokens = integer(val, p, l, 1);
+      } else if (k == "max_tokens") {
+        max_tokens_alias = integer(val, p, l, 1);  // LiteLLM's legacy name for max output
+      } else if (k == "access_groups") {
+        if (auto list = string_list(val, p, l)) d.access_groups = std::move(*list);
+      } else if (k == "input_cost_per_token") {
+        in_cost = decimal(val, p, l);
+      } else if (k == "output_cost_per_token") {
+        out_cost = decimal(val, p, l);
+      } else if (is_silent_model_info(k)) {
+      } else {
+        unknown(p, l, kIgnored);
+      }
+    });
+    if (!d.max_output_tokens && max_tokens_alias) d.max_output_tokens = max_tokens_alias;
+  }
+
+  void load_deployment(const YAML::Node& entry, const std::string& path, int line, Config& cfg) {
+    line = line_of(entry, line);
+    if (!entry.IsMap()) {
+      error(path, line, std::string("expected a map with model_name and litellm_params, got ") +
+                            type_name(entry));
+      return;
+    }
+    Deployment d;
+    std::optional<std::string> model, custom_provider, info_in_cost, info_out_cost;
+    bool has_name = false, has_params = false, has_api_base = false, has_api_key = false,
+         has_api_version = false;
+    int model_line = line, id_line = line;
+    const std::size_t errors_before = errors.size();
+    for_each_entry(entry, path, line, [&](const std::string& k, const YAML::Node& val,
+                                          const std::string& p, int l) {
+      if (k == "model_name") {
+        if (auto s = str(val, p, l)) {
+          if (s->empty()) {
+            error(p, line_of(val, l), "model_name must not be empty");
+          } else {
+            d.model_name = *s;
+            if (s->find('*') != std::string::npos)
+              warn(p, line_of(val, l), "wildcard model names are not supported by tollgate; matched literally");
+          }
+        }
+        has_name = true;
+      } else if (k == "litellm_params") {
+        has_params = true;
+        model_line = l;
+        load_litellm_params(val, p, l, d, model, custom_provider, has_api_base, has_api_key,
+                            has_api_version);
+      } else if (k == "model_info") {
+        load_model_info(val, p, l, d, info_in_cost, info_out_cost, id_line);
+      } else {
+        unknown(p, l, kIgnored);
+      }
+    });
+    if (!has_name) error(join(path, "model_name"), line, "model_name is required");
+    if (!has_params) error(join(path, "litellm_params"), line, "litellm_params is required");
+    else if (!model && errors.size() == errors_before)
+      error(join(path, "litellm_params.model"), model_line, "model is required");
+    if (!model || d.model_name.empty()) return;
+    // From here on a failure still names the group, so fallbacks to it are not reported twice.
+    broken_groups_.insert(d.model_name);
+
+    // Provider: custom_llm_provider, else the "provider/" prefix, else claude* → anthropic.
+    const std::string mpath = join(path, "litellm_params.model");
+    std::string prefix;
+    std::string upstream = *model;
+    if (custom_provider) {
+      prefix = *custom_provider;
+      if (starts_with(upstream, prefix + "/")) upstream = upstream.substr(prefix.size() + 1);
+    } else if (auto slash = model->find('/'); slash != std::string::npos) {
+      prefix = model->substr(0, slash);
+      upstream = model->substr(slash + 1);
+    } else {
+      prefix = starts_with(*model, "claude") ? "anthropic" : "openai";
+    }
+    const ProviderInfo* info = find_provider(prefix);
+    if (!info) {
+      error(custom_provider ? join(path, "litellm_params.custom_llm_provider") : mpath, model_line,
+            "provider \"" + prefix + "\" is not supported by tollgate (supported: " +
+                supported_prefixes() + ")");
+      return;
+    }
+    if (upstream.empty()) {
+      error(mpath, model_line, "model name after the provider prefix is empty");
+      return;
+    }
+    d.provider_prefix = prefix;
+    d.provider = info->kind;
+    d.upstream_model = upstream;
+
+    // Provider defaults from the environment, as LiteLLM reads them.
+    auto from_env = [&](const std::array<std::string_view, 2>& names) -> std::optional<std::string> {
+      for (std::string_view n : names)
+        if (!n.empty())
+          if (auto v = lookup_env(n); v && !v->empty()) return v;
+      return std::nullopt;
+    };
+    if (!has_api_key)
+      if (auto k = from_env(info->key_env)) d.api_key = *k;
+    if (!has_api_base) {
+      if (auto b = from_env(info->base_env)) d.api_base = *b;
+      else d.api_base = std::string(info->default_api_base);
+    }
+    if (d.provider == ProviderKind::azure && !has_api_version)
+      if (auto v = lookup_env("AZURE_API_VERSION")) d.api_version = *v;
+
+    while (!d.api_base.empty() && d.api_base.back() == '/') d.api_base.pop_back();
+    const std::string bpath = join(path, "litellm_params.api_base");
+    if (d.api_base.empty() && info->requires_api_base) {
+      error(bpath, model_line, "api_base is required for provider \"" + prefix + "\"");
+      return;
+    }
+    if (!d.api_base.empty() && !starts_with(d.api_base, "http://") &&
+        !starts_with(d.api_base, "https://")) {
+      error(bpath, model_line, "api_base must start with http:// or https://, got \"" + d.api_base + "\"");
+      return;
+    }
+    // litellm_params prices win over model_info ones.
+    if (!d.input_cost_per_token) d.input_cost_per_token = info_in_cost;
+    if (!d.output_cost_per_token) d.output_cost_per_token = info_out_cost;
+
+    broken_groups_.erase(d.model_name);
+    id_lines_.push_back(d.id.empty() ? 0 : id_line);
+    paths_.push_back(path);
+    cfg.model_list.push_back(std::move(d));
+  }
+
+  void load_litellm_settings(const YAML::Node& v, const std::string& path, int line, Config& cfg) {
+    LitellmSettings& s = cfg.litellm_settings;
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "num_retries") s.num_retries = small_int(val, p, l);
+      else if (k == "request_timeout") s.request_timeout = seconds(val, p, l, false);
+      else if (k == "fallbacks") s.fallbacks = fallbacks(val, p, l);
+      else if (k == "context_window_fallbacks") s.context_window_fallbacks = fallbacks(val, p, l);
+      else if (k == "content_policy_fallbacks") s.content_policy_fallbacks = fallbacks(val, p, l);
+      else if (k == "default_fallbacks") default_fallbacks(val, p, l, s);
+      else if (k == "max_budget") s.max_budget = decimal(val, p, l);
+      else if (k == "max_end_user_budget") s.max_end_user_budget = decimal(val, p, l);
+      else if (k == "budget_duration") {
+        if (auto d = str(val, p, l)) {
+          if (valid_budget_duration(*d)) s.budget_duration = *d;
+          else error(p, line_of(val, l), "expected a duration like 30s, 30m, 24h, 30d or 1mo, got \"" + *d + "\"");
+        }
+      } else if (is_silent_litellm_setting(k)) {
+      } else {
+        unknown(p, l, kIgnored);
+      }
+    });
+  }
+
+  void default_fallbacks(const YAML::Node& val, const std::string& p, int l, LitellmSettings& s) {
+    if (auto list = string_list(val, p, l)) {
+      for (std::size_t i = 0; i < list->size(); ++i)
+        refs_.push_back(GroupRef{(*list)[i], index(p, i), line_of(val[i], l), false});
+      s.default_fallbacks = std::move(*list);
+    }
+  }
+
+  static bool valid_budget_duration(std::string_view d) {
+    std::size_t n = 0;
+    while (n < d.size() && d[n] >= '0' && d[n] <= '9') ++n;
+    if (n == 0) return false;
+    const std::string_view unit = d.substr(n);
+    return unit == "s" || unit == "m" || unit == "h" || unit == "d" || unit == "w" || unit == "mo";
+  }
+
+  void load_router_settings(const YAML::Node& v, const std::string& path, int line, Config& cfg,
+                            bool& has_num_retries, bool& has_timeout) {
+    RouterSettings& r = cfg.router_settings;
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "routing_strategy") {
+        if (auto s = str(val, p, l)) {
+          if (*s == "simple-shuffle") r.routing_strategy = RoutingStrategy::simple_shuffle;
+          else if (*s == "least-busy") r.routing_strategy = RoutingStrategy::least_busy;
+          else if (*s == "latency-based-routing") r.routing_strategy = RoutingStrategy::latency_based;
+          else if (*s == "usage-based-routing" || *s == "usage-based-routing-v2")
+            r.routing_strategy = RoutingStrategy::usage_based;
+          else
+            error(p, line_of(val, l), "unknown routing_strategy \"" + *s +
+                                          "\" (expected simple-shuffle, least-busy, "
+                                          "latency-based-routing, usage-based-routing or usage-based-routing-v2)");
+        }
+      } else if (k == "num_retries") {
+        if (auto n = small_int(val, p, l)) {
+          r.num_retries = *n;
+          has_num_retries = true;
+        }
+      } else if (k == "max_fallbacks") {
+        if (auto n = small_int(val, p, l)) r.max_fallbacks = *n;
+      } else if (k == "allowed_fails") {
+        if (auto n = small_int(val, p, l)) r.allowed_fails = *n;
+      } else if (k == "cooldown_time") {
+        if (auto d = seconds(val, p, l, true)) r.cooldown_time = *d;
+      } else if (k == "retry_after") {
+        if (auto d = seconds(val, p, l, true)) r.retry_after = *d;
+      } else if (k == "timeout") {
+        if (auto d = seconds(val, p, l, false)) {
+          r.timeout = *d;
+          has_timeout = true;
+        }
+      } else if (k == "fallbacks" || k == "context_window_fallbacks" || k == "content_policy_fallbacks") {
+        // The Router accepts these too; they land in litellm_settings (router_settings wins).
+        router_fallbacks_.push_back({k, fallbacks(val, p, l)});
+      } else if (k == "default_fallbacks") {
+        LitellmSettings tmp;
+        default_fallbacks(val, p, l, tmp);
+        router_default_fallbacks_ = std::move(tmp.default_fallbacks);
+        has_router_default_fallbacks_ = true;
+      } else if (is_silent_router_setting(k)) {
+      } else if (k == "redis_host" || k == "redis_port" || k == "redis_password" || k == "redis_url" ||
+                 k == "retry_policy" || k == "allowed_fails_policy") {
+        // Accepted so LiteLLM configs load; validated for os.environ/ like any string.
+        walk_scalars(val, p, l);
+        warn(p, l, std::string(kIgnored));
+      } else {
+        unknown(p, l, kIgnored);
+      }
+    });
+  }
+
+  /// Resolves os.environ/ in every scalar beneath `v` (so a missing variable is still an error).
+  void walk_scalars(const YAML::Node& v, const std::string& path, int line) {
+    if (v.IsScalar()) {
+      substitute(v.Scalar(), path, line_of(v, line));
+    } else if (v.IsSequence()) {
+      for (std::size_t i = 0; i < v.size(); ++i) walk_scalars(v[i], index(path, i), line);
+    } else if (v.IsMap()) {
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        const YAML::Node k = it->first;
+        const YAML::Node value = it->second;
+        walk_scalars(value, join(path, k.IsScalar() ? k.Scalar() : "?"), line_of(k, line));
+      }
+    }
+  }
+
+  void load_general_settings(const YAML::Node& v, const std::string& path, int line, Config& cfg) {
+    GeneralSettings& g = cfg.general_settings;
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "master_key") {
+        if (auto s = str(val, p, l)) {
+          g.master_key = *s;
+          if (!s->empty() && !starts_with(*s, "sk-"))
+            warn(p, line_of(val, l), "LiteLLM requires master_key to start with \"sk-\"");
+        }
+      } else if (k == "database_url") {
+        if (auto s = str(val, p, l)) g.database_url = *s;
+      } else if (k == "enforce_fallback_budget") {
+        if (auto b = boolean(val, p, l)) g.enforce_fallback_budget = *b;
+      } else if (k == "enforce_fallback_model_access") {
+        if (auto b = boolean(val, p, l)) g.enforce_fallback_model_access = *b;
+      } else if (k == "disable_spend_logs") {
+        if (auto b = boolean(val, p, l)) g.disable_spend_logs = *b;
+      } else {
+        unknown(p, l, kIgnored);
+      }
+    });
+  }
+
+  void load_tollgate_settings(const YAML::Node& v, const std::string& path, int line, Config& cfg) {
+    TollgateSettings& t = cfg.tollgate_settings;
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "max_request_body_bytes") {
+        if (auto n = integer(val, p, l, 1)) t.max_request_body_bytes = *n;
+      } else if (k == "max_upstream_body_bytes") {
+        if (auto n = integer(val, p, l, 1)) t.max_upstream_body_bytes = *n;
+      } else if (k == "header_read_timeout_ms") {
+        if (auto d = millis(val, p, l)) t.header_read_timeout = *d;
+      } else if (k == "body_read_timeout_ms") {
+        if (auto d = millis(val, p, l)) t.body_read_timeout = *d;
+      } else if (k == "idle_timeout_ms") {
+        if (auto d = millis(val, p, l)) t.idle_timeout = *d;
+      } else if (k == "connect_timeout_ms") {
+        if (auto d = millis(val, p, l)) t.connect_timeout = *d;
+      } else if (k == "worker_threads") {
+        if (auto n = small_int(val, p, l)) t.worker_threads = *n;
+      } else if (k == "ca_file") {
+        if (auto s = str(val, p, l)) t.ca_file = *s;
+      } else if (k == "tls_verify") {
+        if (auto b = boolean(val, p, l)) {
+          t.tls_verify = *b;
+          if (!*b) warn(p, line_of(val, l), "upstream TLS certificate verification is disabled");
+        }
+      } else if (k == "max_idle_connections_per_upstream") {
+        if (auto n = small_int(val, p, l)) t.max_idle_connections_per_upstream = *n;
+      } else if (k == "data_dir") {
+        if (auto s = str(val, p, l)) {
+          if (s->empty()) error(p, line_of(val, l), "data_dir must not be empty");
+          else t.data_dir = *s;
+        }
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  // ---- whole document -------------------------------------------------------------------
+
+  void load(const YAML::Node& root, Config& cfg) {
+    if (root.IsNull()) {
+      warn("model_list", 0, "model_list is empty: no model can be served");
+      return;
+    }
+    if (!root.IsMap()) {
+      error("", line_of(root, 0), std::string("the config must be a map, got ") + type_name(root));
+      return;
+    }
+    // environment_variables first: os.environ/ anywhere may refer to them.
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      const YAML::Node k = it->first;
+      const YAML::Node value = it->second;
+      if (k.IsScalar() && k.Scalar() == "environment_variables")
+        load_environment_variables(value, "environment_variables", line_of(k, 0), cfg);
+    }
+
+    bool has_model_list = false, router_retries = false, router_timeout = false;
+    for_each_entry(root, "", 0, [&](const std::string& k, const YAML::Node& val,
+                                    const std::string& p, int l) {
+      if (k == "model_list") {
+        has_model_list = true;
+        if (val.IsNull()) return;
+        if (!val.IsSequence()) {
+          error(p, line_of(val, l), std::string("expected a list of deployments, got ") + type_name(val));
+          return;
+        }
+        for (std::size_t i = 0; i < val.size(); ++i) load_deployment(val[i], index(p, i), l, cfg);
+      } else if (k == "litellm_settings") {
+        load_litellm_settings(val, p, l, cfg);
+      } else if (k == "router_settings") {
+        load_router_settings(val, p, l, cfg, router_retries, router_timeout);
+      } else if (k == "general_settings") {
+        load_general_settings(val, p, l, cfg);
+      } else if (k == "tollgate_settings") {
+        load_tollgate_settings(val, p, l, cfg);
+      } else if (k == "environment_variables") {
+        // loaded above
+      } else if (k == "include") {
+        error(p, l, "include is not supported by tollgate; inline the included files");
+      } else if (is_known_top_level_unsupported(k)) {
+        unknown(p, l, kIgnored);
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+
+    merge_router_fallbacks(cfg);
+    if (cfg.model_list.empty() && (errors.empty() || !has_model_list))
+      warn("model_list", 0, "model_list is empty: no model can be served");
+    assign_ids(cfg);
+    check_group_refs(cfg);
+
+    cfg.effective_num_retries = router_retries ? cfg.router_settings.num_retries
+                                : cfg.litellm_settings.num_retries ? *cfg.litellm_settings.num_retries
+                                                                   : 2;
+    cfg.router_settings.num_retries = cfg.effective_num_retries;
+    cfg.effective_timeout = router_timeout ? cfg.router_settings.timeout
+                            : cfg.litellm_settings.request_timeout ? *cfg.litellm_settings.request_timeout
+                                                                   : milliseconds{600000};
+    cfg.router_settings.timeout = cfg.effective_timeout;
+  }
+
+  void merge_router_fallbacks(Config& cfg) {
+    LitellmSettings& ls = cfg.litellm_settings;
+    for (auto& [key, rules] : router_fallbacks_) {
+      auto& dst = key == "fallbacks" ? ls.fallbacks
+                  : key == "context_window_fallbacks" ? ls.context_window_fallbacks
+                                                      : ls.content_policy_fallbacks;
+      if (!dst.empty())
+        warn("router_settings." + key, 0,
+             "also set in litellm_settings." + key + "; the router_settings value is used");
+      dst = std::move(rules);
+    }
+    if (has_router_default_fallbacks_) {
+      if (!ls.default_fallbacks.empty())
+        warn("router_settings.default_fallbacks", 0,
+             "also set in litellm_settings.default_fallbacks; the router_settings value is used");
+      ls.default_fallbacks = std::move(router_default_fallbacks_);
+    }
+  }
+
+  void assign_ids(Config& cfg) {
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < cfg.model_list.size(); ++i) {
+      const Deployment& d = cfg.model_list[i];
+      if (d.id.empty()) continue;
+      if (!ids.insert(d.id).second)
+        error(join(paths_[i], "model_info.id"), id_lines_[i], "duplicate model_info.id \"" + d.id + "\"");
+    }
+    std::map<std::string, int> next_in_group;
+    for (Deployment& d : cfg.model_list) {
+      int& n = next_in_group[d.model_name];
+      const int mine = n++;
+      if (!d.id.empty()) continue;
+      std::string id = d.model_name + "/" + std::to_string(mine);
+      // An explicit id may already look like a generated one; stay unique and stable.
+      for (int k = 2; ids.contains(id); ++k) id = d.model_name + "/" + std::to_string(mine) + "~" + std::to_string(k);
+      ids.insert(id);
+      d.id = std::move(id);
+    }
+  }
+
+  void check_group_refs(const Config& cfg) {
+    const std::vector<std::string> groups = cfg.model_groups();
+    const std::set<std::string> known(groups.begin(), groups.end());
+    for (const GroupRef& r : refs_) {
+      if (r.star_allowed && r.group == "*") continue;
+      if (!known.contains(r.group) && !broken_groups_.contains(r.group))
+        error(r.path, r.line, "model group \"" + r.group + "\" is not in model_list");
+    }
+  }
+
+ private:
+  EnvLookup env_;
+  std::map<std::string, std::string> overlay_;
+  std::vector<GroupRef> refs_;
+  std::set<std::string> broken_groups_;
+  std::vector<std::pair<std::string, std::vector<FallbackRule>>> router_fallbacks_;
+  std::vector<std::string> router_default_fallbacks_;
+  bool has_router_default_fallbacks_ = false;
+  std::vector<int> id_lines_;
+  std::vector<std::string> paths_;
+};
+
+LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadOptions& options) {
+  LoadResult result;
+  EnvLookup env = options.getenv ? options.getenv : process_environment();
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    result.errors.push_back(Problem{"", e.mark.line >= 0 ? e.mark.line + 1 : 0,
+                                    "invalid YAML: " + e.msg});
+    return result;
+  }
+  auto cfg = std::make_shared<Config>();
+  cfg->source_path = std::move(source_name);
+  Loader loader(std::move(env));
+  try {
+    loader.load(root, *cfg);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp throws on malformed access we did not anticipate; report, never crash.
+    loader.error("", e.mark.line >= 0 ? e.mark.line + 1 : 0, std::string("invalid config: ") + e.msg);
+  }
+  result.errors = std::move(loader.errors);
+  result.warnings = std::move(loader.warnings);
+  if (result.errors.empty()) {
+    if (options.export_environment_variables) export_environment_variables(*cfg);
+    result.config = std::move(cfg);
+  }
+  return result;
+}
+
+}  // namespace
+
+EnvLookup process_environment() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    const char* v = std::getenv(std::string(name).c_str());
+    if (!v) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+void export_environment_variables(const Config& config) {
+  for (const auto& [name, value] : config.environment_variables)
+    ::setenv(name.c_str(), value.c_str(), 1);
+}
+
+LoadResult load_config_string(std::string_view yaml, std::string source_name) {
+  return load_impl(yaml, std::move(source_name), LoadOptions{});
+}
+LoadResult load_config_string(std::string_view yaml, std::string source_name,
+                              const LoadOptions& options) {
+  return load_impl(yaml, std::move(source_name), options);
+}
+LoadResult load_config_string(std::string_view yaml, std::string source_name, EnvLookup getenv) {
+  return load_impl(yaml, std::move(source_name), LoadOptions{std::move(getenv), false});
+}
+
+LoadResult load_config_file(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    LoadResult r;
+    r.errors.push_back(Problem{"", 0, "cannot read config file " + path});
+    return r;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_impl(text.str(), path, options);
+}
+LoadResult load_config_file(const std::string& path) { return load_config_file(path, LoadOptions{}); }
+LoadResult load_config_file(const std::string& path, EnvLookup getenv) {
+  return load_config_file(path, LoadOptions{std::move(getenv), false});
+}
+
+std::optional<std::string> normalize_decimal(std::string_view text, std::string* error) {
+  auto fail = [&](std::string why) -> std::optional<std::string> {
+    if (error) *error = std::move(why);
+    return std::nullopt;
+  };
+  const std::string original(text);
+  std::string_view t = trim(text);
+  if (!t.empty() && t.front() == '-')
+    return fail("must not be negative, got \"" + original + "\"");
+  if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+  const auto e = t.find_first_of("eE");
+  const std::string_view mant = t.substr(0, e);
+  const auto dot = mant.find('.');
+  const std::string_view int_part = mant.substr(0, dot);
+  const std::string_view frac_part = dot == std::string_view::npos ? std::string_view{} : mant.substr(dot + 1);
+  const bool mant_ok = (int_part.empty() || all_digits(int_part)) &&
+                       (frac_part.empty() || all_digits(frac_part)) &&
+                       (!int_part.empty() || !frac_part.empty());
+  if (!mant_ok) return fail("expected a non-negative decimal number, got \"" + original + "\"");
+
+  if (e == std::string_view::npos) {
+    // Keep the text as written, only made canonical enough for a strict parser.
+    std::string out = int_part.empty() ? "0" : std::string(int_part);
+    if (!frac_part.empty()) out += "." + std::string(frac_part);
+    return out;
+  }
+  std::string_view exp_text = t.substr(e + 1);
+  bool neg_exp = false;
+  if (!exp_text.empty() && (exp_text.front() == '+' || exp_text.front() == '-')) {
+    neg_exp = exp_text.front() == '-';
+    exp_text.remove_prefix(1);
+  }
+  if (!all_digits(exp_text)) return fail("expected a non-negative decimal number, got \"" + original + "\"");
+  int exp = 0;
+  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exp);
+  if (exp_text.size() > 3 || exp > 100) return fail("exponent out of range in \"" + original + "\"");
+  if (neg_exp) exp = -exp;
+
+  const std::string digits = std::string(int_part) + std::string(frac_part);
+  const long point = static_cast<long>(int_part.size()) + exp;  // position of '.' in digits
+  std::string whole, frac;
+  if (point <= 0) {
+    whole = "0";
+    frac = std::string(static_cast<std::size_t>(-point), '0') + digits;
+  } else if (point >= static_cast<long>(digits.size())) {
+    whole = digits + std::string(static_cast<std::size_t>(point) - digits.size(), '0');
+  } else {
+    whole = digits.substr(0, static_cast<std::size_t>(point));
+    frac = digits.substr(static_cast<std::size_t>(point));
+  }
+  const auto nz = whole.find_first_not_of('0');
+  whole = nz == std::string::npos ? "0" : whole.substr(nz);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return frac.empty() ? whole : whole + "." + frac;
+}
+
+}  // namespace tollgate::config

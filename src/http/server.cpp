@@ -1,0 +1,338 @@
+#include "http/server.hpp"
+
+#include <sys/socket.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <spdlog/spdlog.h>
+
+namespace tollgate::http {
+
+namespace {
+using tcp = net::ip::tcp;
+constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// ResponseWriter
+
+/// Watches the client socket for EOF while the handler runs. Callback-based so that it can be
+/// cancelled and abandoned without awaiting it.
+struct ResponseWriter::Watch {
+  tcp::socket* socket = nullptr;
+  net::cancellation_signal cancel;
+  bool active = true;
+  std::shared_ptr<bool> gone;
+  std::function<void()> on_gone;
+};
+
+ResponseWriter::ResponseWriter(beast::tcp_stream& stream, milliseconds write_timeout, bool keep_alive,
+                               unsigned version)
+    : stream_(stream),
+      write_timeout_(write_timeout),
+      keep_alive_(keep_alive),
+      version_(version),
+      gone_(std::make_shared<bool>(false)) {}
+
+ResponseWriter::~ResponseWriter() {
+  if (watch_) {
+    watch_->active = false;
+    watch_->on_gone = nullptr;
+    watch_->cancel.emit(net::cancellation_type::all);
+  }
+}
+
+void ResponseWriter::on_client_gone(std::function<void()> fn) {
+  if (!watch_) {
+    watch_ = std::make_shared<Watch>();
+    watch_->socket = &stream_.socket();
+    watch_->gone = gone_;
+    watch_->on_gone = std::move(fn);
+    arm_watch();
+  } else {
+    watch_->on_gone = std::move(fn);
+  }
+}
+
+void ResponseWriter::arm_watch() {
+  auto w = watch_;
+  w->socket->async_wait(
+      tcp::socket::wait_read, net::bind_cancellation_slot(w->cancel.slot(), [w](boost::system::error_code ec) {
+        if (!w->active || ec == net::error::operation_aborted) return;
+        bool closed = static_cast<bool>(ec);
+        if (!closed) {
+          char c;
+          const auto n = ::recv(w->socket->native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (n == 0) closed = true;
+          else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closed = true;
+          else if (n > 0) return;  // pipelined bytes: the client is alive; stop watching
+          else {
+            // Spurious wake-up: wait again.
+            w->socket->async_wait(tcp::socket::wait_read,
+                                  net::bind_cancellation_slot(w->cancel.slot(), [w](boost::system::error_code) {}));
+            return;
+          }
+        }
+        if (closed && !*w->gone) {
+          *w->gone = true;
+          if (auto fn = std::move(w->on_gone)) fn();
+        }
+      }));
+}
+
+net::awaitable<bool> ResponseWriter::send(Response res) {
+  if (*gone_) co_return false;
+  res.version(version_);
+  res.keep_alive(keep_alive_);
+  res.prepare_payload();
+  stream_.expires_after(write_timeout_);
+  auto [ec, n] = co_await bhttp::async_write(stream_, res, use_nothrow);
+  started_ = finished_ = true;
+  if (ec) *gone_ = true;
+  co_return !ec;
+}
+
+net::awaitable<bool> ResponseWriter::begin_stream(bhttp::response<bhttp::empty_body> head) {
+  if (*gone_) co_return false;
+  head.version(version_);
+  head.keep_alive(keep_alive_);
+  head.chunked(true);
+  bhttp::response_serializer<bhttp::empty_body> sr{head};
+  stream_.expires_after(write_timeout_);
+  auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
+  started_ = true;
+  if (ec) *gone_ = true;
+  co_return !ec;
+}
+
+net::awaitable<bool> ResponseWriter::write_chunk(std::string_view data) {
+  if (*gone_) co_return false;
+  if (data.empty()) co_return true;  // an empty chunk would end the stream
+  stream_.expires_after(write_timeout_);
+  auto chunk = bhttp::make_chunk(net::const_buffer(data.data(), data.size()));
+  auto [ec, n] = co_await net::async_write(stream_, chunk, use_nothrow);
+  if (ec) *gone_ = true;
+  co_return !ec;
+}
+
+net::awaitable<bool> ResponseWriter::end_stream() {
+  if (*gone_) co_return false;
+  stream_.expires_after(write_timeout_);
+  auto last = bhttp::make_chunk_last();
+  auto [ec, n] = co_await net::async_write(stream_, last, use_nothrow);
+  finished_ = true;
+  if (ec) *gone_ = true;
+  co_return !ec;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+struct Server::Worker {
+  net::io_context ioc{1};
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::thread thread;
+};
+
+namespace {
+
+struct SessionContext {
+  ServerLimits limits;
+  Handler handler;
+  ErrorBodyFn error_body;
+};
+
+Response error_response(const SessionContext& ctx, int status, std::string_view message) {
+  Response res{static_cast<bhttp::status>(status), 11};
+  res.set(bhttp::field::content_type, "application/json");
+  res.body() = ctx.error_body(status, message);
+  return res;
+}
+
+/// Answers a protocol-level error and closes: after the response, drain what the client is
+/// still sending for a moment so the close does not turn into a reset that hides the answer.
+net::awaitable<void> reject(beast::tcp_stream& stream, const SessionContext& ctx, int status,
+                            std::string_view message, unsigned version) {
+  auto res = error_response(ctx, status, message);
+  res.version(version ? version : 11);
+  res.keep_alive(false);
+  res.prepare_payload();
+  stream.expires_after(ctx.limits.idle_timeout);
+  auto [ec, n] = co_await bhttp::async_write(stream, res, use_nothrow);
+  if (ec) co_return;
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  std::array<char, 16384> sink{};
+  std::size_t drained = 0;
+  stream.expires_after(std::chrono::milliseconds(500));
+  while (drained < 4 * 1024 * 1024) {
+    auto [rec, got] = co_await stream.async_read_some(net::buffer(sink), use_nothrow);
+    if (rec) break;
+    drained += got;
+  }
+}
+
+net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<const SessionContext> ctx) {
+  beast::flat_buffer buf;
+  const auto& lim = ctx->limits;
+  bool first = true;
+  for (;;) {
+    // Wait for the first byte of the next request (idle limit), then give the whole head a
+    // deadline from that moment (slowloris guard).
+    if (buf.size() == 0) {
+      stream.expires_after(first ? lim.header_timeout : lim.idle_timeout);
+      auto [ec, n] = co_await stream.async_read_some(buf.prepare(8192), use_nothrow);
+      if (ec) co_return;
+      buf.commit(n);
+    }
+    first = false;
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(lim.max_header_bytes);
+    parser.body_limit(static_cast<std::uint64_t>(lim.max_body_bytes));
+    stream.expires_after(lim.header_timeout);
+    {
+      auto [ec, n] = co_await bhttp::async_read_header(stream, buf, parser, use_nothrow);
+      if (ec == bhttp::error::body_limit) {
+        co_await reject(stream, *ctx, 413, "request body exceeds the limit of " + std::to_string(lim.max_body_bytes) + " bytes", 11);
+        co_return;
+      }
+      if (ec == bhttp::error::header_limit) {
+        co_await reject(stream, *ctx, 431, "request header fields too large", 11);
+        co_return;
+      }
+      if (ec == beast::error::timeout || ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+          ec == net::error::connection_reset || ec == net::error::operation_aborted)
+        co_return;
+      if (ec) {
+        co_await reject(stream, *ctx, 400, "malformed HTTP request: " + ec.message(), 11);
+        co_return;
+      }
+    }
+    if (!parser.is_done()) {
+      stream.expires_after(lim.body_timeout);
+      auto [ec, n] = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
+      if (ec == bhttp::error::body_limit) {
+        co_await reject(stream, *ctx, 413, "request body exceeds the limit of " + std::to_string(lim.max_body_bytes) + " bytes", 11);
+        co_return;
+      }
+      if (ec) {
+        if (ec != beast::error::timeout && ec != net::error::eof && ec != bhttp::error::partial_message)
+          co_await reject(stream, *ctx, 400, "malformed HTTP request: " + ec.message(), 11);
+        else if (ec == beast::error::timeout)
+          co_await reject(stream, *ctx, 408, "request body not received in time", 11);
+        co_return;
+      }
+    }
+    stream.expires_never();
+    Request req = parser.release();
+    ResponseWriter writer(stream, lim.idle_timeout, req.keep_alive(), req.version());
+    bool threw = false;
+    try {
+      co_await ctx->handler(req, writer);
+    } catch (const std::exception& e) {
+      spdlog::error("handler threw: {}", e.what());
+      threw = true;
+    }
+    if (threw) {
+      writer.set_keep_alive(false);
+      if (!writer.started()) {
+        auto res = error_response(*ctx, 500, "internal error");
+        co_await writer.send(std::move(res));
+      }
+    }
+    if (writer.started() && !writer.finished()) writer.set_keep_alive(false);
+    if (!writer.keep_alive()) break;
+  }
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<const SessionContext> ctx) {
+  auto exec = co_await net::this_coro::executor;
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(use_nothrow);
+    if (ec == net::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (ec) {
+      // Out of descriptors and the like: back off instead of spinning.
+      spdlog::warn("accept failed: {}", ec.message());
+      net::steady_timer t(exec, std::chrono::milliseconds(50));
+      co_await t.async_wait(use_nothrow);
+      continue;
+    }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    net::co_spawn(exec, session(beast::tcp_stream(std::move(socket)), ctx), [](std::exception_ptr ep) {
+      if (!ep) return;
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        spdlog::error("connection ended by exception: {}", e.what());
+      }
+    });
+  }
+}
+
+}  // namespace
+
+Server::Server(ServerLimits limits, Handler handler, ErrorBodyFn error_body, int threads)
+    : limits_(limits), handler_(std::move(handler)), error_body_(std::move(error_body)) {
+  if (threads < 1) threads = 1;
+  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
+}
+
+Server::~Server() {
+  stop();
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+}
+
+unsigned short Server::listen(const std::string& host, unsigned short port) {
+  auto address = net::ip::make_address(host == "localhost" ? "127.0.0.1" : host);
+  for (auto& w : workers_) {
+    auto acc = std::make_unique<tcp::acceptor>(w->ioc);
+    tcp::endpoint ep{address, port};
+    acc->open(ep.protocol());
+    acc->set_option(net::socket_base::reuse_address(true));
+    int one = 1;
+    ::setsockopt(acc->native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    acc->bind(ep);
+    acc->listen(net::socket_base::max_listen_connections);
+    port = acc->local_endpoint().port();  // the first worker picks the port; the rest share it
+    w->acceptor = std::move(acc);
+  }
+  return port;
+}
+
+void Server::run(const std::function<void(net::io_context&)>& on_thread_start) {
+  auto ctx = std::make_shared<const SessionContext>(SessionContext{limits_, handler_, error_body_});
+  for (auto& w : workers_) {
+    Worker* worker = w.get();
+    net::co_spawn(worker->ioc, accept_loop(*worker->acceptor, ctx), net::detached);
+    worker->thread = std::thread([worker, on_thread_start] {
+      if (on_thread_start) on_thread_start(worker->ioc);
+      for (;;) {
+        try {
+          worker->ioc.run();
+          break;
+        } catch (const std::exception& e) {
+          spdlog::error("worker loop exception: {}", e.what());
+        }
+      }
+    });
+  }
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+}
+
+void Server::stop() {
+  for (auto& w : workers_) w->ioc.stop();
+}
+
+}  // namespace tollgate::http

@@ -1,0 +1,486 @@
+#include "pipeline/attempt_loop.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <optional>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "core/ids.hpp"
+#include "http/client.hpp"
+#include "http/sse.hpp"
+#include "policy/failure.hpp"
+#include "providers/provider.hpp"
+#include "routing/backoff.hpp"
+
+namespace tollgate::pipeline {
+
+namespace net = boost::asio;
+namespace json = boost::json;
+using std::chrono::milliseconds;
+using policy::FailureClass;
+
+std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock) {
+  auto s = std::make_shared<Services>();
+  s->config = cfg;
+  s->clock = &clock;
+  s->groups = std::make_unique<routing::ModelGroups>(*cfg);
+  s->router = std::make_unique<routing::RouterState>(cfg, clock);
+  return s;
+}
+
+namespace {
+
+constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
+
+long long ms_between(core::SteadyTime a, core::SteadyTime b) {
+  return std::chrono::duration_cast<milliseconds>(b - a).count();
+}
+
+/// One upstream attempt as recorded for headers and logs.
+struct AttemptRecord {
+  std::string group;
+  std::size_t deployment = 0;
+  int status = 0;                      ///< upstream status, 0 for transport failures
+  std::optional<FailureClass> failure; ///< nullopt = success
+  long long duration_ms = 0;
+};
+
+/// How one attempt ended.
+struct AttemptResult {
+  bool ok = false;                           ///< served (response sent or stream committed)
+  FailureClass failure = FailureClass::transient_provider_error;
+  core::Error error;                         ///< the error as the client would see it
+  std::optional<milliseconds> retry_after;   ///< upstream hint
+};
+
+/// How a whole group (its deployments and retries) ended.
+struct GroupResult {
+  bool ok = false;
+  bool attempted = false;  ///< at least one upstream attempt was made
+  FailureClass failure = FailureClass::transient_provider_error;
+  std::optional<core::Error> error;
+};
+
+policy::TransportEvent transport_event(const http::TransportError& e) {
+  using K = http::TransportError::Kind;
+  switch (e.kind) {
+    case K::connect_failed: return policy::TransportEvent::connect_failed;
+    case K::write_failed: return policy::TransportEvent::failed_before_send;
+    case K::reset: return e.sent ? policy::TransportEvent::reset_after_send : policy::TransportEvent::connect_failed;
+    case K::timeout: return e.sent ? policy::TransportEvent::timeout_after_send : policy::TransportEvent::connect_failed;
+    case K::protocol_error: return policy::TransportEvent::malformed_body;
+    case K::body_too_large: return policy::TransportEvent::oversized_body;
+    case K::cancelled: return policy::TransportEvent::reset_after_send;
+  }
+  return policy::TransportEvent::connect_failed;
+}
+
+/// The client-facing error for a transport-level failure (no upstream body to relay).
+core::Error transport_error(const http::TransportError& e, const config::Deployment& d) {
+  using K = http::TransportError::Kind;
+  const int status = e.kind == K::timeout ? 504 : 502;
+  const std::string what = e.kind == K::timeout ? "timed out" : "failed";
+  auto err = core::Error::gateway(status, status == 504 ? "timeout" : "api_error",
+                                  "upstream " + d.model_name + " (" + d.id + ") " + what + ": " + e.message,
+                                  status == 504 ? "upstream_timeout" : "upstream_unavailable");
+  err.origin = core::ErrorOrigin::upstream;
+  return err;
+}
+
+core::Error malformed_error(const config::Deployment& d, const std::string& why) {
+  auto err = core::Error::gateway(502, "api_error", "upstream " + d.model_name + " (" + d.id + ") " + why,
+                                  "bad_upstream_response");
+  err.origin = core::ErrorOrigin::upstream;
+  return err;
+}
+
+class Run {
+ public:
+  Run(std::shared_ptr<Services> s, ChatCall call, ResponseSink& sink)
+      : s_(std::move(s)), cfg_(*s_->config), call_(std::move(call)), sink_(sink) {
+    deadline_ = call_.start + cfg_.effective_timeout;
+    sink_.on_client_gone([this] { on_client_gone(); });
+  }
+  ~Run() { sink_.on_client_gone(nullptr); }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  net::awaitable<void> go() {
+    GroupResult primary = co_await try_group(call_.model, false);
+    if (primary.ok || gone_) co_return;
+    const auto action = policy::default_action(primary.failure);
+    const auto fallbacks = routing::fallback_groups(cfg_, call_.model, action);
+    for (const auto& group : fallbacks) {
+      if (gone_ || s_->clock->now() >= deadline_) break;
+      if (!s_->groups->contains(group)) continue;
+      GroupResult r = co_await try_group(group, true);
+      if (r.ok || gone_) co_return;
+    }
+    if (gone_) co_return;
+    core::Error err = primary.error ? *primary.error
+                                    : core::Error::gateway(503, "api_error",
+                                                           "no deployment of model group '" + call_.model + "' is available",
+                                                           "no_deployments_available");
+    auto headers = common_headers(std::nullopt);
+    for (const auto& h : err.headers) headers.push_back(h);
+    co_await sink_.send_error(err, headers);
+  }
+
+ private:
+  void on_client_gone() {
+    gone_ = true;
+    if (exchange_) exchange_->cancel();
+    if (timer_) timer_->cancel();
+  }
+
+  net::awaitable<GroupResult> try_group(std::string group, bool is_fallback) {
+    GroupResult out;
+    std::vector<std::size_t> tried;
+    std::optional<milliseconds> hint;
+    const int retries = std::max(0, cfg_.effective_num_retries);
+    bool counted_fallback = false;
+    for (int n = 0; n <= retries; ++n) {
+      if (gone_) break;
+      auto dep = s_->router->select(group, tried, core::uniform01());
+      if (!dep) break;
+      const bool same_again = std::find(tried.begin(), tried.end(), *dep) != tried.end();
+      if (n > 0) {
+        // A fresh deployment needs no wait; the same one waits out its backoff / Retry-After.
+        routing::BackoffPolicy bp;
+        bp.minimum = cfg_.router_settings.retry_after;
+        milliseconds delay = same_again ? routing::backoff_delay(bp, n, hint, core::uniform01()) : bp.minimum;
+        if (s_->clock->now() + delay >= deadline_) break;  // no time left: go to the fallback now
+        if (delay.count() > 0) {
+          co_await sleep(delay);
+          if (gone_) break;
+        }
+        ++retries_attempted_;
+      }
+      if (s_->clock->now() >= deadline_) break;
+      if (is_fallback && !counted_fallback) {
+        ++fallbacks_attempted_;
+        counted_fallback = true;
+      }
+      out.attempted = true;
+      AttemptResult r = co_await attempt(group, *dep);
+      if (r.ok) {
+        out.ok = true;
+        co_return out;
+      }
+      out.failure = r.failure;
+      out.error = std::move(r.error);
+      hint = r.retry_after;
+      tried.push_back(*dep);
+      const auto action = policy::default_action(r.failure);
+      if (action == policy::Action::next_deployment) s_->router->cool_down(*dep);
+      if (action != policy::Action::retry_then_fallback && action != policy::Action::next_deployment) break;
+    }
+    if (!out.attempted && !out.error) {
+      out.failure = FailureClass::retryable_capacity;
+      auto err = core::Error::gateway(429, "rate_limit_exceeded",
+                                      "no deployment of model group '" + group +
+                                          "' is available: every deployment is cooling down or at its rpm/tpm limit",
+                                      "no_deployments_available");
+      out.error = err;
+    }
+    co_return out;
+  }
+
+  net::awaitable<void> sleep(milliseconds d) {
+    auto exec = co_await net::this_coro::executor;
+    net::steady_timer t(exec, d);
+    timer_ = &t;
+    co_await t.async_wait(use_nothrow);
+    timer_ = nullptr;
+  }
+
+  core::SteadyTime attempt_deadline(const config::Deployment& d) const {
+    auto dl = deadline_;
+    const auto& t = call_.stream && d.stream_timeout ? d.stream_timeout : d.timeout;
+    if (t) dl = std::min(dl, s_->clock->now() + *t);
+    return dl;
+  }
+
+  /// Fills in the failure of an attempt that got an HTTP error status.
+  AttemptResult upstream_failure(const config::Deployment& d, const providers::Provider& p, http::Exchange& ex,
+                                 std::string body) {
+    AttemptResult r;
+    const int status = ex.status();
+    policy::Outcome oc = p.parse_error(status, body);
+    r.failure = policy::classify(oc);
+    core::Error& e = r.error;
+    e.status = status;
+    e.origin = core::ErrorOrigin::upstream;
+    e.type = oc.error_type.empty() ? "api_error" : oc.error_type;
+    e.code = oc.error_code;
+    e.message = oc.message.empty() ? "upstream answered " + std::to_string(status) : oc.message;
+    e.upstream_body = std::move(body);
+    e.upstream_content_type = std::string(ex.header("content-type"));
+    e.upstream_api = d.provider == config::ProviderKind::anthropic ? "anthropic" : "openai";
+    const long long now_unix = static_cast<long long>(std::time(nullptr));
+    if (auto v = ex.header("retry-after-ms"); !v.empty()) r.retry_after = routing::parse_retry_after_ms(v);
+    if (!r.retry_after)
+      if (auto v = ex.header("retry-after"); !v.empty()) r.retry_after = routing::parse_retry_after(v, now_unix);
+    for (std::string_view name : {"retry-after", "retry-after-ms"})
+      if (auto v = ex.header(name); !v.empty()) e.headers.emplace_back(std::string(name), std::string(v));
+    return r;
+  }
+
+  void record(const std::string& group, std::size_t dep, int status, std::optional<FailureClass> failure,
+              core::SteadyTime started, long long tokens) {
+    const auto now = s_->clock->now();
+    const auto dur = ms_between(started, now);
+    upstream_ms_ += dur;
+    attempts_.push_back(AttemptRecord{group, dep, status, failure, dur});
+    s_->router->on_attempt_end(dep, failure.has_value() && *failure != FailureClass::caller_fix_required &&
+                                        *failure != FailureClass::context_overflow &&
+                                        *failure != FailureClass::content_policy,
+                               milliseconds(dur), tokens);
+  }
+
+  net::awaitable<AttemptResult> attempt(std::string group, std::size_t dep) {
+    const auto& d = cfg_.model_list[dep];
+    const auto& provider = providers::provider_for(d.provider);
+    AttemptResult r;
+    const auto started = s_->clock->now();
+    s_->router->on_attempt_start(dep);
+    last_dep_ = dep;
+
+    auto req = provider.build_request(d, call_.body, call_.stream);
+    if (!req) {
+      r.failure = FailureClass::deployment_misconfigured;
+      r.error = malformed_error(d, "is misconfigured: " + req.error());
+      record(group, dep, 0, r.failure, started, 0);
+      co_return r;
+    }
+    auto* pool = http::UpstreamPool::current();
+    const auto dl = attempt_deadline(d);
+    auto started_ex = co_await http::Exchange::start(*pool, *req, dl);
+    if (!started_ex) {
+      policy::Outcome oc;
+      oc.transport = transport_event(started_ex.error());
+      r.failure = policy::classify(oc);
+      r.error = transport_error(started_ex.error(), d);
+      record(group, dep, 0, r.failure, started, 0);
+      co_return r;
+    }
+    std::unique_ptr<http::Exchange> ex = std::move(*started_ex);
+    exchange_ = ex.get();
+    if (gone_) ex->cancel();
+    const auto limit = static_cast<std::size_t>(cfg_.tollgate_settings.max_upstream_body_bytes);
+    const int status = ex->status();
+
+    if (status < 200 || status >= 300) {
+      auto body = co_await ex->read_all(limit, dl);
+      r = upstream_failure(d, provider, *ex, body ? std::move(*body) : std::string());
+      ex->finish();
+      exchange_ = nullptr;
+      record(group, dep, status, r.failure, started, 0);
+      co_return r;
+    }
+
+    if (!call_.stream) {
+      auto body = co_await ex->read_all(limit, dl);
+      if (!body) {
+        policy::Outcome oc;
+        oc.transport = transport_event(body.error());
+        r.failure = policy::classify(oc);
+        r.error = body.error().kind == http::TransportError::Kind::body_too_large
+                      ? malformed_error(d, "answered a body larger than " + std::to_string(limit) + " bytes")
+                      : transport_error(body.error(), d);
+        exchange_ = nullptr;
+        record(group, dep, status, r.failure, started, 0);
+        co_return r;
+      }
+      ex->finish();
+      exchange_ = nullptr;
+      auto completion = provider.parse_response(d, *body);
+      if (!completion) {
+        r.failure = FailureClass::transient_provider_error;
+        r.error = malformed_error(d, "answered an invalid response: " + completion.error());
+        record(group, dep, status, r.failure, started, 0);
+        co_return r;
+      }
+      Usage u;
+      if (auto* uv = completion->if_contains("usage")) u = providers::usage_from_openai(*uv);
+      record(group, dep, status, std::nullopt, started, u.prompt_tokens + u.completion_tokens);
+      auto headers = common_headers(dep);
+      co_await sink_.send_completion(*completion, headers);
+      r.ok = true;
+      co_return r;
+    }
+
+    co_return co_await relay_stream(group, dep, std::move(ex), started, dl);
+  }
+
+  using Usage = providers::Usage;
+
+  /// Streams an upstream 2xx to the client. Until the first chunk is ready nothing is sent, so
+  /// a stream that breaks before its first event still counts as a failed attempt.
+  net::awaitable<AttemptResult> relay_stream(std::string group, std::size_t dep, std::unique_ptr<http::Exchange> ex,
+                                             core::SteadyTime started, core::SteadyTime first_byte_deadline) {
+    const auto& d = cfg_.model_list[dep];
+    const auto& provider = providers::provider_for(d.provider);
+    AttemptResult r;
+    auto decoder = provider.stream_decoder(d, call_.include_usage);
+    http::SseParser parser;
+    std::string raw;
+    std::vector<std::string> chunks;
+    bool committed = false;
+    std::optional<core::Error> stream_error;
+    auto dl = first_byte_deadline;
+
+    const auto ct = ex->header("content-type");
+    if (ct.find("text/event-stream") == std::string_view::npos) {
+      r.failure = FailureClass::transient_provider_error;
+      r.error = malformed_error(d, "answered a stream request without an event stream (content-type '" +
+                                       std::string(ct) + "')");
+      exchange_ = nullptr;
+      record(group, dep, ex->status(), r.failure, started, 0);
+      co_return r;
+    }
+
+    for (;;) {
+      raw.clear();
+      auto got = co_await ex->read_some(raw, dl);
+      if (!got) {
+        if (gone_) break;
+        if (!committed) {
+          policy::Outcome oc;
+          oc.transport = transport_event(got.error());
+          r.failure = policy::classify(oc);
+          r.error = transport_error(got.error(), d);
+          exchange_ = nullptr;
+          record(group, dep, ex->status(), r.failure, started, 0);
+          co_return r;
+        }
+        stream_error = transport_error(got.error(), d);
+        stream_error->message = "upstream stream broke: " + got.error().message;
+        break;
+      }
+      const bool at_end = *got == 0;
+      parser.feed(raw, [&](const http::SseEvent& ev) { decoder->on_event(ev, chunks); });
+      if (auto err = decoder->error(); err && !committed) {
+        r.failure = policy::classify(*err);
+        r.error.status = err->status;
+        r.error.type = err->error_type.empty() ? "api_error" : err->error_type;
+        r.error.code = err->error_code;
+        r.error.message = err->message;
+        r.error.origin = core::ErrorOrigin::upstream;
+        exchange_ = nullptr;
+        record(group, dep, ex->status(), r.failure, started, 0);
+        co_return r;
+      }
+      if (!chunks.empty() && !committed) {
+        auto headers = common_headers(dep);
+        if (!co_await sink_.begin_stream(headers)) break;
+        committed = true;
+        dl = deadline_;
+      }
+      if (committed && !chunks.empty()) {
+        if (!co_await sink_.stream_chunks(chunks)) break;
+        chunks.clear();
+      }
+      if (auto err = decoder->error(); err && committed) {
+        stream_error = core::Error::gateway(err->status ? err->status : 500, err->error_type.empty() ? "api_error" : err->error_type,
+                                            err->message.empty() ? "upstream reported an error mid-stream" : err->message,
+                                            err->error_code);
+        break;
+      }
+      if (decoder->finished() || at_end) {
+        if (!decoder->finished()) {
+          if (!committed) {
+            r.failure = FailureClass::transient_provider_error;
+            r.error = malformed_error(d, "ended its stream before sending any event");
+            exchange_ = nullptr;
+            record(group, dep, ex->status(), r.failure, started, 0);
+            co_return r;
+          }
+          stream_error = core::Error::gateway(502, "api_error", "upstream stream ended before completion", "stream_truncated");
+        }
+        break;
+      }
+    }
+    if (gone_) {
+      ex->cancel();
+    } else {
+      // Read to the end so the connection can be reused ([DONE] may precede the last chunk).
+      if (!stream_error && !ex->done()) {
+        std::string rest;
+        auto more = co_await ex->read_some(rest, dl);
+        (void)more;
+      }
+      ex->finish();
+    }
+    exchange_ = nullptr;
+    const auto u = decoder->usage();
+    record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.completion_tokens);
+    if (committed && !gone_) co_await sink_.end_stream(stream_error);
+    r.ok = true;  // once committed, the attempt is the answer, complete or not
+    if (!committed && !gone_) {
+      r.ok = false;
+      r.failure = FailureClass::unknown_outcome;
+      r.error = malformed_error(d, "stream failed before its first event");
+    }
+    co_return r;
+  }
+
+  Headers common_headers(std::optional<std::size_t> dep) const {
+    Headers h;
+    const auto now = s_->clock->now();
+    const long long total = ms_between(call_.start, now);
+    h.emplace_back("x-litellm-call-id", call_.call_id);
+    h.emplace_back("x-litellm-attempted-retries", std::to_string(retries_attempted_));
+    h.emplace_back("x-litellm-max-retries", std::to_string(cfg_.effective_num_retries));
+    h.emplace_back("x-litellm-attempted-fallbacks", std::to_string(fallbacks_attempted_));
+    h.emplace_back("x-litellm-response-duration-ms", std::to_string(total));
+    h.emplace_back("x-litellm-overhead-duration-ms", std::to_string(std::max(0LL, total - upstream_ms_)));
+    const auto served = dep ? dep : last_dep_;
+    if (served) {
+      const auto& d = cfg_.model_list[*served];
+      h.emplace_back("x-litellm-model-id", d.id);
+      h.emplace_back("x-litellm-model-group", d.model_name);
+      h.emplace_back("x-litellm-model-api-base", d.api_base);
+    } else {
+      h.emplace_back("x-litellm-model-group", call_.model);
+    }
+    std::string path;
+    for (const auto& a : attempts_) {
+      if (!path.empty()) path += ", ";
+      path += a.group + "/" + cfg_.model_list[a.deployment].id + ":" +
+              (a.failure ? std::string(policy::to_string(*a.failure)) : "ok");
+      if (a.status) path += "(" + std::to_string(a.status) + ")";
+    }
+    if (!path.empty()) h.emplace_back("x-tollgate-attempts", path);
+    return h;
+  }
+
+  std::shared_ptr<Services> s_;
+  const config::Config& cfg_;
+  ChatCall call_;
+  ResponseSink& sink_;
+  core::SteadyTime deadline_{};
+  bool gone_ = false;
+  http::Exchange* exchange_ = nullptr;
+  net::steady_timer* timer_ = nullptr;
+  int retries_attempted_ = 0;
+  int fallbacks_attempted_ = 0;
+  long long upstream_ms_ = 0;
+  std::optional<std::size_t> last_dep_;
+  std::vector<AttemptRecord> attempts_;
+};
+
+}  // namespace
+
+net::awaitable<void> run_chat(std::shared_ptr<Services> services, ChatCall call, ResponseSink& sink) {
+  Run run(std::move(services), std::move(call), sink);
+  co_await run.go();
+}
+
+}  // namespace tollgate::pipeline

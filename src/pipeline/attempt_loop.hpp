@@ -1,0 +1,46 @@
+#pragma once
+/// The attempt loop (DESIGN.md "The life of a request", step 5): the only place that sends a
+/// request upstream. For the primary group and then each fallback group: pick a deployment,
+/// send, classify the outcome, then decide — done, retry (backoff, Retry-After), next
+/// deployment, fallback, or fail with the primary's own error.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include "config/config.hpp"
+#include "core/clock.hpp"
+#include "pipeline/sink.hpp"
+#include "routing/router.hpp"
+
+namespace tollgate::pipeline {
+
+/// Shared per-process services of the pipeline. The config is immutable; RouterState is
+/// internally synchronised.
+struct Services {
+  std::shared_ptr<const config::Config> config;
+  const core::Clock* clock = &core::SystemClock::instance();
+  std::unique_ptr<routing::ModelGroups> groups;
+  std::unique_ptr<routing::RouterState> router;
+
+  static std::shared_ptr<Services> make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock);
+};
+
+/// One decoded chat call (OpenAI format), validated by the API layer: `model` is a known group.
+struct ChatCall {
+  boost::json::object body;  ///< the client's request body, passed through with minimal rewriting
+  std::string model;         ///< requested model group
+  bool stream = false;
+  bool include_usage = false;  ///< the client asked for stream_options.include_usage
+  std::string call_id;         ///< x-litellm-call-id
+  core::SteadyTime start{};    ///< when the request was accepted
+};
+
+/// Runs `call` to completion, writing the answer (or the right error) to `sink`. Never throws
+/// for expected failures; every upstream attempt goes through here.
+boost::asio::awaitable<void> run_chat(std::shared_ptr<Services> services, ChatCall call, ResponseSink& sink);
+
+}  // namespace tollgate::pipeline

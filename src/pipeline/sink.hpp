@@ -1,0 +1,41 @@
+#pragma once
+/// Where the attempt loop writes its answer. The API layer implements one sink per client
+/// format (OpenAI chat completions, Anthropic messages); the pipeline speaks OpenAI chat
+/// internally and never knows which client format is on the other side.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include "core/error.hpp"
+
+namespace tollgate::pipeline {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+class ResponseSink {
+ public:
+  virtual ~ResponseSink() = default;
+  /// A complete non-streaming success: an OpenAI `chat.completion` object.
+  virtual boost::asio::awaitable<bool> send_completion(const boost::json::object& completion,
+                                                       const Headers& headers) = 0;
+  /// A failure before anything was sent.
+  virtual boost::asio::awaitable<bool> send_error(const core::Error& error, const Headers& headers) = 0;
+  /// Starts a 200 event stream.
+  virtual boost::asio::awaitable<bool> begin_stream(const Headers& headers) = 0;
+  /// Relays OpenAI `chat.completion.chunk` payloads (JSON text, no framing), in order.
+  virtual boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks) = 0;
+  /// Ends the stream; `error` set when the upstream failed mid-stream.
+  virtual boost::asio::awaitable<bool> end_stream(const std::optional<core::Error>& error) = 0;
+  /// Registers (or, with nullptr, clears) the callback run when the client disconnects.
+  virtual void on_client_gone(std::function<void()> fn) = 0;
+  virtual bool client_gone() const = 0;
+};
+
+}  // namespace tollgate::pipeline

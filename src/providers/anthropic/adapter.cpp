@@ -1,0 +1,102 @@
+#include "providers/anthropic/adapter.hpp"
+
+#include <boost/json.hpp>
+
+#include "providers/anthropic/translate.hpp"
+
+namespace tollgate::providers::anthropic {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kDefaultVersion = "2023-06-01";
+constexpr std::int64_t kDefaultMaxTokens = 4096;
+
+policy::Outcome outcome_from(int status, const ErrorFields& f) {
+  policy::Outcome o;
+  o.status = status;
+  o.error_type = f.type;
+  o.error_code = f.code.empty() ? f.type : f.code;
+  o.message = f.message;
+  return o;
+}
+
+class Decoder final : public StreamDecoder {
+ public:
+  Decoder(std::string model, bool include_usage) : inner_(std::move(model), include_usage) {}
+  void on_event(const http::SseEvent& ev, std::vector<std::string>& out) override { inner_.on_event(ev, out); }
+  bool finished() const override { return inner_.finished(); }
+  Usage usage() const override { return inner_.usage(); }
+  std::optional<policy::Outcome> error() const override {
+    if (!inner_.error()) return std::nullopt;
+    const auto f = parse_anthropic_error(json::value(json::object{{"type", "error"}, {"error", *inner_.error()}}));
+    const int status = f.type == "overloaded_error" ? 529 : f.type == "rate_limit_error" ? 429 : 500;
+    return outcome_from(status, f);
+  }
+
+ private:
+  MessagesStreamToChat inner_;
+};
+
+class AnthropicProvider final : public Provider {
+ public:
+  std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d,
+                                                                  const json::object& chat,
+                                                                  bool stream) const override {
+    std::string base = d.api_base.empty() ? std::string("https://api.anthropic.com") : d.api_base;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    std::string url;
+    if (base.ends_with("/v1/messages")) url = base;
+    else if (base.ends_with("/v1")) url = base + "/messages";
+    else url = base + "/v1/messages";
+    auto target = http::parse_url(url);
+    if (!target) return std::unexpected(target.error());
+    http::OutgoingRequest req;
+    req.target = std::move(*target);
+    if (!d.api_key.empty()) req.headers.emplace_back("x-api-key", d.api_key);
+    req.headers.emplace_back("anthropic-version", d.api_version.empty() ? std::string(kDefaultVersion) : d.api_version);
+    auto body = chat_request_to_messages(chat, d.upstream_model, d.max_output_tokens.value_or(kDefaultMaxTokens));
+    if (stream) body["stream"] = true;
+    else body.erase("stream");
+    req.body = json::serialize(body);
+    return req;
+  }
+
+  std::expected<json::object, std::string> parse_response(const config::Deployment& d,
+                                                          std::string_view body) const override {
+    boost::system::error_code ec;
+    auto v = json::parse(body, ec);
+    if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
+    const auto& o = v.as_object();
+    auto* content = o.if_contains("content");
+    if (!content || !content->is_array()) return std::unexpected("upstream response is not an Anthropic message");
+    std::string model = d.upstream_model;
+    if (auto* m = o.if_contains("model"); m && m->is_string()) model = std::string(m->as_string());
+    return messages_response_to_chat(o, model);
+  }
+
+  policy::Outcome parse_error(int status, std::string_view body) const override {
+    boost::system::error_code ec;
+    auto v = json::parse(body, ec);
+    if (ec) {
+      policy::Outcome o;
+      o.status = status;
+      o.message = "upstream answered " + std::to_string(status) + " with a non-JSON body";
+      return o;
+    }
+    return outcome_from(status, parse_anthropic_error(v));
+  }
+
+  std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment& d, bool include_usage) const override {
+    return std::make_unique<Decoder>(d.upstream_model, include_usage);
+  }
+};
+
+}  // namespace
+
+const Provider& adapter() {
+  static const AnthropicProvider instance;
+  return instance;
+}
+
+}  // namespace tollgate::providers::anthropic

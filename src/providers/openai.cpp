@@ -1,0 +1,153 @@
+// OpenAI Chat Completions and OpenAI-compatible servers (vLLM, Ollama, Groq, Together...), and
+// Azure OpenAI, which speaks the same body at a deployment URL with `api-key` auth.
+// Source: https://platform.openai.com/docs/api-reference/chat ;
+// https://learn.microsoft.com/azure/ai-services/openai/reference
+#include <boost/json.hpp>
+
+#include "providers/anthropic/adapter.hpp"
+#include "providers/openai_errors.hpp"
+#include "providers/provider.hpp"
+
+namespace tollgate::providers {
+namespace json = boost::json;
+
+namespace {
+
+class OpenAiStreamDecoder final : public StreamDecoder {
+ public:
+  explicit OpenAiStreamDecoder(bool include_usage) : include_usage_(include_usage) {}
+
+  void on_event(const http::SseEvent& ev, std::vector<std::string>& out) override {
+    std::string_view data = ev.data;
+    if (data == "[DONE]") {
+      finished_ = true;
+      return;
+    }
+    // Most chunks are relayed byte for byte; only those that may carry usage or an error are parsed.
+    const bool maybe_usage = data.find("\"usage\"") != std::string_view::npos &&
+                             data.find("\"usage\":null") == std::string_view::npos &&
+                             data.find("\"usage\": null") == std::string_view::npos;
+    const bool maybe_error = data.find("\"error\"") != std::string_view::npos;
+    if (!maybe_usage && !maybe_error) {
+      out.emplace_back(data);
+      return;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(data, ec);
+    if (ec || !v.is_object()) {
+      out.emplace_back(data);
+      return;
+    }
+    auto& o = v.as_object();
+    if (auto* err = o.if_contains("error"); err && err->is_object()) {
+      policy::Outcome oc = outcome_from_openai_error(0, err->as_object());
+      oc.status = oc.status ? oc.status : 500;
+      error_ = oc;
+      return;
+    }
+    if (auto* u = o.if_contains("usage"); u && u->is_object()) {
+      usage_ = usage_from_openai(*u);
+      const auto* choices = o.if_contains("choices");
+      const bool usage_only = !choices || (choices->is_array() && choices->as_array().empty());
+      if (usage_only && !include_usage_) return;  // Tollgate asked for it; the client did not.
+    }
+    out.emplace_back(data);
+  }
+  bool finished() const override { return finished_; }
+  Usage usage() const override { return usage_; }
+  std::optional<policy::Outcome> error() const override { return error_; }
+
+ private:
+  bool include_usage_;
+  bool finished_ = false;
+  Usage usage_;
+  std::optional<policy::Outcome> error_;
+};
+
+std::string trim_slash(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
+}
+
+class OpenAiProvider : public Provider {
+ public:
+  explicit OpenAiProvider(bool azure) : azure_(azure) {}
+
+  std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d,
+                                                                  const json::object& chat,
+                                                                  bool stream) const override {
+    std::string url;
+    if (azure_) {
+      if (d.api_base.empty()) return std::unexpected("azure deployment " + d.id + " has no api_base");
+      const std::string version = d.api_version.empty() ? "2024-10-21" : d.api_version;
+      url = trim_slash(d.api_base) + "/openai/deployments/" + d.upstream_model + "/chat/completions?api-version=" + version;
+    } else {
+      url = (d.api_base.empty() ? std::string("https://api.openai.com/v1") : trim_slash(d.api_base)) + "/chat/completions";
+    }
+    auto target = http::parse_url(url);
+    if (!target) return std::unexpected(target.error());
+    http::OutgoingRequest req;
+    req.target = std::move(*target);
+    if (!d.api_key.empty()) {
+      if (azure_) req.headers.emplace_back("api-key", d.api_key);
+      else req.headers.emplace_back("Authorization", "Bearer " + d.api_key);
+    }
+    json::object body = chat;
+    body["model"] = d.upstream_model;
+    if (stream) {
+      body["stream"] = true;
+      json::object opts;
+      if (auto* so = body.if_contains("stream_options"); so && so->is_object()) opts = so->as_object();
+      opts["include_usage"] = true;
+      body["stream_options"] = std::move(opts);
+    }
+    req.body = json::serialize(body);
+    return req;
+  }
+
+  std::expected<json::object, std::string> parse_response(const config::Deployment&,
+                                                          std::string_view body) const override {
+    boost::system::error_code ec;
+    auto v = json::parse(body, ec);
+    if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
+    auto& o = v.as_object();
+    auto* choices = o.if_contains("choices");
+    if (!choices || !choices->is_array()) return std::unexpected("upstream response has no choices");
+    return std::move(o);
+  }
+
+  policy::Outcome parse_error(int status, std::string_view body) const override {
+    return outcome_from_openai_body(status, body);
+  }
+
+  std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment&, bool include_usage) const override {
+    return std::make_unique<OpenAiStreamDecoder>(include_usage);
+  }
+
+ private:
+  bool azure_;
+};
+
+}  // namespace
+
+const Provider& provider_for(config::ProviderKind kind) {
+  static const OpenAiProvider openai(false);
+  static const OpenAiProvider azure(true);
+  switch (kind) {
+    case config::ProviderKind::openai: return openai;
+    case config::ProviderKind::azure: return azure;
+    case config::ProviderKind::anthropic: return anthropic::adapter();
+  }
+  return openai;
+}
+
+std::string_view provider_name(config::ProviderKind kind) {
+  switch (kind) {
+    case config::ProviderKind::openai: return "openai";
+    case config::ProviderKind::azure: return "azure.ai.openai";
+    case config::ProviderKind::anthropic: return "anthropic";
+  }
+  return "openai";
+}
+
+}  // namespace tollgate::providers

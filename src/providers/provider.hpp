@@ -1,0 +1,64 @@
+#pragma once
+/// Provider adapters: how one deployment's upstream API is called and read. Tollgate's internal
+/// request and response format is OpenAI Chat Completions (https://platform.openai.com/docs/api-reference/chat);
+/// adapters translate where the upstream speaks something else (Anthropic Messages).
+
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "config/config.hpp"
+#include "http/client.hpp"
+#include "http/sse.hpp"
+#include "policy/failure.hpp"
+#include "providers/usage.hpp"
+
+namespace tollgate::providers {
+
+/// Turns upstream SSE events into OpenAI `chat.completion.chunk` JSON payloads (without the
+/// `data: ` framing) for the client. One per stream; not thread-safe.
+class StreamDecoder {
+ public:
+  virtual ~StreamDecoder() = default;
+  /// Handles one upstream event; appends zero or more chunk payloads to `out`.
+  virtual void on_event(const http::SseEvent& ev, std::vector<std::string>& out) = 0;
+  /// True once the upstream's terminal event arrived (`[DONE]` / `message_stop`).
+  virtual bool finished() const = 0;
+  /// Usage reported in the stream so far (`reported` false if none).
+  virtual Usage usage() const = 0;
+  /// An error the upstream reported inside the stream, classified.
+  virtual std::optional<policy::Outcome> error() const = 0;
+};
+
+/// One upstream API family. Stateless and thread-safe.
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  /// Builds the HTTP request for `chat` (an OpenAI chat request, the client's body with
+  /// Tollgate-only fields removed) to deployment `d`. When `stream`, the upstream is asked for
+  /// usage in the stream. Errors: a deployment URL that does not parse.
+  virtual std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d,
+                                                                          const boost::json::object& chat,
+                                                                          bool stream) const = 0;
+  /// Parses a 2xx non-streaming body into an OpenAI `chat.completion` object; an error string
+  /// when the body is not a valid response of this API (a transient, malformed-body failure).
+  virtual std::expected<boost::json::object, std::string> parse_response(const config::Deployment& d,
+                                                                         std::string_view body) const = 0;
+  /// Reads an error response into the classifier's terms (status, provider type/code/message).
+  virtual policy::Outcome parse_error(int status, std::string_view body) const = 0;
+  /// A decoder for this API's stream. `include_usage`: the client asked for the usage chunk.
+  virtual std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment& d, bool include_usage) const = 0;
+};
+
+/// The adapter for a provider kind (static instances).
+const Provider& provider_for(config::ProviderKind kind);
+
+/// "openai", "anthropic", "azure.ai.openai"-style names (OpenTelemetry `gen_ai.provider.name`).
+std::string_view provider_name(config::ProviderKind kind);
+
+}  // namespace tollgate::providers

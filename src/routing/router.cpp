@@ -1,0 +1,191 @@
+#include "routing/router.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace tollgate::routing {
+
+ModelGroups::ModelGroups(const config::Config& cfg) {
+  for (std::size_t i = 0; i < cfg.model_list.size(); ++i) groups_[cfg.model_list[i].model_name].push_back(i);
+}
+
+const std::vector<std::size_t>* ModelGroups::find(std::string_view group) const {
+  auto it = groups_.find(std::string(group));
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+namespace {
+const std::vector<std::string>* rule_for(const std::vector<config::FallbackRule>& rules, std::string_view group) {
+  for (const auto& r : rules)
+    if (r.from == group) return &r.to;
+  for (const auto& r : rules)
+    if (r.from == "*") return &r.to;
+  return nullptr;
+}
+}  // namespace
+
+std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_view group, policy::Action action) {
+  std::vector<std::string> out;
+  auto add = [&](const std::vector<std::string>* list) {
+    if (!list) return;
+    for (const auto& g : *list)
+      if (g != group && std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
+  };
+  const auto& ls = cfg.litellm_settings;
+  switch (action) {
+    case policy::Action::retry_then_fallback:
+    case policy::Action::next_deployment:
+      add(rule_for(ls.fallbacks, group));
+      add(&ls.default_fallbacks);
+      break;
+    case policy::Action::context_window_fallback: add(rule_for(ls.context_window_fallbacks, group)); break;
+    case policy::Action::content_policy_fallback: add(rule_for(ls.content_policy_fallbacks, group)); break;
+    case policy::Action::fail_fast:
+    case policy::Action::stop_and_alert: break;
+  }
+  const auto max = static_cast<std::size_t>(std::max(0, cfg.router_settings.max_fallbacks));
+  if (out.size() > max) out.resize(max);
+  return out;
+}
+
+RouterState::RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock)
+    : cfg_(std::move(cfg)), clock_(clock), groups_(*cfg_), deps_(cfg_->model_list.size()) {}
+
+void RouterState::roll_minute_locked(Dep& d, core::SteadyTime now) {
+  const long long minute =
+      std::chrono::duration_cast<std::chrono::minutes>(now.time_since_epoch()).count();
+  if (minute != d.minute) {
+    d.minute = minute;
+    d.minute_requests = 0;
+    d.minute_tokens = 0;
+  }
+}
+
+bool RouterState::available_locked(std::size_t i, core::SteadyTime now) const {
+  const Dep& d = deps_[i];
+  if (d.cooldown_until > now) return false;
+  const auto& dep = cfg_->model_list[i];
+  const long long minute = std::chrono::duration_cast<std::chrono::minutes>(now.time_since_epoch()).count();
+  const bool same_minute = d.minute == minute;
+  if (dep.rpm && same_minute && d.minute_requests >= *dep.rpm) return false;
+  if (dep.tpm && same_minute && d.minute_tokens >= *dep.tpm) return false;
+  return true;
+}
+
+std::optional<std::size_t> RouterState::select(std::string_view group, const std::vector<std::size_t>& avoid,
+                                               double random01) {
+  const auto* members = groups_.find(group);
+  if (!members || members->empty()) return std::nullopt;
+  const auto now = clock_.now();
+  std::lock_guard lock(mu_);
+  std::vector<std::size_t> fresh, tried;
+  for (auto i : *members) {
+    if (!available_locked(i, now)) continue;
+    (std::find(avoid.begin(), avoid.end(), i) == avoid.end() ? fresh : tried).push_back(i);
+  }
+  const auto& pool = fresh.empty() ? tried : fresh;
+  if (pool.empty()) return std::nullopt;
+  if (pool.size() == 1) return pool.front();
+
+  const auto pick_uniform = [&](const std::vector<std::size_t>& v) {
+    auto k = static_cast<std::size_t>(random01 * static_cast<double>(v.size()));
+    return v[std::min(k, v.size() - 1)];
+  };
+  // Among the best-scoring candidates (lower is better), pick uniformly.
+  const auto pick_min = [&](auto score) {
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<std::size_t> ties;
+    for (auto i : pool) {
+      const double s = score(i);
+      if (s < best) {
+        best = s;
+        ties.assign(1, i);
+      } else if (s == best) {
+        ties.push_back(i);
+      }
+    }
+    return pick_uniform(ties);
+  };
+
+  switch (cfg_->router_settings.routing_strategy) {
+    case config::RoutingStrategy::least_busy:
+      return pick_min([&](std::size_t i) { return static_cast<double>(deps_[i].in_flight); });
+    case config::RoutingStrategy::latency_based:
+      // Unmeasured deployments score 0 so each is explored once.
+      return pick_min([&](std::size_t i) { return std::max(0.0, deps_[i].latency_ewma_ms); });
+    case config::RoutingStrategy::usage_based:
+      return pick_min([&](std::size_t i) {
+        const auto& d = deps_[i];
+        const auto tpm = cfg_->model_list[i].tpm;
+        const double used = static_cast<double>(d.minute_tokens);
+        return tpm && *tpm > 0 ? used / static_cast<double>(*tpm) : used;
+      });
+    case config::RoutingStrategy::simple_shuffle: {
+      // Weighted by rpm when every candidate declares one (LiteLLM's simple-shuffle), else uniform.
+      double total = 0;
+      for (auto i : pool) {
+        const auto& rpm = cfg_->model_list[i].rpm;
+        if (!rpm || *rpm <= 0) return pick_uniform(pool);
+        total += static_cast<double>(*rpm);
+      }
+      double x = random01 * total;
+      for (auto i : pool) {
+        x -= static_cast<double>(*cfg_->model_list[i].rpm);
+        if (x < 0) return i;
+      }
+      return pool.back();
+    }
+  }
+  return pick_uniform(pool);
+}
+
+void RouterState::on_attempt_start(std::size_t i) {
+  const auto now = clock_.now();
+  std::lock_guard lock(mu_);
+  auto& d = deps_[i];
+  roll_minute_locked(d, now);
+  ++d.in_flight;
+  ++d.minute_requests;
+}
+
+void RouterState::on_attempt_end(std::size_t i, bool failed, milliseconds latency, std::int64_t tokens) {
+  const auto now = clock_.now();
+  const auto& rs = cfg_->router_settings;
+  std::lock_guard lock(mu_);
+  auto& d = deps_[i];
+  d.in_flight = std::max(0, d.in_flight - 1);
+  roll_minute_locked(d, now);
+  d.minute_tokens += tokens;
+  if (!failed) {
+    const double ms = static_cast<double>(latency.count());
+    d.latency_ewma_ms = d.latency_ewma_ms < 0 ? ms : 0.8 * d.latency_ewma_ms + 0.2 * ms;
+    return;
+  }
+  // LiteLLM: a deployment that fails more than `allowed_fails` times within the window cools down.
+  std::erase_if(d.fails, [&](core::SteadyTime t) { return now - t >= rs.cooldown_time; });
+  d.fails.push_back(now);
+  if (static_cast<int>(d.fails.size()) > rs.allowed_fails) {
+    d.cooldown_until = now + rs.cooldown_time;
+    d.fails.clear();
+  }
+}
+
+void RouterState::cool_down(std::size_t i) {
+  const auto now = clock_.now();
+  std::lock_guard lock(mu_);
+  deps_[i].cooldown_until = now + cfg_->router_settings.cooldown_time;
+  deps_[i].fails.clear();
+}
+
+bool RouterState::is_cooling_down(std::size_t i) const {
+  const auto now = clock_.now();
+  std::lock_guard lock(mu_);
+  return deps_[i].cooldown_until > now;
+}
+
+int RouterState::in_flight(std::size_t i) const {
+  std::lock_guard lock(mu_);
+  return deps_[i].in_flight;
+}
+
+}  // namespace tollgate::routing

@@ -1,0 +1,89 @@
+#pragma once
+/// Model groups, deployment selection and fallback order (LiteLLM Router semantics).
+///
+/// A model group is every `model_list` entry sharing a `model_name`. Deployments are
+/// identified by their index in Config::model_list. RouterState is the only mutable part:
+/// per-deployment cooldowns, in-flight counts, latency and rpm/tpm usage. Thread-safe
+/// (one small mutex, never held across I/O).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.hpp"
+#include "core/clock.hpp"
+#include "policy/failure.hpp"
+
+namespace tollgate::routing {
+
+using std::chrono::milliseconds;
+
+/// Immutable index: group name → deployment indices (config order).
+class ModelGroups {
+ public:
+  explicit ModelGroups(const config::Config& cfg);
+  /// Deployment indices of `group`, or nullptr for an unknown group.
+  const std::vector<std::size_t>* find(std::string_view group) const;
+  bool contains(std::string_view group) const { return find(group) != nullptr; }
+
+ private:
+  std::unordered_map<std::string, std::vector<std::size_t>> groups_;
+};
+
+/// Fallback groups to walk after `group` failed with a failure of `action`'s kind, in order:
+/// retry_then_fallback / next_deployment → `fallbacks[group]` (or `fallbacks["*"]`) followed by
+/// `default_fallbacks`; context_window_fallback → `context_window_fallbacks[group]`;
+/// content_policy_fallback → `content_policy_fallbacks[group]`; fail_fast / stop_and_alert → none.
+/// Duplicates and `group` itself are removed; the list is cut to router_settings.max_fallbacks.
+std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_view group, policy::Action action);
+
+/// Live routing state of every deployment.
+class RouterState {
+ public:
+  RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock);
+
+  /// Chooses a deployment of `group` by the configured routing strategy, skipping deployments
+  /// cooling down or at their rpm/tpm limit. Deployments in `avoid` (already tried by this
+  /// request) are used only when nothing else is available. `random01` in [0,1) drives
+  /// shuffles (injected for tests). nullopt when the group has no available deployment.
+  std::optional<std::size_t> select(std::string_view group, const std::vector<std::size_t>& avoid,
+                                    double random01);
+
+  /// Records that an attempt on `deployment` started (least-busy, rpm).
+  void on_attempt_start(std::size_t deployment);
+  /// Records a finished attempt: latency (latency-based routing), tokens (tpm), and whether it
+  /// failed in a way that counts toward cooldown (`allowed_fails` within `cooldown_time`).
+  void on_attempt_end(std::size_t deployment, bool failed, milliseconds latency, std::int64_t tokens);
+  /// Puts a deployment in cooldown now (e.g. misconfigured credentials).
+  void cool_down(std::size_t deployment);
+
+  bool is_cooling_down(std::size_t deployment) const;
+  int in_flight(std::size_t deployment) const;
+
+ private:
+  struct Dep {
+    std::vector<core::SteadyTime> fails;  // within cooldown_time
+    core::SteadyTime cooldown_until{};
+    int in_flight = 0;
+    double latency_ewma_ms = -1;          // < 0: never measured
+    long long minute = -1;
+    std::int64_t minute_requests = 0;
+    std::int64_t minute_tokens = 0;
+  };
+  bool available_locked(std::size_t i, core::SteadyTime now) const;
+  void roll_minute_locked(Dep& d, core::SteadyTime now);
+
+  std::shared_ptr<const config::Config> cfg_;
+  const core::Clock& clock_;
+  ModelGroups groups_;
+  mutable std::mutex mu_;
+  std::vector<Dep> deps_;
+};
+
+}  // namespace tollgate::routing

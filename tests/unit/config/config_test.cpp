@@ -1,0 +1,737 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "config/config.hpp"
+#include "config/loader.hpp"
+
+namespace tollgate::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+std::string fixture(const std::string& name) {
+  return std::string(TOLLGATE_SOURCE_DIR) + "/tests/unit/config/fixtures/" + name;
+}
+std::string example(const std::string& name) {
+  return std::string(TOLLGATE_SOURCE_DIR) + "/examples/" + name;
+}
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
+    auto it = vars.find(std::string(name));
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+LoadResult load(std::string_view yaml, std::map<std::string, std::string> vars = {}) {
+  return load_config_string(yaml, "test.yaml", env_of(std::move(vars)));
+}
+
+std::string all(const std::vector<Problem>& problems) {
+  std::string out;
+  for (const Problem& p : problems) out += p.to_string() + "\n";
+  return out;
+}
+
+/// The one problem whose path is `path` (fails the test when there is not exactly one).
+Problem only(const std::vector<Problem>& problems, const std::string& path) {
+  std::vector<Problem> found;
+  for (const Problem& p : problems)
+    if (p.path == path) found.push_back(p);
+  EXPECT_EQ(found.size(), 1u) << "problems:\n" << all(problems);
+  return found.empty() ? Problem{} : found.front();
+}
+
+const std::map<std::string, std::string> kDocsEnv{
+    {"AZURE_API_KEY_EU", "az-eu"},         {"AZURE_API_KEY_CA", "az-ca"},
+    {"OPENAI_API_KEY", "sk-openai"},       {"ANTHROPIC_API_KEY", "sk-ant"},
+    {"REDIS_HOST", "localhost"},           {"REDIS_PASSWORD", "pw"},
+    {"LITELLM_MASTER_KEY", "sk-1234"},     {"DATABASE_URL", "sqlite:///tmp/t.db"}};
+
+// ---------------------------------------------------------------------------------------
+// A LiteLLM documentation-style config loads unchanged.
+
+TEST(ConfigLoader, LiteLLMDocsConfigLoadsWithoutErrors) {
+  LoadResult r = load_config_file(fixture("litellm_docs.yaml"), env_of(kDocsEnv));
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  // Only Redis is reported as ignored; LiteLLM's cosmetic keys are silent.
+  std::vector<std::string> warned;
+  for (const Problem& p : r.warnings) warned.push_back(p.path);
+  EXPECT_THAT(warned, ElementsAre("router_settings.redis_host", "router_settings.redis_password",
+                                  "router_settings.redis_port"))
+      << all(r.warnings);
+
+  const Config& c = *r.config;
+  EXPECT_EQ(c.source_path, fixture("litellm_docs.yaml"));
+  ASSERT_EQ(c.model_list.size(), 6u);
+  EXPECT_THAT(c.model_groups(),
+              ElementsAre("gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet", "gpt-4o-long"));
+
+  const Deployment& eu = c.model_list[0];
+  EXPECT_EQ(eu.model_name, "gpt-4o");
+  EXPECT_EQ(eu.provider, ProviderKind::azure);
+  EXPECT_EQ(eu.provider_prefix, "azure");
+  EXPECT_EQ(eu.upstream_model, "gpt-4o-eu");
+  EXPECT_EQ(eu.api_base, "https://my-endpoint-europe.openai.azure.com");  // trailing slash dropped
+  EXPECT_EQ(eu.api_key, "az-eu");
+  EXPECT_EQ(eu.api_version, "2024-08-01-preview");
+  EXPECT_EQ(eu.rpm, 6);
+  EXPECT_EQ(eu.id, "gpt-4o/0");
+  EXPECT_EQ(c.model_list[1].id, "gpt-4o/1");
+
+  const Deployment& oa = c.model_list[2];
+  EXPECT_EQ(oa.provider, ProviderKind::openai);
+  EXPECT_EQ(oa.upstream_model, "gpt-4o");
+  EXPECT_EQ(oa.api_base, "");
+  EXPECT_EQ(oa.api_key, "sk-openai");
+  EXPECT_EQ(oa.tpm, 200000);
+  EXPECT_EQ(oa.timeout, 300s);
+  EXPECT_EQ(oa.stream_timeout, 60s);
+  EXPECT_EQ(oa.id, "openai-gpt-4o");
+  EXPECT_EQ(oa.base_model, "gpt-4o");
+
+  const Deployment& mini = c.model_list[3];
+  EXPECT_EQ(mini.input_cost_per_token, "0.00000015");
+  EXPECT_EQ(mini.output_cost_per_token, "0.0000006");
+  EXPECT_EQ(mini.max_input_tokens, 128000);
+  EXPECT_EQ(mini.max_output_tokens, 16384);
+  EXPECT_EQ(mini.id, "gpt-4o-mini/0");
+
+  const Deployment& claude = c.model_list[4];
+  EXPECT_EQ(claude.provider, ProviderKind::anthropic);
+  EXPECT_EQ(claude.upstream_model, "claude-3-5-sonnet-20241022");
+  EXPECT_EQ(claude.api_key, "sk-ant");
+  EXPECT_THAT(c.model_list[5].access_groups, ElementsAre("beta-models"));
+
+  const LitellmSettings& ls = c.litellm_settings;
+  EXPECT_EQ(ls.num_retries, 3);
+  EXPECT_EQ(ls.request_timeout, 10s);
+  ASSERT_EQ(ls.fallbacks.size(), 1u);
+  EXPECT_EQ(ls.fallbacks[0].from, "gpt-4o");
+  EXPECT_THAT(ls.fallbacks[0].to, ElementsAre("claude-3-5-sonnet", "gpt-4o-mini"));
+  ASSERT_EQ(ls.context_window_fallbacks.size(), 2u);
+  EXPECT_EQ(ls.context_window_fallbacks[1].from, "gpt-4o");
+  EXPECT_THAT(ls.default_fallbacks, ElementsAre("gpt-4o-mini"));
+
+  EXPECT_EQ(c.router_settings.routing_strategy, RoutingStrategy::usage_based);
+  EXPECT_EQ(c.router_settings.cooldown_time, 30s);
+  EXPECT_EQ(c.router_settings.allowed_fails, 2);
+  EXPECT_EQ(c.general_settings.master_key, "sk-1234");
+  EXPECT_EQ(c.general_settings.database_url, "sqlite:///tmp/t.db");
+  EXPECT_TRUE(c.general_settings.enforce_fallback_budget);
+
+  // No router_settings.num_retries/timeout: litellm_settings applies.
+  EXPECT_EQ(c.effective_num_retries, 3);
+  EXPECT_EQ(c.effective_timeout, 10s);
+}
+
+TEST(ConfigLoader, MissingFileIsAnError) {
+  LoadResult r = load_config_file(fixture("does-not-exist.yaml"), env_of({}));
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_THAT(r.errors[0].message, HasSubstr("does-not-exist.yaml"));
+}
+
+// ---------------------------------------------------------------------------------------
+// os.environ/
+
+TEST(ConfigLoader, OsEnvironSubstitutesAnyStringScalar) {
+  LoadResult r = load(R"(
+model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+      api_base: os.environ/BASE
+      api_key: os.environ/KEY
+      rpm: os.environ/RPM
+general_settings:
+  master_key: os.environ/MASTER
+  disable_spend_logs: os.environ/NO_LOGS
+)",
+                      {{"BASE", "http://127.0.0.1:9/v1/"}, {"KEY", "k"}, {"RPM", "12"},
+                       {"MASTER", "sk-m"}, {"NO_LOGS", "True"}});
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_EQ(r.config->model_list[0].api_base, "http://127.0.0.1:9/v1");
+  EXPECT_EQ(r.config->model_list[0].api_key, "k");
+  EXPECT_EQ(r.config->model_list[0].rpm, 12);
+  EXPECT_EQ(r.config->general_settings.master_key, "sk-m");
+  EXPECT_TRUE(r.config->general_settings.disable_spend_logs);
+}
+
+TEST(ConfigLoader, MissingEnvironmentVariableIsAnErrorWithPathAndLine) {
+  LoadResult r = load(R"(model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+      api_key: os.environ/NOT_SET_ANYWHERE
+)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.config, nullptr);
+  Problem p = only(r.errors, "model_list[0].litellm_params.api_key");
+  EXPECT_EQ(p.line, 5);
+  EXPECT_THAT(p.message, HasSubstr("NOT_SET_ANYWHERE"));
+  EXPECT_THAT(p.to_string(), HasSubstr("model_list[0].litellm_params.api_key (line 5): "));
+}
+
+TEST(ConfigLoader, EnvironmentVariablesSectionFeedsOsEnviron) {
+  LoadResult r = load(R"(
+model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+      api_key: os.environ/MY_KEY
+environment_variables:
+  MY_KEY: from-file
+  PASSTHROUGH: os.environ/OUTER
+)",
+                      {{"MY_KEY", "from-env"}, {"OUTER", "outer"}});
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_EQ(r.config->model_list[0].api_key, "from-file");  // the file's map wins, as in LiteLLM
+  EXPECT_EQ(r.config->environment_variables.at("PASSTHROUGH"), "outer");
+}
+
+TEST(ConfigLoader, DefaultOptionsExportEnvironmentVariablesOnSuccessOnly) {
+  ::unsetenv("TOLLGATE_CONFIG_TEST_EXPORTED");
+  ::unsetenv("TOLLGATE_CONFIG_TEST_NOT_EXPORTED");
+  LoadResult bad = load_config_string(
+      "environment_variables: {TOLLGATE_CONFIG_TEST_NOT_EXPORTED: x}\nrouter_settings: {timeout: -1}\n");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(std::getenv("TOLLGATE_CONFIG_TEST_NOT_EXPORTED"), nullptr);
+  LoadResult good = load_config_string(
+      "environment_variables: {TOLLGATE_CONFIG_TEST_EXPORTED: yes-really}\n"
+      "general_settings: {master_key: os.environ/TOLLGATE_CONFIG_TEST_EXPORTED}\n");
+  ASSERT_TRUE(good.ok()) << all(good.errors);
+  EXPECT_EQ(good.config->general_settings.master_key, "yes-really");
+  ASSERT_NE(std::getenv("TOLLGATE_CONFIG_TEST_EXPORTED"), nullptr);
+  EXPECT_STREQ(std::getenv("TOLLGATE_CONFIG_TEST_EXPORTED"), "yes-really");
+  ::unsetenv("TOLLGATE_CONFIG_TEST_EXPORTED");
+}
+
+TEST(ConfigLoader, ProviderKeyDefaultsComeFromTheEnvironment) {
+  LoadResult r = load(R"(
+model_list:
+  - {model_name: a, litellm_params: {model: gpt-4o}}
+  - {model_name: b, litellm_params: {model: claude-3-haiku-20240307}}
+  - {model_name: c, litellm_params: {model: groq/llama3-8b-8192}}
+  - {model_name: d, litellm_params: {model: azure/dep, api_base: "https://x.openai.azure.com"}}
+)",
+                      {{"OPENAI_API_KEY", "sk-o"}, {"ANTHROPIC_API_KEY", "sk-a"},
+                       {"GROQ_API_KEY", "gsk"}, {"AZURE_API_KEY", "az"},
+                       {"AZURE_API_VERSION", "2024-02-01"}});
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  const auto& m = r.config->model_list;
+  EXPECT_EQ(m[0].provider, ProviderKind::openai);
+  EXPECT_EQ(m[0].provider_prefix, "openai");
+  EXPECT_EQ(m[0].upstream_model, "gpt-4o");
+  EXPECT_EQ(m[0].api_key, "sk-o");
+  EXPECT_EQ(m[1].provider, ProviderKind::anthropic);
+  EXPECT_EQ(m[1].provider_prefix, "anthropic");
+  EXPECT_EQ(m[1].api_key, "sk-a");
+  EXPECT_EQ(m[2].provider, ProviderKind::openai);
+  EXPECT_EQ(m[2].provider_prefix, "groq");
+  EXPECT_EQ(m[2].api_base, "https://api.groq.com/openai/v1");
+  EXPECT_EQ(m[2].api_key, "gsk");
+  EXPECT_EQ(m[3].api_key, "az");
+  EXPECT_EQ(m[3].api_version, "2024-02-01");
+}
+
+// ---------------------------------------------------------------------------------------
+// Providers
+
+TEST(ConfigLoader, OpenAICompatiblePrefixesMapToOpenAI) {
+  for (const char* prefix : {"openai_compatible", "hosted_vllm", "vllm", "groq", "together_ai",
+                             "deepseek", "mistral", "fireworks_ai", "perplexity", "xai"}) {
+    std::string yaml = std::string("model_list:\n  - model_name: m\n    litellm_params:\n") +
+                       "      model: " + prefix + "/org/some-model\n" +
+                       "      api_base: http://127.0.0.1:8000/v1\n";
+    LoadResult r = load(yaml);
+    ASSERT_TRUE(r.ok()) << prefix << "\n" << all(r.errors);
+    EXPECT_EQ(r.config->model_list[0].provider, ProviderKind::openai) << prefix;
+    EXPECT_EQ(r.config->model_list[0].provider_prefix, prefix);
+    EXPECT_EQ(r.config->model_list[0].upstream_model, "org/some-model") << prefix;
+  }
+}
+
+TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreErrors) {
+  LoadResult r = load(R"(model_list:
+  - model_name: a
+    litellm_params:
+      model: bedrock/anthropic.claude-v2
+  - model_name: b
+    litellm_params:
+      model: hosted_vllm/llama
+  - model_name: c
+    litellm_params:
+      model: azure/gpt
+  - model_name: d
+    litellm_params:
+      model: openai/gpt-4o
+      api_base: ftp://nope
+)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(only(r.errors, "model_list[0].litellm_params.model").message,
+              HasSubstr("\"bedrock\" is not supported"));
+  EXPECT_THAT(only(r.errors, "model_list[1].litellm_params.api_base").message,
+              HasSubstr("api_base is required"));
+  EXPECT_THAT(only(r.errors, "model_list[2].litellm_params.api_base").message,
+              HasSubstr("api_base is required"));
+  EXPECT_THAT(only(r.errors, "model_list[3].litellm_params.api_base").message,
+              HasSubstr("http://"));
+}
+
+TEST(ConfigLoader, CustomLlmProviderActsAsThePrefix) {
+  LoadResult r = load(R"(
+model_list:
+  - model_name: m
+    litellm_params: {model: my-model, custom_llm_provider: hosted_vllm, api_base: "http://h:1/v1"}
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_EQ(r.config->model_list[0].provider_prefix, "hosted_vllm");
+  EXPECT_EQ(r.config->model_list[0].upstream_model, "my-model");
+}
+
+TEST(ConfigLoader, RequiredDeploymentFields) {
+  LoadResult r = load(R"(model_list:
+  - litellm_params: {model: openai/x}
+  - model_name: b
+  - model_name: c
+    litellm_params: {api_key: k}
+  - just-a-string
+)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(only(r.errors, "model_list[0].model_name").message, HasSubstr("required"));
+  EXPECT_THAT(only(r.errors, "model_list[1].litellm_params").message, HasSubstr("required"));
+  EXPECT_THAT(only(r.errors, "model_list[2].litellm_params.model").message, HasSubstr("required"));
+  Problem p = only(r.errors, "model_list[3]");
+  EXPECT_EQ(p.line, 6);
+}
+
+// ---------------------------------------------------------------------------------------
+// Unknown keys and wrong types
+
+TEST(ConfigLoader, UnknownKeysWarnWithPathAndLine) {
+  LoadResult r = load(R"(model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+      temprature: 0.2
+    model_info:
+      mode: chat
+      favourite_colour: blue
+litellm_settings:
+  drop_params: true
+  callbacks: ["prometheus"]
+  mystery_knob: 1
+router_settings:
+  retry_policy: {RateLimitErrorRetries: 3}
+general_settings:
+  alerting: ["slack"]
+  proxy_batch_write_at: 60
+tollgate_settings:
+  max_request_body_byte: 10
+not_a_section: {}
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_EQ(only(r.warnings, "model_list[0].litellm_params.temprature").line, 5);
+  EXPECT_EQ(only(r.warnings, "model_list[0].model_info.favourite_colour").line, 8);
+  EXPECT_EQ(only(r.warnings, "litellm_settings.mystery_knob").line, 12);
+  EXPECT_EQ(only(r.warnings, "router_settings.retry_policy").line, 14);
+  Problem alerting = only(r.warnings, "general_settings.alerting");
+  EXPECT_EQ(alerting.line, 16);
+  EXPECT_EQ(alerting.message, "not supported by tollgate, ignored");
+  only(r.warnings, "general_settings.proxy_batch_write_at");
+  EXPECT_THAT(only(r.warnings, "tollgate_settings.max_request_body_byte").message,
+              HasSubstr("unknown key"));
+  EXPECT_EQ(only(r.warnings, "not_a_section").line, 20);
+  EXPECT_EQ(r.warnings.size(), 8u) << all(r.warnings);  // drop_params, callbacks, mode: silent
+}
+
+TEST(ConfigLoader, WrongTypesAreErrorsWithPathAndLine) {
+  LoadResult r = load(R"(model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+      rpm: "abc"
+      tpm: 1.5
+      timeout: soon
+      input_cost_per_token: -0.1
+litellm_settings:
+  num_retries: -1
+  fallbacks: "gpt-4o-mini"
+  request_timeout: [1]
+router_settings:
+  routing_strategy: cost-based-routing
+  cooldown_time: -3
+general_settings:
+  enforce_fallback_budget: maybe
+tollgate_settings:
+  header_read_timeout_ms: 0
+  worker_threads: many
+)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.config, nullptr);
+  Problem rpm = only(r.errors, "model_list[0].litellm_params.rpm");
+  EXPECT_EQ(rpm.line, 5);
+  EXPECT_THAT(rpm.message, HasSubstr("expected an integer"));
+  EXPECT_EQ(only(r.errors, "model_list[0].litellm_params.tpm").line, 6);
+  EXPECT_EQ(only(r.errors, "model_list[0].litellm_params.timeout").line, 7);
+  EXPECT_THAT(only(r.errors, "model_list[0].litellm_params.input_cost_per_token").message,
+              HasSubstr("negative"));
+  Problem retries = only(r.errors, "litellm_settings.num_retries");
+  EXPECT_EQ(retries.line, 10);
+  EXPECT_THAT(retries.message, HasSubstr("at least 0"));
+  Problem fb = only(r.errors, "litellm_settings.fallbacks");
+  EXPECT_EQ(fb.line, 11);
+  EXPECT_THAT(fb.message, HasSubstr("expected a list"));
+  EXPECT_EQ(only(r.errors, "litellm_settings.request_timeout").line, 12);
+  EXPECT_THAT(only(r.errors, "router_settings.routing_strategy").message,
+              HasSubstr("cost-based-routing"));
+  only(r.errors, "router_settings.cooldown_time");
+  EXPECT_EQ(only(r.errors, "general_settings.enforce_fallback_budget").line, 17);
+  only(r.errors, "tollgate_settings.header_read_timeout_ms");
+  only(r.errors, "tollgate_settings.worker_threads");
+  EXPECT_EQ(r.errors.size(), 12u) << all(r.errors);
+}
+
+TEST(ConfigLoader, InvalidYamlReportsTheLine) {
+  LoadResult r = load("model_list:\n  - model_name: [unclosed\n");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_GT(r.errors[0].line, 0);
+  EXPECT_THAT(r.errors[0].message, HasSubstr("invalid YAML"));
+}
+
+TEST(ConfigLoader, DuplicateKeysAreErrors) {
+  LoadResult r = load("general_settings:\n  master_key: sk-a\n  master_key: sk-b\n");
+  EXPECT_EQ(only(r.errors, "general_settings.master_key").line, 3);
+}
+
+TEST(ConfigLoader, YamlMergeKeysAreExpanded) {
+  LoadResult r = load(R"(
+shared: &shared
+  api_base: http://127.0.0.1:4010/v1
+  api_key: sk-shared
+  rpm: 10
+model_list:
+  - model_name: a
+    litellm_params:
+      <<: *shared
+      model: openai/a
+      rpm: 20
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  const Deployment& d = r.config->model_list[0];
+  EXPECT_EQ(d.api_base, "http://127.0.0.1:4010/v1");
+  EXPECT_EQ(d.api_key, "sk-shared");
+  EXPECT_EQ(d.rpm, 20);  // explicit keys win over merged ones
+  EXPECT_EQ(only(r.warnings, "shared").line, 2);  // the anchor holder itself is an unknown key
+}
+
+TEST(ConfigLoader, TopLevelMustBeAMapAndEmptyIsAllowed) {
+  EXPECT_FALSE(load("- a\n- b\n").ok());
+  LoadResult empty = load("");
+  ASSERT_TRUE(empty.ok()) << all(empty.errors);
+  only(empty.warnings, "model_list");
+  LoadResult no_models = load("model_list: []\n");
+  ASSERT_TRUE(no_models.ok());
+  EXPECT_THAT(only(no_models.warnings, "model_list").message, HasSubstr("empty"));
+  EXPECT_TRUE(no_models.config->model_groups().empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Fallbacks
+
+constexpr const char* kTwoGroups = R"(model_list:
+  - {model_name: a, litellm_params: {model: openai/a}}
+  - {model_name: b, litellm_params: {model: openai/b}}
+)";
+
+TEST(ConfigLoader, FallbackToUnknownGroupIsAnError) {
+  LoadResult r = load(std::string(kTwoGroups) + R"(litellm_settings:
+  fallbacks: [{"a": ["b", "nope"]}]
+  context_window_fallbacks: [{"ghost": ["a"]}]
+  default_fallbacks: ["zzz"]
+)");
+  EXPECT_FALSE(r.ok());
+  Problem p = only(r.errors, "litellm_settings.fallbacks[0].a[1]");
+  EXPECT_EQ(p.line, 5);
+  EXPECT_THAT(p.message, HasSubstr("\"nope\" is not in model_list"));
+  only(r.errors, "litellm_settings.context_window_fallbacks[0].ghost");
+  only(r.errors, "litellm_settings.default_fallbacks[0]");
+  EXPECT_EQ(r.errors.size(), 3u) << all(r.errors);
+}
+
+TEST(ConfigLoader, FallbackShapes) {
+  LoadResult r = load(std::string(kTwoGroups) + R"(litellm_settings:
+  fallbacks: [{"*": ["b"]}]
+  content_policy_fallbacks: {"a": ["b"], "b": ["a"]}
+  context_window_fallbacks:
+    - a: [b]
+      b: []
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  const LitellmSettings& s = r.config->litellm_settings;
+  ASSERT_EQ(s.fallbacks.size(), 1u);
+  EXPECT_EQ(s.fallbacks[0].from, "*");
+  ASSERT_EQ(s.content_policy_fallbacks.size(), 2u);
+  EXPECT_EQ(s.content_policy_fallbacks[1].from, "b");
+  EXPECT_THAT(s.content_policy_fallbacks[1].to, ElementsAre("a"));
+  ASSERT_EQ(s.context_window_fallbacks.size(), 2u);
+  EXPECT_TRUE(s.context_window_fallbacks[1].to.empty());
+
+  LoadResult star_target = load(std::string(kTwoGroups) + "litellm_settings:\n  fallbacks: [{a: ['*']}]\n");
+  EXPECT_FALSE(star_target.ok());
+  LoadResult not_list = load(std::string(kTwoGroups) + "litellm_settings:\n  fallbacks: [{a: b}]\n");
+  EXPECT_THAT(only(not_list.errors, "litellm_settings.fallbacks[0].a").message,
+              HasSubstr("expected a list"));
+}
+
+TEST(ConfigLoader, RouterSettingsFallbacksLandInLitellmSettings) {
+  LoadResult r = load(std::string(kTwoGroups) + R"(router_settings:
+  fallbacks: [{a: [b]}]
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  ASSERT_EQ(r.config->litellm_settings.fallbacks.size(), 1u);
+  EXPECT_EQ(r.config->litellm_settings.fallbacks[0].from, "a");
+}
+
+// ---------------------------------------------------------------------------------------
+// Ids
+
+TEST(ConfigLoader, DeploymentIdsAreGeneratedStableAndUnique) {
+  LoadResult r = load(R"(model_list:
+  - {model_name: a, litellm_params: {model: openai/x}}
+  - {model_name: b, litellm_params: {model: openai/x}}
+  - {model_name: a, litellm_params: {model: openai/y}, model_info: {id: mine}}
+  - {model_name: a, litellm_params: {model: openai/z}}
+  - {model_name: b, litellm_params: {model: openai/z}, model_info: {id: "a/3"}}
+  - {model_name: a, litellm_params: {model: openai/w}}
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  std::vector<std::string> ids;
+  for (const Deployment& d : r.config->model_list) ids.push_back(d.id);
+  EXPECT_THAT(ids, ElementsAre("a/0", "b/0", "mine", "a/2", "a/3", "a/3~2"));
+}
+
+TEST(ConfigLoader, DuplicateModelInfoIdIsAnError) {
+  LoadResult r = load(R"(model_list:
+  - model_name: a
+    litellm_params: {model: openai/x}
+    model_info: {id: same}
+  - model_name: b
+    litellm_params: {model: openai/y}
+    model_info:
+      id: same
+)");
+  EXPECT_FALSE(r.ok());
+  Problem p = only(r.errors, "model_list[1].model_info.id");
+  EXPECT_EQ(p.line, 8);
+  EXPECT_THAT(p.message, HasSubstr("duplicate"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Prices and durations
+
+TEST(NormalizeDecimal, PlainAndScientific) {
+  EXPECT_EQ(normalize_decimal("0.0000025"), "0.0000025");
+  EXPECT_EQ(normalize_decimal("0.00000250"), "0.00000250");  // as written
+  EXPECT_EQ(normalize_decimal("2.5e-06"), "0.0000025");
+  EXPECT_EQ(normalize_decimal("2.5E-6"), "0.0000025");
+  EXPECT_EQ(normalize_decimal("1e-6"), "0.000001");
+  EXPECT_EQ(normalize_decimal("1.50e-7"), "0.00000015");
+  EXPECT_EQ(normalize_decimal("1E3"), "1000");
+  EXPECT_EQ(normalize_decimal("12.345e1"), "123.45");
+  EXPECT_EQ(normalize_decimal("3.75e+2"), "375");
+  EXPECT_EQ(normalize_decimal("0e0"), "0");
+  EXPECT_EQ(normalize_decimal("15"), "15");
+  EXPECT_EQ(normalize_decimal(".5"), "0.5");
+  EXPECT_EQ(normalize_decimal("+3"), "3");
+  EXPECT_EQ(normalize_decimal("3."), "3");
+  std::string why;
+  EXPECT_EQ(normalize_decimal("-1e-6", &why), std::nullopt);
+  EXPECT_THAT(why, HasSubstr("negative"));
+  for (const char* bad : {"", ".", "abc", ".inf", "nan", "1e", "1e400", "1.2.3", "0x10", "1,5"})
+    EXPECT_EQ(normalize_decimal(bad), std::nullopt) << bad;
+}
+
+TEST(ConfigLoader, PricesKeepDecimalTextAndLitellmParamsWin) {
+  LoadResult r = load(R"(model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+      input_cost_per_token: 2.5e-06
+      output_cost_per_token: "1e-05"
+    model_info:
+      input_cost_per_token: 0.5
+      output_cost_per_token: 0.7
+  - model_name: n
+    litellm_params: {model: openai/gpt-4o}
+    model_info: {input_cost_per_token: 0.000003, output_cost_per_token: 0}
+litellm_settings:
+  max_budget: 100
+  max_end_user_budget: 1.5e1
+  budget_duration: 30d
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_EQ(r.config->model_list[0].input_cost_per_token, "0.0000025");
+  EXPECT_EQ(r.config->model_list[0].output_cost_per_token, "0.00001");
+  EXPECT_EQ(r.config->model_list[1].input_cost_per_token, "0.000003");
+  EXPECT_EQ(r.config->model_list[1].output_cost_per_token, "0");
+  EXPECT_EQ(r.config->litellm_settings.max_budget, "100");
+  EXPECT_EQ(r.config->litellm_settings.max_end_user_budget, "15");
+  EXPECT_EQ(r.config->litellm_settings.budget_duration, "30d");
+
+  LoadResult bad = load("litellm_settings:\n  budget_duration: monthly\n");
+  only(bad.errors, "litellm_settings.budget_duration");
+}
+
+TEST(ConfigLoader, DurationsAreSecondsConvertedToMilliseconds) {
+  LoadResult r = load(R"(model_list:
+  - model_name: m
+    litellm_params: {model: openai/gpt-4o, timeout: 0.5, stream_timeout: 2.25}
+router_settings:
+  cooldown_time: 0
+  retry_after: 1.0005
+  timeout: 45
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_EQ(r.config->model_list[0].timeout, 500ms);
+  EXPECT_EQ(r.config->model_list[0].stream_timeout, 2250ms);
+  EXPECT_EQ(r.config->router_settings.cooldown_time, 0ms);
+  EXPECT_EQ(r.config->router_settings.retry_after, 1001ms);  // rounded half up
+  EXPECT_EQ(r.config->router_settings.timeout, 45s);
+  EXPECT_EQ(r.config->effective_timeout, 45s);
+
+  LoadResult zero = load("litellm_settings:\n  request_timeout: 0\n");
+  EXPECT_THAT(only(zero.errors, "litellm_settings.request_timeout").message,
+              HasSubstr("greater than 0"));
+}
+
+TEST(ConfigLoader, EffectiveRetriesAndTimeoutPrecedence) {
+  LoadResult defaults = load("");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults.config->effective_num_retries, 2);
+  EXPECT_EQ(defaults.config->effective_timeout, 600s);
+
+  LoadResult litellm = load("litellm_settings: {num_retries: 0, request_timeout: 20}\n");
+  ASSERT_TRUE(litellm.ok());
+  EXPECT_EQ(litellm.config->effective_num_retries, 0);
+  EXPECT_EQ(litellm.config->effective_timeout, 20s);
+
+  LoadResult router = load(
+      "litellm_settings: {num_retries: 5, request_timeout: 20}\n"
+      "router_settings: {num_retries: 1, timeout: 7, max_fallbacks: 2, routing_strategy: least-busy}\n");
+  ASSERT_TRUE(router.ok()) << all(router.errors);
+  EXPECT_EQ(router.config->effective_num_retries, 1);
+  EXPECT_EQ(router.config->effective_timeout, 7s);
+  EXPECT_EQ(router.config->router_settings.num_retries, 1);
+  EXPECT_EQ(router.config->router_settings.max_fallbacks, 2);
+  EXPECT_EQ(router.config->router_settings.routing_strategy, RoutingStrategy::least_busy);
+}
+
+// ---------------------------------------------------------------------------------------
+// tollgate_settings and general_settings
+
+TEST(ConfigLoader, TollgateSettingsDefaults) {
+  LoadResult r = load("");
+  ASSERT_TRUE(r.ok());
+  const TollgateSettings& t = r.config->tollgate_settings;
+  EXPECT_EQ(t.max_request_body_bytes, 8 * 1024 * 1024);
+  EXPECT_EQ(t.header_read_timeout, 10s);
+  EXPECT_TRUE(t.tls_verify);
+  EXPECT_EQ(t.data_dir, "./data");
+}
+
+TEST(ConfigLoader, TollgateSettingsAllFields) {
+  LoadResult r = load(R"(tollgate_settings:
+  max_request_body_bytes: 1048576
+  max_upstream_body_bytes: 2097152
+  header_read_timeout_ms: 1500
+  body_read_timeout_ms: 2500
+  idle_timeout_ms: 3500
+  connect_timeout_ms: 450
+  worker_threads: 2
+  ca_file: /etc/ssl/mine.pem
+  tls_verify: false
+  max_idle_connections_per_upstream: 8
+  data_dir: os.environ/DATA
+general_settings:
+  enforce_fallback_budget: false
+  enforce_fallback_model_access: no
+  disable_spend_logs: true
+)",
+                      {{"DATA", "/var/lib/tollgate"}});
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  const TollgateSettings& t = r.config->tollgate_settings;
+  EXPECT_EQ(t.max_request_body_bytes, 1048576);
+  EXPECT_EQ(t.max_upstream_body_bytes, 2097152);
+  EXPECT_EQ(t.header_read_timeout, 1500ms);
+  EXPECT_EQ(t.body_read_timeout, 2500ms);
+  EXPECT_EQ(t.idle_timeout, 3500ms);
+  EXPECT_EQ(t.connect_timeout, 450ms);
+  EXPECT_EQ(t.worker_threads, 2);
+  EXPECT_EQ(t.ca_file, "/etc/ssl/mine.pem");
+  EXPECT_FALSE(t.tls_verify);
+  EXPECT_EQ(t.max_idle_connections_per_upstream, 8);
+  EXPECT_EQ(t.data_dir, "/var/lib/tollgate");
+  only(r.warnings, "tollgate_settings.tls_verify");  // disabling verification is called out
+  EXPECT_FALSE(r.config->general_settings.enforce_fallback_budget);
+  EXPECT_FALSE(r.config->general_settings.enforce_fallback_model_access);
+  EXPECT_TRUE(r.config->general_settings.disable_spend_logs);
+}
+
+TEST(Problem, ToString) {
+  EXPECT_EQ((Problem{"model_list[2].litellm_params.rpm", 14, "expected an integer"}.to_string()),
+            "model_list[2].litellm_params.rpm (line 14): expected an integer");
+  EXPECT_EQ((Problem{"a.b", 0, "m"}.to_string()), "a.b: m");
+  EXPECT_EQ((Problem{"", 3, "m"}.to_string()), "(line 3): m");
+  EXPECT_EQ((Problem{"", 0, "m"}.to_string()), "m");
+}
+
+// ---------------------------------------------------------------------------------------
+// Bundled examples
+
+TEST(Examples, SimulatorConfigLoads) {
+  LoadResult r = load_config_file(
+      example("simulator.yaml"), env_of({{"TOLLGATE_MOCK_BASE", "http://127.0.0.1:4010/v1"},
+                                         {"TOLLGATE_MOCK_ANTHROPIC_BASE", "http://127.0.0.1:4010/"}}));
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_TRUE(r.warnings.empty()) << all(r.warnings);
+  const Config& c = *r.config;
+  EXPECT_THAT(c.model_groups(), ElementsAre("gpt-4o-mini", "gpt-4o", "claude-sonnet"));
+  EXPECT_EQ(c.general_settings.master_key, "sk-tollgate-dev");
+  for (const Deployment& d : c.model_list) {
+    if (d.provider == ProviderKind::anthropic) EXPECT_EQ(d.api_base, "http://127.0.0.1:4010");
+    else EXPECT_EQ(d.api_base, "http://127.0.0.1:4010/v1");
+    EXPECT_TRUE(d.input_cost_per_token.has_value()) << d.id;
+  }
+}
+
+TEST(Examples, SimulatorConfigNeedsTheMockBase) {
+  LoadResult r = load_config_file(example("simulator.yaml"), env_of({}));
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(all(r.errors), HasSubstr("TOLLGATE_MOCK_BASE"));
+}
+
+TEST(Examples, ProviderConfigsLoad) {
+  LoadResult oa = load_config_file(example("openai.yaml"), env_of({{"OPENAI_API_KEY", "sk-x"},
+                                                                   {"TOLLGATE_MASTER_KEY", "sk-m"}}));
+  ASSERT_TRUE(oa.ok()) << all(oa.errors);
+  EXPECT_TRUE(oa.warnings.empty()) << all(oa.warnings);
+  EXPECT_EQ(oa.config->model_list[0].api_key, "sk-x");
+  LoadResult an =
+      load_config_file(example("anthropic.yaml"), env_of({{"ANTHROPIC_API_KEY", "sk-ant"},
+                                                          {"TOLLGATE_MASTER_KEY", "sk-m"}}));
+  ASSERT_TRUE(an.ok()) << all(an.errors);
+  EXPECT_TRUE(an.warnings.empty()) << all(an.warnings);
+  EXPECT_EQ(an.config->model_list[0].provider, ProviderKind::anthropic);
+}
+
+}  // namespace
+}  // namespace tollgate::config

@@ -1,0 +1,212 @@
+// Behaviour objects: parsing (JSON and query-string directives), merging, scripted queues.
+#include "mock.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/url/parse_query.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+namespace tollgate::mock {
+
+namespace {
+
+bool to_int(const boost::json::value& v, std::int64_t& out) {
+  if (v.is_int64()) {
+    out = v.get_int64();
+    return true;
+  }
+  if (v.is_uint64()) {
+    auto u = v.get_uint64();
+    out = u > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(u);
+    return true;
+  }
+  if (v.is_double()) {
+    double d = v.get_double();
+    if (!std::isfinite(d)) return false;
+    if (d > 9e18) d = 9e18;
+    if (d < -9e18) d = -9e18;
+    out = static_cast<std::int64_t>(d);
+    return true;
+  }
+  return false;
+}
+
+bool to_double(const boost::json::value& v, double& out) {
+  if (v.is_number()) {
+    boost::system::error_code ec;
+    out = v.to_number<double>(ec);
+    return !ec && std::isfinite(out);
+  }
+  return false;
+}
+
+std::int64_t clamp64(std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, std::string& err) {
+  auto bad = [&](std::string_view what) {
+    err = "behavior field '" + std::string(key) + "' must be " + std::string(what);
+    return false;
+  };
+  std::int64_t i = 0;
+  if (key == "status") {
+    if (!to_int(v, i)) return bad("an integer");
+    if (i < 100 || i > 999) return bad("an HTTP status (100-999)");
+    b.status = static_cast<int>(i);
+  } else if (key == "error") {
+    if (!v.is_string()) return bad("a string");
+    b.error = std::string(v.get_string());
+  } else if (key == "fault") {
+    if (!v.is_string()) return bad("a string");
+    std::string f(v.get_string());
+    if (f != "reset" && f != "hang" && f != "truncate" && f != "garbage" && f != "oversized" &&
+        f != "empty" && f != "none" && !f.empty())
+      return bad("one of reset, hang, truncate, garbage, oversized, empty, none");
+    b.fault = f == "none" ? std::string() : f;
+  } else if (key == "retry_after") {
+    if (v.is_string()) {
+      b.retry_after = std::string(v.get_string());
+    } else {
+      double d = 0;
+      if (!to_double(v, d) || d < 0) return bad("a non-negative number or a string");
+      b.retry_after = std::to_string(static_cast<std::int64_t>(std::ceil(d)));
+    }
+  } else if (key == "retry_after_ms") {
+    if (!to_int(v, i) || i < 0) return bad("a non-negative integer");
+    b.retry_after_ms = i;
+  } else if (key == "latency_ms") {
+    if (!to_int(v, i)) return bad("an integer");
+    b.latency_ms = clamp64(i, 0, kMaxDelayMs);
+  } else if (key == "tokens_per_second") {
+    double d = 0;
+    if (!to_double(v, d) || d < 0) return bad("a non-negative number");
+    b.tokens_per_second = d;
+  } else if (key == "completion_tokens") {
+    if (!to_int(v, i)) return bad("an integer");
+    b.completion_tokens = clamp64(i, 0, kMaxCompletionTokens);
+  } else if (key == "prompt_tokens") {
+    if (!to_int(v, i)) return bad("an integer");
+    b.prompt_tokens = clamp64(i, 0, INT64_MAX / 4);
+  } else if (key == "cached_tokens") {
+    if (!to_int(v, i)) return bad("an integer");
+    b.cached_tokens = clamp64(i, 0, INT64_MAX / 4);
+  } else if (key == "content") {
+    if (!v.is_string()) return bad("a string");
+    b.content = std::string(v.get_string());
+  } else {
+    err = "unknown behavior field '" + std::string(key) + "'";
+    return false;
+  }
+  return true;
+}
+
+// Query values are text; numbers are recognised so numeric fields accept them.
+boost::json::value query_value(std::string_view key, std::string_view text) {
+  if (key == "error" || key == "fault" || key == "content") return boost::json::value(text);
+  if (key == "retry_after") {
+    double d = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+    if (ec == std::errc() && p == text.data() + text.size()) return boost::json::value(d);
+    return boost::json::value(text);
+  }
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  if (ec || !v.is_number()) return boost::json::value(text);
+  return v;
+}
+
+struct Scripts {
+  std::mutex mu;
+  std::unordered_map<std::string, std::deque<Behavior>> queues;
+};
+Scripts& scripts() {
+  static Scripts s;
+  return s;
+}
+
+}  // namespace
+
+bool parse_behavior(const boost::json::value& v, Behavior& out, std::string& err) {
+  if (!v.is_object()) {
+    err = "a behavior must be a JSON object";
+    return false;
+  }
+  Behavior b;
+  for (const auto& kv : v.get_object()) {
+    if (!set_field(b, kv.key(), kv.value(), err)) return false;
+  }
+  out = std::move(b);
+  return true;
+}
+
+bool parse_behavior_query(std::string_view query, Behavior& out, std::string& err) {
+  Behavior b;
+  auto params = boost::urls::parse_query(query);
+  if (!params) {
+    err = "invalid model directives";
+    return false;
+  }
+  for (auto p : *params) {
+    std::string key = p.key.decode();
+    if (key.empty()) continue;
+    std::string value = p.has_value ? p.value.decode() : std::string();
+    if (!set_field(b, key, query_value(key, value), err)) return false;
+  }
+  out = std::move(b);
+  return true;
+}
+
+Behavior merge_behavior(const Behavior& low, const Behavior& high) {
+  Behavior m = low;
+  if (high.has_outcome()) {
+    m.status = high.status;
+    m.error = high.error;
+    m.fault = high.fault;
+    m.retry_after = high.retry_after;
+    m.retry_after_ms = high.retry_after_ms;
+  }
+  if (high.latency_ms) m.latency_ms = high.latency_ms;
+  if (high.tokens_per_second) m.tokens_per_second = high.tokens_per_second;
+  if (high.completion_tokens) m.completion_tokens = high.completion_tokens;
+  if (high.content) m.content = high.content;
+  if (high.prompt_tokens) m.prompt_tokens = high.prompt_tokens;
+  if (high.cached_tokens) m.cached_tokens = high.cached_tokens;
+  return m;
+}
+
+void script_set(const std::string& model, std::vector<Behavior> queue) {
+  auto& s = scripts();
+  std::lock_guard lock(s.mu);
+  if (queue.empty()) {
+    s.queues.erase(model);
+    return;
+  }
+  s.queues[model] = std::deque<Behavior>(std::make_move_iterator(queue.begin()),
+                                         std::make_move_iterator(queue.end()));
+}
+
+std::optional<Behavior> script_next(const std::string& model) {
+  auto& s = scripts();
+  std::lock_guard lock(s.mu);
+  auto it = s.queues.find(model);
+  if (it == s.queues.end() || it->second.empty()) return std::nullopt;
+  auto& q = it->second;
+  if (q.size() == 1) return q.front();
+  Behavior b = std::move(q.front());
+  q.pop_front();
+  return b;
+}
+
+void script_reset() {
+  auto& s = scripts();
+  std::lock_guard lock(s.mu);
+  s.queues.clear();
+}
+
+}  // namespace tollgate::mock

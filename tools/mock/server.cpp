@@ -1,0 +1,678 @@
+// Connection handling, routing, behaviour execution (latency, faults, streaming) and control API.
+#include "server.hpp"
+
+#include "mock.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+
+namespace tollgate::mock {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using tcp = asio::ip::tcp;
+using asio::awaitable;
+using asio::use_awaitable;
+using Request = http::request<http::string_body>;
+
+namespace {
+
+constexpr std::size_t kBodyLimit = 64ull * 1024 * 1024;
+constexpr std::size_t kHeaderLimit = 64 * 1024;
+constexpr std::size_t kOversizedPadding = 64ull * 1024 * 1024;
+
+constexpr auto tuple_awaitable = asio::as_tuple(use_awaitable);
+
+// ---------------------------------------------------------------- socket helpers
+
+enum class PeerState { open, closed, data };
+
+PeerState peek_peer(tcp::socket& s) {
+  char c = 0;
+  ssize_t r = ::recv(s.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (r == 0) return PeerState::closed;
+  if (r < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return PeerState::open;
+    return PeerState::closed;
+  }
+  return PeerState::data;
+}
+
+/// Sleeps `d` while watching the socket; true if the peer closed meanwhile.
+awaitable<bool> sleep_watch(tcp::socket& s, std::chrono::microseconds d) {
+  using namespace asio::experimental::awaitable_operators;
+  if (d.count() <= 0) co_return false;
+  asio::steady_timer timer(s.get_executor(), d);
+  auto result = co_await (timer.async_wait(tuple_awaitable) ||
+                          s.async_wait(tcp::socket::wait_read, tuple_awaitable));
+  if (result.index() == 0) co_return false;
+  auto [ec] = std::get<1>(result);
+  if (ec) co_return true;
+  PeerState st = peek_peer(s);
+  if (st == PeerState::closed) co_return true;
+  // Readable but not closed (pipelined bytes or spurious): finish the wait without watching.
+  auto [ec2] = co_await timer.async_wait(tuple_awaitable);
+  (void)ec2;
+  co_return false;
+}
+
+/// Waits until the peer closes, discarding anything it sends.
+awaitable<void> wait_peer_close(tcp::socket& s) {
+  std::array<char, 4096> scratch{};
+  for (;;) {
+    auto [ec] = co_await s.async_wait(tcp::socket::wait_read, tuple_awaitable);
+    if (ec) co_return;
+    ssize_t r = ::recv(s.native_handle(), scratch.data(), scratch.size(), MSG_DONTWAIT);
+    if (r == 0) co_return;
+    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) co_return;
+  }
+}
+
+awaitable<bool> write_all(tcp::socket& s, std::string_view a, std::string_view b = {}) {
+  std::array<asio::const_buffer, 2> bufs{asio::buffer(a.data(), a.size()),
+                                         asio::buffer(b.data(), b.size())};
+  auto [ec, n] = co_await asio::async_write(s, bufs, tuple_awaitable);
+  (void)n;
+  co_return !ec;
+}
+
+awaitable<bool> write_chunk(tcp::socket& s, std::string_view data) {
+  if (data.empty()) co_return true;
+  char size_line[32];
+  int len = std::snprintf(size_line, sizeof size_line, "%zx\r\n", data.size());
+  std::array<asio::const_buffer, 3> bufs{asio::buffer(size_line, static_cast<std::size_t>(len)),
+                                         asio::buffer(data.data(), data.size()),
+                                         asio::buffer("\r\n", 2)};
+  auto [ec, n] = co_await asio::async_write(s, bufs, tuple_awaitable);
+  (void)n;
+  co_return !ec;
+}
+
+void close_socket(tcp::socket& s) {
+  boost::system::error_code ec;
+  s.shutdown(tcp::socket::shutdown_both, ec);
+  s.close(ec);
+}
+
+void reset_socket(tcp::socket& s) {
+  boost::system::error_code ec;
+  s.set_option(asio::socket_base::linger(true, 0), ec);
+  s.close(ec);
+}
+
+std::string head(int status, std::string_view content_type, std::string_view extra,
+                 std::optional<std::size_t> content_length, bool keep) {
+  std::string h;
+  h.reserve(256 + extra.size());
+  h += "HTTP/1.1 ";
+  h += std::to_string(status);
+  h += ' ';
+  h += reason_phrase(status);
+  h += "\r\ncontent-type: ";
+  h += content_type;
+  h += "\r\n";
+  h += extra;
+  if (content_length) {
+    h += "content-length: ";
+    h += std::to_string(*content_length);
+    h += "\r\n";
+  } else {
+    h += "transfer-encoding: chunked\r\n";
+  }
+  h += keep ? "connection: keep-alive\r\n\r\n" : "connection: close\r\n\r\n";
+  return h;
+}
+
+awaitable<bool> send_reply(tcp::socket& s, const Reply& r, bool keep) {
+  std::string h = head(r.status, r.content_type, r.headers, r.body.size(), keep);
+  co_return co_await write_all(s, h, r.body);
+}
+
+Reply json_reply(int status, std::string body, std::string headers = {}) {
+  Reply r;
+  r.status = status;
+  r.body = std::move(body);
+  r.headers = std::move(headers);
+  return r;
+}
+
+Reply control_error(int status, std::string_view message) {
+  return json_reply(status, R"({"error":{"message":)" + json_quote(message) +
+                                R"(,"type":"invalid_request_error","param":null,"code":null}})");
+}
+
+// ---------------------------------------------------------------- request facts
+
+std::int64_t text_bytes(const json::value& v, int depth = 0) {
+  if (depth > 8) return 0;
+  if (v.is_string()) return static_cast<std::int64_t>(v.get_string().size());
+  std::int64_t total = 0;
+  if (v.is_array()) {
+    for (const auto& part : v.get_array()) total += text_bytes(part, depth + 1);
+  } else if (v.is_object()) {
+    const auto& o = v.get_object();
+    if (auto* t = o.if_contains("text"); t && t->is_string()) total += t->get_string().size();
+    if (auto* c = o.if_contains("content"); c && !c->is_null()) total += text_bytes(*c, depth + 1);
+  }
+  return total;
+}
+
+std::int64_t ceil_div4(std::int64_t b) { return (b + 3) / 4; }
+
+std::int64_t count_prompt_tokens(const json::object& body, bool anthropic) {
+  std::int64_t tokens = 0;
+  if (auto* msgs = body.if_contains("messages"); msgs && msgs->is_array()) {
+    for (const auto& m : msgs->get_array()) {
+      std::int64_t bytes = 0;
+      if (m.is_object()) {
+        if (auto* c = m.get_object().if_contains("content")) bytes = text_bytes(*c);
+      }
+      tokens += ceil_div4(bytes) + 4;
+    }
+  }
+  if (anthropic) {
+    if (auto* sys = body.if_contains("system"); sys && !sys->is_null()) {
+      tokens += ceil_div4(text_bytes(*sys)) + 4;
+    }
+  }
+  return tokens;
+}
+
+std::optional<std::int64_t> int_field(const json::object& o, std::string_view key, bool& bad) {
+  auto* v = o.if_contains(key);
+  if (!v || v->is_null()) return std::nullopt;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64()) {
+    auto u = v->get_uint64();
+    return u > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(u);
+  }
+  if (v->is_double() && std::isfinite(v->get_double()) && v->get_double() == std::floor(v->get_double()) &&
+      std::fabs(v->get_double()) < 9e18)
+    return static_cast<std::int64_t>(v->get_double());
+  bad = true;
+  return std::nullopt;
+}
+
+std::vector<std::string> split_words(std::string_view s) {
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    std::size_t j = i;
+    while (j < s.size() && s[j] != ' ') ++j;
+    if (j > i) words.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
+// ---------------------------------------------------------------- the chat endpoints
+
+struct Billing {
+  std::int64_t prompt = 0, completion = 0, cached = 0;
+};
+
+awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool anthropic,
+                            std::string deployment, const ServerConfig& cfg, bool keep) {
+  std::string rid = api.new_request_id();
+  ErrorSpec invalid;
+  invalid.name = "invalid_request";
+  invalid.request_id = rid;
+
+  boost::system::error_code ec;
+  json::value parsed = json::parse(req.body(), ec);
+  if (ec || !parsed.is_object()) {
+    stats_request_begin(nullptr, false);
+    invalid.message = ec ? "We could not parse the JSON body of your request: " + ec.message() +
+                               ". The API expects a JSON payload."
+                         : std::string("The request body must be a JSON object.");
+    Reply r = api.error(invalid);
+    co_return co_await send_reply(s, r, keep) && keep;
+  }
+  const json::object& body = parsed.get_object();
+
+  std::string full_model;
+  if (auto* m = body.if_contains("model"); m && m->is_string()) full_model = m->get_string();
+  if (full_model.empty()) full_model = deployment;
+  if (full_model.empty()) {
+    stats_request_begin(nullptr, false);
+    invalid.message = anthropic ? "model: Field required" : "you must provide a model parameter";
+    Reply r = api.error(invalid);
+    co_return co_await send_reply(s, r, keep) && keep;
+  }
+  std::string model = full_model;
+  std::string directives;
+  if (auto q = full_model.find('?'); q != std::string::npos) {
+    model = full_model.substr(0, q);
+    directives = full_model.substr(q + 1);
+  }
+  bool stream = false;
+  if (auto* st = body.if_contains("stream"); st && st->is_bool()) stream = st->get_bool();
+  stats_request_begin(&model, stream);
+  invalid.model = model;
+
+  auto reject = [&](std::string message) {
+    invalid.message = std::move(message);
+    stats_request_end(model, Outcome::failed, 0, 0, 0);
+    return api.error(invalid);
+  };
+
+  // Behaviour, lowest priority first: default, model directives, script, header.
+  Behavior b;
+  b.latency_ms = cfg.default_latency_ms;
+  std::string err;
+  if (!directives.empty()) {
+    Behavior d;
+    if (!parse_behavior_query(directives, d, err)) {
+      Reply r = reject("tollgate-mock: " + err);
+      co_return co_await send_reply(s, r, keep) && keep;
+    }
+    b = merge_behavior(b, d);
+  }
+  if (auto sb = script_next(model)) b = merge_behavior(b, *sb);
+  if (auto hv = req.find("x-mock-behavior"); hv != req.end()) {
+    boost::system::error_code hec;
+    json::value hj = json::parse(hv->value(), hec);
+    Behavior hb;
+    if (hec) err = "x-mock-behavior is not valid JSON";
+    if (hec || !parse_behavior(hj, hb, err)) {
+      Reply r = reject("tollgate-mock: " + err);
+      co_return co_await send_reply(s, r, keep) && keep;
+    }
+    b = merge_behavior(b, hb);
+  }
+
+  // Request facts.
+  auto* msgs = body.if_contains("messages");
+  if (!msgs || !msgs->is_array()) {
+    Reply r = reject(anthropic ? "messages: Field required"
+                               : "Missing required parameter: 'messages'.");
+    co_return co_await send_reply(s, r, keep) && keep;
+  }
+  bool bad = false;
+  std::optional<std::int64_t> max_tokens = int_field(body, "max_tokens", bad);
+  if (!anthropic) {
+    if (auto mct = int_field(body, "max_completion_tokens", bad)) max_tokens = mct;
+  }
+  std::optional<std::int64_t> n_field = anthropic ? std::nullopt : int_field(body, "n", bad);
+  if (bad || (max_tokens && *max_tokens < 1) || (n_field && (*n_field < 1 || *n_field > kMaxChoices))) {
+    Reply r = reject(bad ? "Invalid type for an integer parameter (max_tokens, max_completion_tokens or n)."
+                         : "Invalid value: max_tokens must be at least 1 and n between 1 and 128.");
+    co_return co_await send_reply(s, r, keep) && keep;
+  }
+  if (anthropic && !max_tokens) {
+    Reply r = reject("max_tokens: Field required");
+    co_return co_await send_reply(s, r, keep) && keep;
+  }
+
+  Completion c;
+  c.id = api.new_completion_id();
+  c.created = unix_now();
+  c.model = model;
+  c.n = n_field ? static_cast<int>(*n_field) : 1;
+  c.prompt_tokens = b.prompt_tokens ? *b.prompt_tokens : count_prompt_tokens(body, anthropic);
+  c.cached_tokens = b.cached_tokens.value_or(0);
+  if (c.cached_tokens > c.prompt_tokens) c.cached_tokens = c.prompt_tokens;
+  if (!anthropic) {
+    if (auto* so = body.if_contains("stream_options"); so && so->is_object()) {
+      if (auto* iu = so->get_object().if_contains("include_usage"); iu && iu->is_bool())
+        c.include_usage = iu->get_bool();
+    }
+  }
+  std::int64_t desired = 16;
+  if (b.content) {
+    c.words = split_words(*b.content);
+    desired = static_cast<std::int64_t>(c.words.size());
+  }
+  if (b.completion_tokens) desired = *b.completion_tokens;
+  if (desired > kMaxCompletionTokens) desired = kMaxCompletionTokens;
+  // Bound the total output (tokens x choices) so no request can exhaust memory.
+  if (desired * c.n > kMaxCompletionTokens) desired = kMaxCompletionTokens / c.n;
+  c.tokens = desired;
+  if (max_tokens && desired > *max_tokens) {
+    c.tokens = *max_tokens;
+    c.capped = true;
+  }
+  c.include_usage = c.include_usage && stream;
+
+  // ---- execute the behaviour
+  const std::string fault = b.fault.value_or("");
+  if (fault == "hang") {
+    co_await wait_peer_close(s);
+    stats_request_end(model, Outcome::cancelled, 0, 0, 0);
+    co_return false;
+  }
+  std::int64_t latency = b.latency_ms.value_or(0);
+  if (latency > 0) {
+    bool closed = co_await sleep_watch(s, std::chrono::milliseconds(latency));
+    if (closed) {
+      stats_request_end(model, Outcome::cancelled, 0, 0, 0);
+      co_return false;
+    }
+  }
+  if (fault == "reset") {
+    reset_socket(s);
+    stats_request_end(model, Outcome::failed, 0, 0, 0);
+    co_return false;
+  }
+  if (fault == "empty") {
+    close_socket(s);
+    stats_request_end(model, Outcome::failed, 0, 0, 0);
+    co_return false;
+  }
+  if (b.error || (b.status && *b.status >= 400)) {
+    ErrorSpec e;
+    e.name = b.error.value_or("");
+    e.status = b.status.value_or(0);
+    e.model = model;
+    e.prompt_tokens = c.prompt_tokens;
+    e.retry_after = b.retry_after;
+    e.retry_after_ms = b.retry_after_ms;
+    e.request_id = rid;
+    Reply r = api.error(e);
+    bool ok = co_await send_reply(s, r, keep);
+    stats_request_end(model, ok ? Outcome::failed : Outcome::cancelled, 0, 0, 0);
+    co_return ok && keep;
+  }
+  if (fault == "garbage") {
+    Reply r = json_reply(200, "<!DOCTYPE html>{\"id\": chatcmpl-garbage, not json at all",
+                         api.base_headers(rid));
+    bool ok = co_await send_reply(s, r, keep);
+    stats_request_end(model, ok ? Outcome::failed : Outcome::cancelled, 0, 0, 0);
+    co_return ok && keep;
+  }
+
+  double tps = b.tokens_per_second.value_or(0);
+  auto interval = std::chrono::microseconds(
+      tps > 0 ? static_cast<std::int64_t>(std::min(1e6 / tps, static_cast<double>(kMaxDelayMs) * 1000))
+              : 0);
+  Billing full{c.prompt_tokens, c.tokens * c.n, c.cached_tokens};
+
+  if (!stream) {
+    // Generation time at the scripted pace, before the headers, as a real provider would.
+    if (interval.count() > 0 && c.tokens > 1) {
+      bool closed = co_await sleep_watch(s, interval * (c.tokens - 1));
+      if (closed) {
+        stats_request_end(model, Outcome::cancelled, 0, 0, 0);
+        co_return false;
+      }
+    }
+    std::string text = api.body(c);
+    std::string extra = api.success_headers(c, rid);
+    if (fault == "truncate") {
+      std::string h = head(200, "application/json", extra, text.size(), keep);
+      bool ok = co_await write_all(s, h, std::string_view(text).substr(0, text.size() / 2));
+      close_socket(s);
+      stats_request_end(model, ok ? Outcome::failed : Outcome::cancelled, 0, 0, 0);
+      co_return false;
+    }
+    if (fault == "oversized") {
+      static const std::string pad(1024 * 1024, ' ');
+      std::string h = head(200, "application/json", extra, text.size() + kOversizedPadding, keep);
+      std::string_view tv(text);
+      bool ok = co_await write_all(s, h, tv.substr(0, tv.size() - 1));
+      for (std::size_t sent = 0; ok && sent < kOversizedPadding; sent += pad.size())
+        ok = co_await write_all(s, pad);
+      if (ok) ok = co_await write_all(s, tv.substr(tv.size() - 1));
+      if (ok)
+        stats_request_end(model, Outcome::succeeded, full.prompt, full.completion, full.cached);
+      else
+        stats_request_end(model, Outcome::cancelled, 0, 0, 0);
+      co_return ok && keep;
+    }
+    std::string h = head(200, "application/json", extra, text.size(), keep);
+    bool ok = co_await write_all(s, h, text);
+    if (ok)
+      stats_request_end(model, Outcome::succeeded, full.prompt, full.completion, full.cached);
+    else
+      stats_request_end(model, Outcome::cancelled, 0, 0, 0);
+    co_return ok && keep;
+  }
+
+  // ---- streaming
+  std::string extra = api.success_headers(c, rid) + "cache-control: no-cache\r\n";
+  std::string h = head(200, "text/event-stream; charset=utf-8", extra, std::nullopt, keep);
+  if (!co_await write_all(s, h)) {
+    stats_request_end(model, Outcome::cancelled, 0, 0, 0);
+    co_return false;
+  }
+  std::int64_t sent = 0;
+  auto emitted = [&] { return c.tokens > 0 ? sent * c.n : 0; };
+  if (!co_await write_chunk(s, api.stream_open(c))) {
+    stats_request_end(model, Outcome::cancelled, c.prompt_tokens, 0, c.cached_tokens);
+    co_return false;
+  }
+  std::int64_t to_send = fault == "truncate" ? c.tokens / 2 : c.tokens;
+  for (std::int64_t i = 0; i < to_send; ++i) {
+    if (i > 0 && interval.count() > 0) {
+      bool closed = co_await sleep_watch(s, interval);
+      if (closed) {
+        stats_request_end(model, Outcome::cancelled, c.prompt_tokens, emitted(), c.cached_tokens);
+        co_return false;
+      }
+    }
+    if (!co_await write_chunk(s, api.stream_token(c, i))) {
+      stats_request_end(model, Outcome::cancelled, c.prompt_tokens, emitted(), c.cached_tokens);
+      co_return false;
+    }
+    sent = i + 1;
+  }
+  if (fault == "truncate") {
+    close_socket(s);
+    stats_request_end(model, Outcome::failed, c.prompt_tokens, emitted(), c.cached_tokens);
+    co_return false;
+  }
+  std::string tail = api.stream_close(c);
+  bool ok = co_await write_chunk(s, tail);
+  if (ok) ok = co_await write_all(s, "0\r\n\r\n");
+  if (!ok) {
+    stats_request_end(model, Outcome::cancelled, c.prompt_tokens, emitted(), c.cached_tokens);
+    co_return false;
+  }
+  stats_request_end(model, Outcome::succeeded, full.prompt, full.completion, full.cached);
+  co_return keep;
+}
+
+// ---------------------------------------------------------------- control API
+
+Reply handle_script(const Request& req) {
+  boost::system::error_code ec;
+  json::value v = json::parse(req.body(), ec);
+  if (ec || !v.is_object()) return control_error(400, "body must be a JSON object");
+  const auto& o = v.get_object();
+  auto* model = o.if_contains("model");
+  if (!model || !model->is_string() || model->get_string().empty())
+    return control_error(400, "'model' (non-empty string) is required");
+  auto* list = o.if_contains("behaviors");
+  if (!list || !list->is_array()) return control_error(400, "'behaviors' (array) is required");
+  std::vector<Behavior> queue;
+  for (const auto& item : list->get_array()) {
+    Behavior b;
+    std::string err;
+    if (!parse_behavior(item, b, err))
+      return control_error(400, "behaviors[" + std::to_string(queue.size()) + "]: " + err);
+    queue.push_back(std::move(b));
+  }
+  std::string name(model->get_string());
+  if (auto q = name.find('?'); q != std::string::npos) name.resize(q);
+  std::size_t count = queue.size();
+  if (count) stats_note_model(name);
+  script_set(name, std::move(queue));
+  return json_reply(200, R"({"ok":true,"model":)" + json_quote(name) +
+                             R"(,"queued":)" + std::to_string(count) + "}");
+}
+
+// ---------------------------------------------------------------- routing
+
+enum class Route { none, openai, azure, anthropic, models, stats, reset, script, health };
+
+Route route_of(std::string_view path, std::string& deployment) {
+  if (path == "/v1/chat/completions" || path == "/chat/completions") return Route::openai;
+  if (path == "/v1/messages") return Route::anthropic;
+  if (path == "/v1/models" || path == "/models") return Route::models;
+  if (path == "/mock/stats") return Route::stats;
+  if (path == "/mock/reset") return Route::reset;
+  if (path == "/mock/script") return Route::script;
+  if (path == "/health" || path == "/mock/health") return Route::health;
+  constexpr std::string_view prefix = "/openai/deployments/";
+  constexpr std::string_view suffix = "/chat/completions";
+  if (path.size() > prefix.size() + suffix.size() && path.starts_with(prefix) &&
+      path.ends_with(suffix)) {
+    auto dep = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    if (!dep.empty() && dep.find('/') == std::string_view::npos) {
+      deployment = std::string(dep);
+      return Route::azure;
+    }
+  }
+  return Route::none;
+}
+
+awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
+  // A HEAD reply here carries a body, so the connection cannot be reused after it.
+  bool keep = req.keep_alive() && req.method() != http::verb::head;
+  std::string_view target = req.target();
+  std::string_view path = target.substr(0, target.find('?'));
+  std::string deployment;
+  Route route = route_of(path, deployment);
+  auto method = req.method();
+  bool is_post = method == http::verb::post;
+  bool is_get = method == http::verb::get;
+
+  Reply r;
+  switch (route) {
+    case Route::none:
+      r = json_reply(404, R"({"error":{"message":)" +
+                              json_quote("Unknown request URL: " +
+                                         std::string(req.method_string()) + " " +
+                                         std::string(path) + ".") +
+                              R"(,"type":"invalid_request_error","param":null,"code":"unknown_url"}})");
+      break;
+    case Route::openai:
+    case Route::azure:
+    case Route::anthropic: {
+      bool anthropic = route == Route::anthropic;
+      const Api& api = anthropic ? anthropic_api() : openai_api();
+      if (!is_post) {
+        std::string rid = api.new_request_id();
+        ErrorSpec e;
+        e.status = 405;
+        e.request_id = rid;
+        e.message = "Method Not Allowed";
+        r = api.error(e);
+        r.headers += "allow: POST\r\n";
+        break;
+      }
+      co_return co_await handle_chat(s, req, api, anthropic, deployment, cfg, keep);
+    }
+    case Route::models:
+    case Route::stats:
+    case Route::health:
+      if (!is_get) {
+        r = control_error(405, "Method Not Allowed");
+        r.headers = "allow: GET\r\n";
+      } else if (route == Route::models) {
+        r = json_reply(200, models_json());
+      } else if (route == Route::stats) {
+        r = json_reply(200, stats_json());
+      } else {
+        r = json_reply(200, R"({"status":"ok"})");
+      }
+      break;
+    case Route::reset:
+    case Route::script:
+      if (!is_post) {
+        r = control_error(405, "Method Not Allowed");
+        r.headers = "allow: POST\r\n";
+      } else if (route == Route::reset) {
+        stats_reset();
+        script_reset();
+        r = json_reply(200, R"({"ok":true})");
+      } else {
+        r = handle_script(req);
+      }
+      break;
+  }
+  co_return co_await send_reply(s, r, keep) && keep;
+}
+
+bool is_parse_error(const boost::system::error_code& ec) {
+  return ec.category() == beast::http::make_error_code(http::error::bad_target).category() &&
+         ec != http::error::end_of_stream && ec != http::error::partial_message;
+}
+
+awaitable<void> session(tcp::socket s, ServerConfig cfg) {
+  boost::system::error_code opt_ec;
+  s.set_option(tcp::no_delay(true), opt_ec);
+  beast::flat_buffer buf;
+  for (;;) {
+    std::optional<http::request_parser<http::string_body>> parser;
+    parser.emplace();
+    parser->header_limit(kHeaderLimit);
+    parser->body_limit(kBodyLimit);
+    auto [ec, n] = co_await http::async_read_header(s, buf, *parser, tuple_awaitable);
+    (void)n;
+    if (!ec && !parser->is_done()) {
+      auto expect = parser->get()[http::field::expect];
+      if (beast::iequals(expect, "100-continue")) {
+        if (!co_await write_all(s, "HTTP/1.1 100 Continue\r\n\r\n")) break;
+      }
+      auto [ec2, n2] = co_await http::async_read(s, buf, *parser, tuple_awaitable);
+      (void)n2;
+      ec = ec2;
+    }
+    if (ec) {
+      if (ec == http::error::body_limit || ec == http::error::header_limit) {
+        Reply r = control_error(413, "Request too large");
+        co_await send_reply(s, r, false);
+      } else if (is_parse_error(ec)) {
+        Reply r = control_error(400, "Malformed HTTP request");
+        co_await send_reply(s, r, false);
+      }
+      break;
+    }
+    Request req = parser->release();
+    bool keep = co_await handle(s, req, cfg);
+    if (!keep || !s.is_open()) break;
+  }
+  close_socket(s);
+}
+
+}  // namespace
+
+awaitable<void> accept_loop(tcp::acceptor& acceptor, ServerConfig cfg) {
+  for (;;) {
+    auto [ec, sock] = co_await acceptor.async_accept(tuple_awaitable);
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+      // EMFILE and friends: back off briefly instead of spinning.
+      asio::steady_timer t(acceptor.get_executor(), std::chrono::milliseconds(10));
+      co_await t.async_wait(tuple_awaitable);
+      continue;
+    }
+    auto ex = sock.get_executor();
+    asio::co_spawn(ex, session(std::move(sock), cfg), [](std::exception_ptr) {});
+  }
+}
+
+}  // namespace tollgate::mock
