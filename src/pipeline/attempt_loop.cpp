@@ -365,7 +365,19 @@ class Run {
         break;
       }
       const bool at_end = *got == 0;
-      parser.feed(raw, [&](const http::SseEvent& ev) { decoder->on_event(ev, chunks); });
+      if (!parser.feed(raw, [&](const http::SseEvent& ev) { decoder->on_event(ev, chunks); })) {
+        // An event line beyond the parser's limit: garbage, not an LLM stream.
+        if (!committed) {
+          r.failure = FailureClass::transient_provider_error;
+          r.error = malformed_error(d, "sent a malformed event stream");
+          ex->cancel();
+          exchange_ = nullptr;
+          record(group, dep, ex->status(), r.failure, started, 0);
+          co_return r;
+        }
+        stream_error = malformed_error(d, "sent a malformed event stream");
+        break;
+      }
       if (auto err = decoder->error(); err && !committed) {
         r.failure = policy::classify(*err);
         r.error.status = err->status;

@@ -1,0 +1,186 @@
+#include "routing/router.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "config/loader.hpp"
+
+using namespace tollgate;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::shared_ptr<const config::Config> load(const std::string& yaml) {
+  auto r = config::load_config_string(yaml, "<test>", config::EnvLookup([](std::string_view) -> std::optional<std::string> {
+                                        return std::nullopt;
+                                      }));
+  for (const auto& e : r.errors) ADD_FAILURE() << e.to_string();
+  return r.config;
+}
+
+const char* kTwoDeployments = R"(
+model_list:
+  - model_name: g
+    litellm_params: {model: openai/a, api_base: "http://127.0.0.1:1/v1"}
+    model_info: {id: a}
+  - model_name: g
+    litellm_params: {model: openai/b, api_base: "http://127.0.0.1:1/v1"}
+    model_info: {id: b}
+  - model_name: h
+    litellm_params: {model: openai/h, api_base: "http://127.0.0.1:1/v1"}
+  - model_name: i
+    litellm_params: {model: openai/i, api_base: "http://127.0.0.1:1/v1"}
+  - model_name: j
+    litellm_params: {model: openai/j, api_base: "http://127.0.0.1:1/v1"}
+router_settings:
+  allowed_fails: 1
+  cooldown_time: 2
+  routing_strategy: ROUTING
+)";
+
+std::string with_strategy(const std::string& s) {
+  std::string y = kTwoDeployments;
+  y.replace(y.find("ROUTING"), 7, s);
+  return y;
+}
+
+}  // namespace
+
+TEST(Router, SimpleShuffleSpreadsOverTheGroup) {
+  auto cfg = load(with_strategy("simple-shuffle"));
+  core::ManualClock clock;
+  routing::RouterState r(cfg, clock);
+  EXPECT_EQ(r.select("g", {}, 0.1), 0u);
+  EXPECT_EQ(r.select("g", {}, 0.9), 1u);
+  EXPECT_FALSE(r.select("nope", {}, 0.1));
+}
+
+TEST(Router, AvoidsDeploymentsAlreadyTriedUnlessNothingElseIsLeft) {
+  auto cfg = load(with_strategy("simple-shuffle"));
+  core::ManualClock clock;
+  routing::RouterState r(cfg, clock);
+  EXPECT_EQ(r.select("g", {0}, 0.1), 1u);
+  EXPECT_EQ(r.select("g", {1}, 0.9), 0u);
+  const auto again = r.select("g", {0, 1}, 0.1);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(*again == 0u || *again == 1u);
+}
+
+TEST(Router, CooldownAfterMoreThanAllowedFailsThenBack) {
+  auto cfg = load(with_strategy("simple-shuffle"));
+  core::ManualClock clock;
+  routing::RouterState r(cfg, clock);
+  r.on_attempt_start(0);
+  r.on_attempt_end(0, true, milliseconds(5), 0);
+  EXPECT_FALSE(r.is_cooling_down(0)) << "one failure is allowed";
+  r.on_attempt_start(0);
+  r.on_attempt_end(0, true, milliseconds(5), 0);
+  EXPECT_TRUE(r.is_cooling_down(0));
+  for (double x : {0.0, 0.3, 0.6, 0.99}) EXPECT_EQ(r.select("g", {}, x), 1u);
+  clock.advance(milliseconds(1999));
+  EXPECT_TRUE(r.is_cooling_down(0));
+  clock.advance(milliseconds(1));
+  EXPECT_FALSE(r.is_cooling_down(0));
+  EXPECT_EQ(r.select("g", {}, 0.0), 0u);
+}
+
+TEST(Router, FailuresOutsideTheWindowDoNotAccumulate) {
+  auto cfg = load(with_strategy("simple-shuffle"));
+  core::ManualClock clock;
+  routing::RouterState r(cfg, clock);
+  r.on_attempt_end(0, true, milliseconds(5), 0);
+  clock.advance(milliseconds(2500));
+  r.on_attempt_end(0, true, milliseconds(5), 0);
+  EXPECT_FALSE(r.is_cooling_down(0));
+}
+
+TEST(Router, WholeGroupCoolingDownHasNoDeployment) {
+  auto cfg = load(with_strategy("simple-shuffle"));
+  core::ManualClock clock;
+  routing::RouterState r(cfg, clock);
+  r.cool_down(0);
+  r.cool_down(1);
+  EXPECT_FALSE(r.select("g", {}, 0.5));
+}
+
+TEST(Router, LeastBusyPicksFewestInFlight) {
+  auto cfg = load(with_strategy("least-busy"));
+  core::ManualClock clock;
+  routing::RouterState r(cfg, clock);
+  r.on_attempt_start(0);
+  r.on_attempt_start(0);
+  r.on_attempt_start(1);
+  EXPECT_EQ(r.select("g", {}, 0.0), 1u);
+  r.on_attempt_start(1);
+  r.on_attempt_start(1);
+  EXPECT_EQ(r.select("g", {}, 0.0), 0u);
+}
+
+TEST(Router, LatencyBasedPrefersTheFasterDeployment) {
+  auto cfg = load(with_strategy("latency-based-routing"));
+  core::ManualClock clock;
+  routing::RouterState r(cfg, clock);
+  r.on_attempt_start(0);
+  r.on_attempt_end(0, false, milliseconds(300), 10);
+  r.on_attempt_start(1);
+  r.on_attempt_end(1, false, milliseconds(50), 10);
+  for (double x : {0.0, 0.5, 0.99}) EXPECT_EQ(r.select("g", {}, x), 1u);
+}
+
+TEST(Router, RpmLimitTakesADeploymentOutForTheMinute) {
+  auto cfg = load(R"(
+model_list:
+  - model_name: g
+    litellm_params: {model: openai/a, api_base: "http://127.0.0.1:1/v1", rpm: 2}
+  - model_name: g
+    litellm_params: {model: openai/b, api_base: "http://127.0.0.1:1/v1", rpm: 1000}
+)");
+  core::ManualClock clock;
+  routing::RouterState r(cfg, clock);
+  r.on_attempt_start(0);
+  r.on_attempt_start(0);
+  for (double x : {0.0, 0.001, 0.5}) EXPECT_EQ(r.select("g", {}, x), 1u);
+  clock.advance(std::chrono::minutes(1));
+  EXPECT_EQ(r.select("g", {}, 0.0), 0u);
+}
+
+TEST(Fallbacks, OrderFollowsTheFailureClass) {
+  auto cfg = load(R"(
+model_list:
+  - {model_name: a, litellm_params: {model: openai/a, api_base: "http://x:1/v1"}}
+  - {model_name: b, litellm_params: {model: openai/b, api_base: "http://x:1/v1"}}
+  - {model_name: c, litellm_params: {model: openai/c, api_base: "http://x:1/v1"}}
+  - {model_name: big, litellm_params: {model: openai/big, api_base: "http://x:1/v1"}}
+  - {model_name: safe, litellm_params: {model: openai/safe, api_base: "http://x:1/v1"}}
+  - {model_name: d, litellm_params: {model: openai/d, api_base: "http://x:1/v1"}}
+litellm_settings:
+  fallbacks: [{"a": ["b", "c"]}]
+  context_window_fallbacks: [{"a": ["big"]}]
+  content_policy_fallbacks: [{"a": ["safe"]}]
+  default_fallbacks: ["d", "b"]
+)");
+  using A = policy::Action;
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", A::retry_then_fallback), (std::vector<std::string>{"b", "c", "d"}));
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", A::context_window_fallback), (std::vector<std::string>{"big"}));
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", A::content_policy_fallback), (std::vector<std::string>{"safe"}));
+  EXPECT_TRUE(routing::fallback_groups(*cfg, "a", A::fail_fast).empty());
+  EXPECT_TRUE(routing::fallback_groups(*cfg, "a", A::stop_and_alert).empty());
+  // A group without its own rule falls back to default_fallbacks, never to itself.
+  EXPECT_EQ(routing::fallback_groups(*cfg, "b", A::retry_then_fallback), (std::vector<std::string>{"d"}));
+}
+
+TEST(Fallbacks, BoundedByMaxFallbacksAndWildcard) {
+  auto cfg = load(R"(
+model_list:
+  - {model_name: a, litellm_params: {model: openai/a, api_base: "http://x:1/v1"}}
+  - {model_name: b, litellm_params: {model: openai/b, api_base: "http://x:1/v1"}}
+  - {model_name: c, litellm_params: {model: openai/c, api_base: "http://x:1/v1"}}
+litellm_settings:
+  fallbacks: [{"*": ["b", "c"]}]
+router_settings:
+  max_fallbacks: 1
+)");
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", policy::Action::retry_then_fallback), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(routing::fallback_groups(*cfg, "b", policy::Action::retry_then_fallback), (std::vector<std::string>{"c"}));
+}
