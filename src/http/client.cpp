@@ -171,8 +171,11 @@ TransportError::Kind read_error_kind(const boost::system::error_code& ec, bool c
 
 net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchange::start(UpstreamPool& pool,
                                                                                        const OutgoingRequest& req,
-                                                                                       SteadyTime deadline) {
+                                                                                       SteadyTime deadline,
+                                                                                       CancelToken* token) {
   using R = std::expected<std::unique_ptr<Exchange>, TransportError>;
+  const auto cancelled = [&] { return R(std::unexpect, make_error(TransportError::Kind::cancelled, true, "cancelled")); };
+  if (token && token->cancelled) co_return cancelled();
   const auto& t = req.target;
   const std::string key = (t.tls ? "https://" : "http://") + t.host + ":" + t.port;
 
@@ -197,9 +200,20 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
       state->conn = std::move(*c);
     }
     auto& conn = *state->conn;
+    if (token) {
+      if (token->cancelled) co_return cancelled();
+      token->hook = [&conn] { conn.lowest().cancel(); };
+    }
+    struct ClearHook {
+      CancelToken* t;
+      ~ClearHook() {
+        if (t) t->hook = nullptr;
+      }
+    } clear_hook{token};
     conn.lowest().expires_at(deadline);
     auto write_op = std::visit([&msg](auto& s) { return bhttp::async_write(s, msg, use_nothrow); }, conn.stream);
     auto [wec, wn] = co_await std::move(write_op);
+    if (token && token->cancelled) co_return cancelled();
     if (wec) {
       if (conn.reused && round == 0) continue;
       const auto kind = wec == beast::error::timeout ? TransportError::Kind::timeout : TransportError::Kind::write_failed;
@@ -211,6 +225,7 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
     auto read_op = std::visit(
         [&](auto& s) { return bhttp::async_read_header(s, conn.buffer, *state->parser, use_nothrow); }, conn.stream);
     auto [rec, rn] = co_await std::move(read_op);
+    if (token && token->cancelled) co_return cancelled();
     if (rec) {
       const auto kind = read_error_kind(rec, false);
       if (conn.reused && round == 0 && kind == TransportError::Kind::reset && rn == 0) continue;

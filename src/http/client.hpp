@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -59,6 +60,17 @@ struct ClientOptions {
 
 class Connection;
 
+/// Lets the owner abort an exchange that is still connecting or waiting for its response head
+/// (e.g. the client went away). Single-threaded: use on the exchange's thread.
+struct CancelToken {
+  bool cancelled = false;
+  std::function<void()> hook;  ///< set by Exchange::start while it waits on a connection
+  void cancel() {
+    cancelled = true;
+    if (auto h = std::move(hook)) h();
+  }
+};
+
 /// Idle keep-alive connections of one worker thread. Not thread-safe: use from its io_context only.
 class UpstreamPool {
  public:
@@ -90,8 +102,9 @@ class Exchange {
  public:
   ~Exchange();
   /// Connects (or reuses), sends the request and reads the response head before `deadline`.
+  /// `token` (optional) aborts the wait: the result is then a `cancelled` error.
   static net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> start(
-      UpstreamPool& pool, const OutgoingRequest& req, SteadyTime deadline);
+      UpstreamPool& pool, const OutgoingRequest& req, SteadyTime deadline, CancelToken* token = nullptr);
 
   int status() const;
   const boost::beast::http::fields& headers() const;

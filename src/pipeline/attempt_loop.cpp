@@ -136,6 +136,7 @@ class Run {
   void on_client_gone() {
     gone_ = true;
     if (exchange_) exchange_->cancel();
+    if (token_) token_->cancel();
     if (timer_) timer_->cancel();
   }
 
@@ -261,7 +262,10 @@ class Run {
     }
     auto* pool = http::UpstreamPool::current();
     const auto dl = attempt_deadline(d);
-    auto started_ex = co_await http::Exchange::start(*pool, *req, dl);
+    http::CancelToken token;
+    token_ = &token;
+    auto started_ex = co_await http::Exchange::start(*pool, *req, dl, &token);
+    token_ = nullptr;
     if (!started_ex) {
       policy::Outcome oc;
       oc.transport = transport_event(started_ex.error());
@@ -480,6 +484,7 @@ class Run {
   core::SteadyTime deadline_{};
   bool gone_ = false;
   http::Exchange* exchange_ = nullptr;
+  http::CancelToken* token_ = nullptr;
   net::steady_timer* timer_ = nullptr;
   int retries_attempted_ = 0;
   int fallbacks_attempted_ = 0;

@@ -14,7 +14,7 @@ const HEADER_TIMEOUT_MS = 500;
 let gw;
 
 before(async () => {
-  const { mock } = state;
+  const mock = await state.ready;
   gw = await Gateway.start(gatewayConfig({
     model_list: [
       openaiDeployment(mock, 'healthy', 'healthy-model', { id: 'healthy-1' }),

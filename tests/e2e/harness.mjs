@@ -321,9 +321,19 @@ const fileProcs = [];
 /// still alive at the end of the file is killed.
 export function useMock() {
   const state = { mock: null };
+  let started;
+  // Other before() hooks of the file may await state.ready (hook order is not relied on).
+  state.ready = new Promise((resolve, reject) => { started = { resolve, reject }; });
+  state.ready.catch(() => {});
   before(async () => {
-    state.mock = await Mock.start();
-    fileProcs.push(state.mock.proc);
+    try {
+      state.mock = await Mock.start();
+      fileProcs.push(state.mock.proc);
+      started.resolve(state.mock);
+    } catch (e) {
+      started.reject(e);
+      throw e;
+    }
   });
   beforeEach(async () => {
     await state.mock.reset();
