@@ -12,11 +12,9 @@ if [ -n "${OPENAI_API_KEY:-}" ] && [ -z "${TOLLGATE_USE_SIMULATOR:-}" ]; then
   echo "OPENAI_API_KEY is set: serving examples/openai.yaml against the real OpenAI API"
   exec ./build/tollgate serve --config examples/openai.yaml --port "$PORT"
 fi
-MOCK_PORT="${MOCK_PORT:-4010}"
-./build/tollgate-mock --port "$MOCK_PORT" >/dev/null &
+# examples/simulator.yaml points every deployment at the simulator on 127.0.0.1:4010.
+./build/tollgate-mock --host 127.0.0.1 --port 4010 >/dev/null &
 mock_pid=$!
 trap 'kill $mock_pid 2>/dev/null || true' EXIT INT TERM
-export TOLLGATE_MOCK_BASE="http://127.0.0.1:${MOCK_PORT}/v1"
-export TOLLGATE_MOCK_ANTHROPIC_BASE="http://127.0.0.1:${MOCK_PORT}"
-echo "simulator on :${MOCK_PORT}; gateway on :${PORT}; master key sk-tollgate-dev"
+echo "simulator on :4010; gateway on :${PORT}; master key sk-tollgate-dev"
 ./build/tollgate serve --config examples/simulator.yaml --port "$PORT"

@@ -2,6 +2,8 @@
 // Anthropic error bodies), and anthropic/... deployments reached through the OpenAI SDK
 // (chat completions translated to the Messages API and back, streaming usage included).
 import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import {
   useMock, e2e, gatewayConfig, anthropicDeployment, openaiDeployment, chatBody, rejectsWith, MASTER_KEY,
 } from './harness.mjs';
@@ -249,3 +251,37 @@ e2e('the Anthropic SDK key header (x-api-key) is what authenticates /v1/messages
   assert.equal(none.json?.type, 'error');
   assert.equal((await mock.model('claude-mock-model')).requests, 1);
 });
+
+e2e('/v1/messages: an upstream that dies mid-stream ends with an Anthropic error event', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(config(mock));
+  await mock.script('claude-mock-model', [{ fault: 'truncate', completion_tokens: 20 }]);
+  let text = '';
+  let stopped = false;
+  const t0 = performance.now();
+  const err = await rejectsWith((async () => {
+    const stream = await gw.anthropic().messages.create(messagesBody('claude', { stream: true }));
+    for await (const ev of stream) {
+      if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') text += ev.delta.text;
+      if (ev.type === 'message_stop') stopped = true;
+    }
+  })());
+  assert.ok(performance.now() - t0 < 8000, 'ended promptly');
+  assert.ok(err instanceof Anthropic.APIError,
+    `an error event (the SDK raises APIError), not a torn connection: ${err?.constructor?.name}: ${err}`);
+  assert.equal(stopped, false, 'no message_stop for a broken stream');
+  assert.ok(text.length > 0, 'the text before the break was relayed');
+}, { timeout: 15000 });
+
+e2e('OpenAI SDK to an anthropic/... deployment: a broken upstream stream ends with an error', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(config(mock));
+  await mock.script('claude-mock-model', [{ fault: 'truncate', completion_tokens: 20 }]);
+  let finish = null;
+  const err = await rejectsWith((async () => {
+    const stream = await gw.openai().chat.completions.create(chatBody('claude', { stream: true, max_tokens: 64 }));
+    for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish;
+  })());
+  assert.ok(err instanceof OpenAI.APIError, `${err?.constructor?.name}: ${err}`);
+  assert.equal(finish, null, 'no finish_reason for a broken stream');
+}, { timeout: 15000 });

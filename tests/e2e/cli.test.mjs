@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test, after } from 'node:test';
 import { MASTER_KEY } from './harness.mjs';
 
-const BIN = process.env.TOLLGATE_BIN ?? path.resolve('build/tollgate');
+const BIN = path.resolve(process.env.TOLLGATE_BIN ?? 'build/tollgate');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 

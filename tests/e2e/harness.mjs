@@ -13,8 +13,8 @@ import Anthropic from '@anthropic-ai/sdk';
 export const MASTER_KEY = 'sk-tollgate-e2e-master-key';
 export const UPSTREAM_KEY = 'sk-mock-upstream-key';
 
-const TOLLGATE_BIN = process.env.TOLLGATE_BIN ?? path.resolve('build/tollgate');
-const MOCK_BIN = process.env.TOLLGATE_MOCK_BIN ?? path.resolve('build/tollgate-mock');
+const TOLLGATE_BIN = path.resolve(process.env.TOLLGATE_BIN ?? 'build/tollgate');
+const MOCK_BIN = path.resolve(process.env.TOLLGATE_MOCK_BIN ?? 'build/tollgate-mock');
 const READY_TIMEOUT_MS = 15000;
 const LOG_CAP = 256 * 1024;
 
@@ -365,8 +365,9 @@ function attachLogs(err, procs) {
 /// An e2e test: `fn(ctx)` gets `ctx.gateway(config)` to start gateways owned by this
 /// test; they are stopped when the test ends, and on failure their logs (and the shared
 /// processes' logs) are attached to the error.
-export function e2e(name, fn, { timeout = 30000 } = {}) {
-  return test(name, { timeout }, async (t) => {
+/// `todo: 'reason'` marks behaviour beyond the issue's requirements: reported, never failing the run.
+export function e2e(name, fn, { timeout = 30000, todo } = {}) {
+  return test(name, { timeout, todo }, async (t) => {
     const owned = [];
     const ctx = {
       t,

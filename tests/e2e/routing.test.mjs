@@ -296,3 +296,51 @@ e2e('a single-deployment group retries honour the request timeout (router_settin
   assert.ok([429, 408].includes(err.status), `429 (the upstream's) or 408, got ${err.status}`);
   assert.equal((await mock.model('slowrl-model')).requests, 1, 'no retry that would start after the deadline');
 });
+
+e2e('rpm: a deployment does not receive more than its requests per minute', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      openaiDeployment(mock, 'rpm', 'rpm-small-model', { id: 'rpm-small', rpm: 2 }),
+      openaiDeployment(mock, 'rpm', 'rpm-large-model', { id: 'rpm-large', rpm: 1000 }),
+    ],
+  }));
+  const client = gw.openai();
+  for (let i = 0; i < 12; i++) await client.chat.completions.create(chatBody('rpm'));
+  const counts = await mock.requests('rpm-small-model', 'rpm-large-model');
+  assert.ok(counts['rpm-small-model'] <= 2, `rpm 2 respected: ${JSON.stringify(counts)}`);
+  assert.equal(counts['rpm-small-model'] + counts['rpm-large-model'], 12);
+});
+
+e2e('latency-based-routing prefers the faster deployment', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      openaiDeployment(mock, 'lat', 'lat-slow-model', { id: 'lat-slow' }),
+      openaiDeployment(mock, 'lat', 'lat-fast-model', { id: 'lat-fast' }),
+    ],
+    router_settings: { routing_strategy: 'latency-based-routing' },
+  }));
+  await mock.script('lat-slow-model', [{ latency_ms: 300 }]);
+  const client = gw.openai();
+  for (let i = 0; i < 12; i++) await client.chat.completions.create(chatBody('lat'));
+  const counts = await mock.requests('lat-slow-model', 'lat-fast-model');
+  assert.ok(counts['lat-slow-model'] <= 3, `the slow deployment got few requests: ${JSON.stringify(counts)}`);
+  assert.equal(counts['lat-slow-model'] + counts['lat-fast-model'], 12);
+});
+
+e2e('simple-shuffle spreads load over the group', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      openaiDeployment(mock, 'spread', 'spread-a-model'),
+      openaiDeployment(mock, 'spread', 'spread-b-model'),
+    ],
+    router_settings: { routing_strategy: 'simple-shuffle' },
+  }));
+  const client = gw.openai();
+  for (let i = 0; i < 30; i++) await client.chat.completions.create(chatBody('spread'));
+  const counts = await mock.requests('spread-a-model', 'spread-b-model');
+  // P(one side < 5 of 30 at p=0.5) is about 3e-4.
+  assert.ok(counts['spread-a-model'] >= 5 && counts['spread-b-model'] >= 5, JSON.stringify(counts));
+});

@@ -1,0 +1,16 @@
+-- wrk script: POST a small non-streaming OpenAI chat completion (max_tokens 16).
+-- Environment: BENCH_MODEL (default bench-model), BENCH_KEY (optional bearer token),
+-- BENCH_STREAM=1 for a streaming request (stream:true).
+local model = os.getenv("BENCH_MODEL") or "bench-model"
+local key = os.getenv("BENCH_KEY")
+local stream = os.getenv("BENCH_STREAM") == "1"
+
+wrk.method = "POST"
+wrk.path = "/v1/chat/completions"
+wrk.headers["Content-Type"] = "application/json"
+if key and key ~= "" then
+  wrk.headers["Authorization"] = "Bearer " .. key
+end
+wrk.body = '{"model":"' .. model .. '","messages":[{"role":"system","content":"You are a terse assistant."},'
+  .. '{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":16'
+  .. (stream and ',"stream":true' or '') .. '}'

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# Tollgate load benchmark: direct-to-simulator vs. nginx reverse proxy vs. Tollgate.
+#
+#   bench/run.sh [--build-dir DIR] [--write-results] [--duration S] [--rate RPS] [--no-stream] [--keep-tmp]
+#
+# Starts tollgate-mock (zero latency), Tollgate and Debian's nginx on free loopback ports, all on
+# this machine in this run; then, for each target in turn (direct, nginx, tollgate): warm-up,
+# throughput at 32 connections (wrk), latency at a fixed offered rate (bench/fixed_rate.mjs),
+# a short streaming throughput run, and the peak RSS of the proxy process. Prints a markdown
+# report with ratios and the goals of issue 2; --write-results also puts it in bench/RESULTS.md.
+# See bench/README.md. Every process started here is stopped on exit (trap), even on failure.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BENCH="$ROOT/bench"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+WRITE_RESULTS=0
+KEEP_TMP=0
+STREAM=1
+CONNS=32                       # wrk -c and the generator's maxSockets (the issue: "at 32 connections")
+WRK_THREADS=2                  # wrk -t
+DURATION="${DURATION:-10}"     # seconds per measured run (throughput and fixed rate)
+WARMUP="${WARMUP:-3}"          # seconds of wrk warm-up per target, not measured
+RATE="${RATE:-500}"            # offered rate of the fixed-rate run, requests/s
+STREAM_DURATION="${STREAM_DURATION:-5}"
+MOCK_THREADS="${MOCK_THREADS:-2}"
+MASTER_KEY="sk-bench-master-key"
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) BUILD_DIR="$(cd "$2" && pwd)"; shift 2 ;;
+    --build-dir=*) BUILD_DIR="$(cd "${1#*=}" && pwd)"; shift ;;
+    --write-results) WRITE_RESULTS=1; shift ;;
+    --duration) DURATION="$2"; shift 2 ;;
+    --rate) RATE="$2"; shift 2 ;;
+    --no-stream) STREAM=0; shift ;;
+    --keep-tmp) KEEP_TMP=1; shift ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+TOLLGATE="$BUILD_DIR/tollgate"
+MOCK="$BUILD_DIR/tollgate-mock"
+for bin in "$TOLLGATE" "$MOCK"; do
+  [[ -x "$bin" ]] || { echo "run.sh: $bin not found; build it (ninja -C $BUILD_DIR tollgate tollgate-mock) or pass --build-dir" >&2; exit 2; }
+done
+for tool in wrk nginx node curl; do
+  command -v "$tool" >/dev/null || { echo "run.sh: '$tool' not found (apt-get install -y wrk nginx nodejs curl)" >&2; exit 2; }
+done
+NGINX="$(command -v nginx)"
+NPROC="$(nproc)"
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/tollgate-bench.XXXXXX")"
+chmod 755 "$TMP"               # nginx workers may run as another user
+RES="$TMP/results"
+mkdir -p "$RES"
+PIDS=()
+
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for _ in $(seq 1 30); do
+    local alive=0
+    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [[ $alive == 0 ]] && break
+    sleep 0.1
+  done
+  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [[ $KEEP_TMP == 1 || $rc != 0 ]]; then
+    log "work files kept in $TMP"
+  else
+    rm -rf "$TMP"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Waits until FILE contains "listening on http://HOST:PORT"; prints PORT.
+wait_listening() {
+  local file="$1" pid="$2" name="$3"
+  for _ in $(seq 1 200); do
+    if grep -q 'listening on http://' "$file" 2>/dev/null; then
+      grep -m1 -o 'listening on http://[^ ]*' "$file" | sed 's/.*://'
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name exited during start-up:" >&2; cat "$TMP/$name.err" >&2 || true; return 1; }
+    sleep 0.05
+  done
+  echo "run.sh: $name did not report listening within 10 s" >&2
+  return 1
+}
+
+free_port() {
+  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+rss_kb() { awk -v k="$2:" '$1==k {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+# Sum of a /proc status field over a process and its children (nginx: master + workers).
+rss_tree_kb() {
+  local pid="$1" field="$2" total=0 p
+  for p in "$pid" $(pgrep -P "$pid" || true); do
+    total=$(( total + $(rss_kb "$p" "$field") ))
+  done
+  echo "$total"
+}
+
+# ---------------------------------------------------------------- start the three processes
+log "temp dir $TMP; build dir $BUILD_DIR"
+
+"$MOCK" --host 127.0.0.1 --port 0 --threads "$MOCK_THREADS" --latency-ms 0 >"$TMP/mock.out" 2>"$TMP/mock.err" &
+MOCK_PID=$!; PIDS+=("$MOCK_PID")
+MOCK_PORT="$(wait_listening "$TMP/mock.out" "$MOCK_PID" mock)"
+log "tollgate-mock pid $MOCK_PID on port $MOCK_PORT ($MOCK_THREADS threads)"
+
+mkdir -p "$TMP/tollgate-data"
+cat >"$TMP/tollgate.yaml" <<EOF
+# Tollgate load benchmark config (written by bench/run.sh).
+model_list:
+  - model_name: bench-model
+    litellm_params:
+      model: openai/bench-model
+      api_base: http://127.0.0.1:$MOCK_PORT/v1
+      api_key: sk-bench-upstream
+general_settings:
+  master_key: $MASTER_KEY
+tollgate_settings:
+  data_dir: $TMP/tollgate-data
+  worker_threads: $NPROC
+EOF
+"$TOLLGATE" serve --config "$TMP/tollgate.yaml" --host 127.0.0.1 --port 0 >"$TMP/tollgate.out" 2>"$TMP/tollgate.err" &
+TG_PID=$!; PIDS+=("$TG_PID")
+TG_PORT="$(wait_listening "$TMP/tollgate.out" "$TG_PID" tollgate)"
+sleep 0.5
+TG_IDLE_RSS_KB="$(rss_kb "$TG_PID" VmRSS)"
+log "tollgate pid $TG_PID on port $TG_PORT, idle VmRSS ${TG_IDLE_RSS_KB} kB"
+
+NGINX_PORT="$(free_port)"
+mkdir -p "$TMP/nginx/tmp"
+NGINX_USER=""
+[[ $EUID == 0 ]] && NGINX_USER="user $(id -un) $(id -gn);"
+cat >"$TMP/nginx/nginx.conf" <<EOF
+# Plain nginx reverse proxy to tollgate-mock (written by bench/run.sh).
+# worker_processes = nproc ($NPROC), the same as Tollgate's worker threads.
+$NGINX_USER
+worker_processes $NPROC;
+daemon off;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;   # Tollgate writes no per-request log either
+  client_body_temp_path $TMP/nginx/tmp/body;
+  proxy_temp_path $TMP/nginx/tmp/proxy;
+  fastcgi_temp_path $TMP/nginx/tmp/fastcgi;
+  uwsgi_temp_path $TMP/nginx/tmp/uwsgi;
+  scgi_temp_path $TMP/nginx/tmp/scgi;
+  upstream mock {
+    server 127.0.0.1:$MOCK_PORT;
+    keepalive 64;
+  }
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    location / {
+      proxy_pass http://mock;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+EOF
+"$NGINX" -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/error.log" >"$TMP/nginx.out" 2>"$TMP/nginx.err" &
+NGINX_PID=$!; PIDS+=("$NGINX_PID")
+for i in $(seq 1 100); do
+  curl -fsS -o /dev/null "http://127.0.0.1:$NGINX_PORT/health" 2>/dev/null && break
+  kill -0 "$NGINX_PID" 2>/dev/null || { echo "run.sh: nginx exited:" >&2; cat "$TMP/nginx.err" "$TMP/nginx/error.log" >&2 2>/dev/null; exit 1; }
+  [[ $i == 100 ]] && { echo "run.sh: nginx did not answer within 10 s" >&2; exit 1; }
+  sleep 0.1
+done
+NGINX_IDLE_RSS_KB="$(rss_tree_kb "$NGINX_PID" VmRSS)"
+log "nginx pid $NGINX_PID on port $NGINX_PORT ($NPROC workers)"
+
+# Smoke test: one request through each target must succeed.
+BODY='{"model":"bench-model","messages":[{"role":"user","content":"hi"}],"max_tokens":16}'
+for port in "$MOCK_PORT" "$NGINX_PORT" "$TG_PORT"; do
+  code="$(curl -sS -o "$TMP/smoke.json" -w '%{http_code}' -H 'content-type: application/json' \
+    -H "authorization: Bearer $MASTER_KEY" -d "$BODY" "http://127.0.0.1:$port/v1/chat/completions")"
+  [[ $code == 200 ]] || { echo "run.sh: smoke request to port $port got HTTP $code:" >&2; cat "$TMP/smoke.json" >&2; exit 1; }
+done
+
+mock_requests() {
+  curl -fsS "http://127.0.0.1:$MOCK_PORT/mock/stats" | node -e \
+    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);console.log(j.requests_total??j.totals?.requests??-1)})' \
+    2>/dev/null || echo -1
+}
+
+# ---------------------------------------------------------------- measure each target
+export BENCH_KEY="$MASTER_KEY" BENCH_MODEL="bench-model"
+
+# The generator's own ceiling, closed loop against the simulator (compare with wrk's direct figure).
+log "generator ceiling check (closed loop, $CONNS connections, 5 s, direct)"
+node "$BENCH/fixed_rate.mjs" --mode max --url "http://127.0.0.1:$MOCK_PORT/v1/chat/completions" \
+  --connections "$CONNS" --duration 5 --warmup 1 --key "$MASTER_KEY" >"$RES/generator-max.json"
+
+run_target() {
+  local name="$1" port="$2" pid="$3"
+  local url="http://127.0.0.1:$port/v1/chat/completions"
+  local before after
+  log "$name: warm-up ${WARMUP}s"
+  wrk -t"$WRK_THREADS" -c"$CONNS" -d"${WARMUP}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-warmup.txt"
+  before="$(mock_requests)"
+  log "$name: throughput, wrk -t$WRK_THREADS -c$CONNS -d${DURATION}s"
+  wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" --latency -s "$BENCH/chat.lua" "$url" >"$RES/$name-wrk.txt"
+  after="$(mock_requests)"
+  echo "$(( after - before ))" >"$RES/$name-upstream-requests.txt"
+  log "$name: $(grep 'Requests/sec' "$RES/$name-wrk.txt" | tr -s ' ')"
+  sleep 1
+  log "$name: fixed rate ${RATE} req/s for ${DURATION}s"
+  node "$BENCH/fixed_rate.mjs" --url "$url" --rate "$RATE" --duration "$DURATION" --warmup 1 \
+    --connections "$CONNS" --key "$MASTER_KEY" >"$RES/$name-fixed.json"
+  if [[ $STREAM == 1 ]]; then
+    log "$name: streaming throughput ${STREAM_DURATION}s"
+    BENCH_STREAM=1 wrk -t"$WRK_THREADS" -c"$CONNS" -d"${STREAM_DURATION}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-stream.txt"
+  fi
+  if [[ -n $pid ]]; then
+    echo "$(rss_tree_kb "$pid" VmHWM)" >"$RES/$name-hwm-kb.txt"
+    echo "$(rss_tree_kb "$pid" VmRSS)" >"$RES/$name-rss-kb.txt"
+  fi
+  kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name (pid $pid) died during its run" >&2; exit 1; }
+}
+
+run_target direct "$MOCK_PORT" "$MOCK_PID"
+run_target nginx "$NGINX_PORT" "$NGINX_PID"
+run_target tollgate "$TG_PORT" "$TG_PID"
+
+# ---------------------------------------------------------------- report
+cat >"$RES/meta.json" <<EOF
+{
+  "date": "$(date -u +%Y-%m-%d)",
+  "time_utc": "$(date -u +%H:%M:%SZ)",
+  "uname": "$(uname -srm)",
+  "nproc": $NPROC,
+  "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//; s/"/\\"/g')",
+  "mem_total": "$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)",
+  "wrk": "$(wrk -v 2>&1 | head -1 | sed 's/ Copyright.*//; s/"/\\"/g')",
+  "nginx": "$("$NGINX" -v 2>&1 | sed 's/.*: //')",
+  "node": "$(node --version)",
+  "tollgate_commit": "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- src tools 2>/dev/null || echo '+local changes')",
+  "build_type": "$(grep -m1 '^CMAKE_BUILD_TYPE' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | cut -d= -f2)",
+  "conns": $CONNS, "wrk_threads": $WRK_THREADS, "duration_s": $DURATION, "warmup_s": $WARMUP,
+  "rate": $RATE, "stream": $STREAM, "stream_duration_s": $STREAM_DURATION,
+  "mock_threads": $MOCK_THREADS, "tollgate_threads": $NPROC, "nginx_workers": $NPROC,
+  "tollgate_idle_rss_kb": $TG_IDLE_RSS_KB, "nginx_idle_rss_kb": $NGINX_IDLE_RSS_KB
+}
+EOF
+
+REPORT_ARGS=("$RES")
+[[ $WRITE_RESULTS == 1 ]] && REPORT_ARGS+=(--write-results "$BENCH/RESULTS.md")
+node "$BENCH/report.mjs" "${REPORT_ARGS[@]}"
