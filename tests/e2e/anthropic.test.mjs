@@ -285,3 +285,25 @@ e2e('OpenAI SDK to an anthropic/... deployment: a broken upstream stream ends wi
   assert.ok(err instanceof OpenAI.APIError, `${err?.constructor?.name}: ${err}`);
   assert.equal(finish, null, 'no finish_reason for a broken stream');
 }, { timeout: 15000 });
+
+e2e('/v1/messages streaming routed to an openai/... deployment: Anthropic events, text and usage', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(config(mock));
+  await mock.script('gpt-mock-model', [REPLY]);
+  const stream = await gw.anthropic().messages.create(messagesBody('gpt', { stream: true }));
+  const types = [];
+  let text = '';
+  let outputTokens = null;
+  for await (const ev of stream) {
+    types.push(ev.type);
+    if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') text += ev.delta.text;
+    if (ev.type === 'message_delta') outputTokens = ev.usage.output_tokens;
+  }
+  assert.equal(text, CONTENT);
+  assert.equal(outputTokens, WORDS);
+  assert.equal(types[0], 'message_start');
+  assert.equal(types.at(-1), 'message_stop');
+  const m = await mock.model('gpt-mock-model');
+  assert.equal(m.streams, 1);
+  assert.equal(m.completion_tokens, WORDS);
+});

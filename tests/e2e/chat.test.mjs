@@ -60,6 +60,10 @@ e2e('non-streaming chat: content, usage, finish_reason, headers, mock bill', asy
   assert.equal(m.completion_tokens, WORDS);
   assert.equal(m.prompt_tokens, data.usage.prompt_tokens, 'gateway usage matches the upstream bill');
   assert.equal((await mock.model('other-model')).requests, 0, 'the other group was not touched');
+
+  const again = await client.chat.completions.create(chatBody('chat-basic')).withResponse();
+  assert.notEqual(again.response.headers.get('x-litellm-call-id'), response.headers.get('x-litellm-call-id'),
+    'every call has its own id');
 });
 
 e2e('max_tokens is passed through: finish_reason length', async (ctx) => {

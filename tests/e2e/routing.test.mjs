@@ -2,7 +2,7 @@
 // cooldown, max_fallbacks, and the primary's own error when everything fails.
 import assert from 'node:assert/strict';
 import {
-  useMock, e2e, gatewayConfig, openaiDeployment, chatBody, rejectsWith, sleep,
+  useMock, e2e, gatewayConfig, openaiDeployment, anthropicDeployment, chatBody, rejectsWith, sleep,
 } from './harness.mjs';
 
 const state = useMock();
@@ -343,4 +343,42 @@ e2e('simple-shuffle spreads load over the group', async (ctx) => {
   const counts = await mock.requests('spread-a-model', 'spread-b-model');
   // P(one side < 5 of 30 at p=0.5) is about 3e-4.
   assert.ok(counts['spread-a-model'] >= 5 && counts['spread-b-model'] >= 5, JSON.stringify(counts));
+});
+
+e2e('429 insufficient_quota (billing) is not retried; the client sees the 429 quota error', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [openaiDeployment(mock, 'quota', 'quota-model')],
+    router_settings: { num_retries: 2 },
+  }));
+  await mock.script('quota-model', [{ error: 'insufficient_quota' }]);
+  const err = await rejectsWith(gw.openai().chat.completions.create(chatBody('quota')));
+  assert.equal(err.status, 429, String(err));
+  assert.equal(err.error?.code, 'insufficient_quota', JSON.stringify(err.error));
+  assert.equal(err.headers.get('x-litellm-attempted-retries'), '0');
+  assert.equal((await mock.model('quota-model')).requests, 1, 'a billing error is not retried');
+});
+
+e2e('an openai/... primary falls back to an anthropic/... group, translated', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      openaiDeployment(mock, 'xp-gpt', 'xp-gpt-model'),
+      anthropicDeployment(mock, 'xp-claude', 'xp-claude-model', { id: 'xp-claude-1' }),
+    ],
+    litellm_settings: { fallbacks: [{ 'xp-gpt': ['xp-claude'] }] },
+  }));
+  await mock.script('xp-gpt-model', [{ error: 'overloaded' }]);
+  await mock.script('xp-claude-model', [OK('claude stepped in')]);
+  const client = gw.openai();
+  const { data, response } = await client.chat.completions.create(chatBody('xp-gpt', { max_tokens: 64 })).withResponse();
+  assert.equal(data.choices[0].message.content, 'claude stepped in');
+  assert.equal(data.usage.completion_tokens, 3);
+  assert.equal(response.headers.get('x-litellm-model-id'), 'xp-claude-1');
+  assert.equal(response.headers.get('x-litellm-attempted-fallbacks'), '1');
+  const stream = await client.chat.completions.create(chatBody('xp-gpt', { max_tokens: 64, stream: true }));
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+  assert.equal(text, 'claude stepped in');
+  assert.deepEqual(await mock.requests('xp-gpt-model', 'xp-claude-model'), { 'xp-gpt-model': 2, 'xp-claude-model': 2 });
 });

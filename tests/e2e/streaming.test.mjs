@@ -153,7 +153,7 @@ e2e('a client disconnect during a non-streaming request cancels the upstream too
     return s.cancelled === 1 ? s : null;
   }, { timeoutMs: 3000, what: 'the mock to count slowns-model as cancelled' });
   assert.equal(m.succeeded, 0);
-}, { timeout: 15000, todo: 'issue 2 asks for cancellation of streams; non-streaming cancellation is a nice-to-have' });
+}, { timeout: 15000 });
 
 e2e('20 concurrent streams all complete with their own content', async (ctx) => {
   const { mock } = state;
