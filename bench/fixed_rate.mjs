@@ -14,13 +14,16 @@
 // max mode (--mode max): closed loop, `--connections` requests in flight, as fast as possible;
 // prints the generator's own ceiling (requests/s) so that it can be compared with wrk's.
 //
+// --samples FILE also writes every measured latency_ms value, one per line (for pooling rounds).
+//
 // Plain node:http only (no undici), no dependencies.
+import fs from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 function parseArgs(argv) {
   const o = { url: '', rate: 500, duration: 10, warmup: 1, connections: 32, mode: 'fixed', key: '', model: 'bench-model',
-              stream: false, maxTokens: 16 };
+              stream: false, maxTokens: 16, samples: '' };
   for (let i = 2; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
@@ -37,10 +40,11 @@ function parseArgs(argv) {
       case '--model': o.model = next(); break;
       case '--stream': o.stream = true; break;
       case '--max-tokens': o.maxTokens = Number(next()); break;
+      case '--samples': o.samples = next(); break;
       default: console.error(`fixed_rate.mjs: unknown option ${a}`); process.exit(2);
     }
   }
-  if (!o.url) { console.error('usage: fixed_rate.mjs --url URL [--rate 500] [--duration 10] [--warmup 1] [--connections 32] [--mode fixed|max] [--key K] [--model M] [--stream]'); process.exit(2); }
+  if (!o.url) { console.error('usage: fixed_rate.mjs --url URL [--rate 500] [--duration 10] [--warmup 1] [--connections 32] [--mode fixed|max] [--key K] [--model M] [--stream] [--samples FILE]'); process.exit(2); }
   return o;
 }
 
@@ -104,6 +108,7 @@ function runFixed() {
   return new Promise((resolve) => {
     const finish = () => {
       agent.destroy();
+      if (opt.samples) fs.writeFileSync(opt.samples, Array.from(lat.subarray(0, n), (x) => x.toFixed(4)).join('\n') + '\n');
       const dur = (lastMeasuredEnd - firstMeasuredStart) / 1000;
       resolve({
         mode: 'fixed', url: opt.url, target_rps: opt.rate, duration_s: opt.duration, connections: opt.connections,

@@ -5,10 +5,13 @@
 #
 # Starts tollgate-mock (zero latency), Tollgate and Debian's nginx on free loopback ports, all on
 # this machine in this run; then, for each target in turn (direct, nginx, tollgate): warm-up,
-# throughput at 32 connections (wrk), latency at a fixed offered rate (bench/fixed_rate.mjs),
-# a short streaming throughput run, and the peak RSS of the proxy process. Prints a markdown
-# report with ratios and the goals of issue 2; --write-results also puts it in bench/RESULTS.md.
-# See bench/README.md. Every process started here is stopped on exit (trap), even on failure.
+# throughput at 32 connections (wrk) and a short streaming throughput run; then latency at a
+# fixed offered rate (bench/fixed_rate.mjs) in rounds interleaved over the targets; then the
+# peak RSS of each process. Prints a markdown report with ratios and the goals of issue 2;
+# --write-results also puts it in bench/RESULTS.md (a section per date, replaced on re-runs).
+# Environment: BUILD_DIR, DURATION, WARMUP, RATE, ROUNDS, LAT_DURATION, STREAM_DURATION,
+# MOCK_THREADS (defaults below). See bench/README.md. Every process started here is stopped on
+# exit (trap), even on failure; the temp dir is kept on failure or with --keep-tmp.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,9 +22,11 @@ KEEP_TMP=0
 STREAM=1
 CONNS=32                       # wrk -c and the generator's maxSockets (the issue: "at 32 connections")
 WRK_THREADS=2                  # wrk -t
-DURATION="${DURATION:-10}"     # seconds per measured run (throughput and fixed rate)
+DURATION="${DURATION:-10}"     # seconds of the wrk throughput run
 WARMUP="${WARMUP:-3}"          # seconds of wrk warm-up per target, not measured
-RATE="${RATE:-500}"            # offered rate of the fixed-rate run, requests/s
+RATE="${RATE:-500}"            # offered rate of the fixed-rate runs, requests/s
+ROUNDS="${ROUNDS:-3}"          # fixed-rate rounds, interleaved over the targets
+LAT_DURATION="${LAT_DURATION:-5}"  # seconds per fixed-rate round (after a 1 s unmeasured lead-in)
 STREAM_DURATION="${STREAM_DURATION:-5}"
 MOCK_THREADS="${MOCK_THREADS:-2}"
 MASTER_KEY="sk-bench-master-key"
@@ -35,7 +40,7 @@ while [[ $# -gt 0 ]]; do
     --rate) RATE="$2"; shift 2 ;;
     --no-stream) STREAM=0; shift ;;
     --keep-tmp) KEEP_TMP=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -208,36 +213,81 @@ log "generator ceiling check (closed loop, $CONNS connections, 5 s, direct)"
 node "$BENCH/fixed_rate.mjs" --mode max --url "http://127.0.0.1:$MOCK_PORT/v1/chat/completions" \
   --connections "$CONNS" --duration 5 --warmup 1 --key "$MASTER_KEY" >"$RES/generator-max.json"
 
-run_target() {
+# Waits until one request through URL answers 200 again; records how long that took (seconds).
+# Needed because Tollgate counts the requests that wrk abandons when it stops as deployment
+# failures and cools the (only) deployment down for cooldown_time (5 s): see bench/README.md.
+wait_ready() {
+  local name="$1" url="$2" what="$3" t0 t1 code=000
+  t0="$(date +%s.%N)"
+  for _ in $(seq 1 100); do
+    code="$(curl -sS -o /dev/null -w '%{http_code}' -H 'content-type: application/json' \
+      -H "authorization: Bearer $MASTER_KEY" -d "$BODY" "$url" 2>/dev/null || echo 000)"
+    [[ $code == 200 ]] && break
+    sleep 0.2
+  done
+  t1="$(date +%s.%N)"
+  local waited; waited="$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')"
+  echo "$what $waited $code" >>"$RES/$name-recovery.txt"
+  if [[ $code != 200 ]]; then
+    echo "run.sh: $name still answers HTTP $code 20 s after $what" >&2
+    exit 1
+  fi
+  [[ $waited != 0.0 && $waited != 0.1 ]] && log "$name: answered 200 again only after ${waited}s ($what)"
+  return 0
+}
+
+# Throughput phase for one target: warm-up, wrk at fixed concurrency, streaming wrk.
+throughput_target() {
   local name="$1" port="$2" pid="$3"
   local url="http://127.0.0.1:$port/v1/chat/completions"
   local before after
+  : >"$RES/$name-recovery.txt"
   log "$name: warm-up ${WARMUP}s"
   wrk -t"$WRK_THREADS" -c"$CONNS" -d"${WARMUP}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-warmup.txt"
+  wait_ready "$name" "$url" after-warmup
   before="$(mock_requests)"
   log "$name: throughput, wrk -t$WRK_THREADS -c$CONNS -d${DURATION}s"
   wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" --latency -s "$BENCH/chat.lua" "$url" >"$RES/$name-wrk.txt"
   after="$(mock_requests)"
   echo "$(( after - before ))" >"$RES/$name-upstream-requests.txt"
-  log "$name: $(grep 'Requests/sec' "$RES/$name-wrk.txt" | tr -s ' ')"
-  sleep 1
-  log "$name: fixed rate ${RATE} req/s for ${DURATION}s"
-  node "$BENCH/fixed_rate.mjs" --url "$url" --rate "$RATE" --duration "$DURATION" --warmup 1 \
-    --connections "$CONNS" --key "$MASTER_KEY" >"$RES/$name-fixed.json"
+  log "$name: $(grep 'Requests/sec' "$RES/$name-wrk.txt" | tr -s ' ')$(grep -o 'Non-2xx.*' "$RES/$name-wrk.txt" | sed 's/^/, /')"
+  wait_ready "$name" "$url" after-throughput
   if [[ $STREAM == 1 ]]; then
     log "$name: streaming throughput ${STREAM_DURATION}s"
     BENCH_STREAM=1 wrk -t"$WRK_THREADS" -c"$CONNS" -d"${STREAM_DURATION}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-stream.txt"
-  fi
-  if [[ -n $pid ]]; then
-    echo "$(rss_tree_kb "$pid" VmHWM)" >"$RES/$name-hwm-kb.txt"
-    echo "$(rss_tree_kb "$pid" VmRSS)" >"$RES/$name-rss-kb.txt"
+    wait_ready "$name" "$url" after-streaming
   fi
   kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name (pid $pid) died during its run" >&2; exit 1; }
 }
 
-run_target direct "$MOCK_PORT" "$MOCK_PID"
-run_target nginx "$NGINX_PORT" "$NGINX_PID"
-run_target tollgate "$TG_PORT" "$TG_PID"
+# One fixed-rate round for one target.
+latency_round() {
+  local name="$1" port="$2" round="$3"
+  local url="http://127.0.0.1:$port/v1/chat/completions"
+  node "$BENCH/fixed_rate.mjs" --url "$url" --rate "$RATE" --duration "$LAT_DURATION" --warmup 1 \
+    --connections "$CONNS" --key "$MASTER_KEY" --samples "$RES/$name-fixed-r$round.samples" >"$RES/$name-fixed-r$round.json"
+  log "$name: round $round: $(node -e 'const j=require(process.argv[1]);console.log(`${j.achieved_rps} req/s, p50 ${j.latency_ms.p50} p90 ${j.latency_ms.p90} p99 ${j.latency_ms.p99} ms, non-2xx ${j.non2xx}, errors ${j.errors}`)' "$RES/$name-fixed-r$round.json")"
+}
+
+# Phase 1: throughput, one target after the other.
+throughput_target direct "$MOCK_PORT" "$MOCK_PID"
+throughput_target nginx "$NGINX_PORT" "$NGINX_PID"
+throughput_target tollgate "$TG_PORT" "$TG_PID"
+
+# Phase 2: latency at a fixed rate, interleaved rounds so that drift hits every target alike.
+for round in $(seq 1 "$ROUNDS"); do
+  log "fixed rate ${RATE} req/s, round $round of $ROUNDS (${LAT_DURATION}s per target)"
+  latency_round direct "$MOCK_PORT" "$round"
+  latency_round nginx "$NGINX_PORT" "$round"
+  latency_round tollgate "$TG_PORT" "$round"
+done
+
+for t in direct:$MOCK_PID nginx:$NGINX_PID tollgate:$TG_PID; do
+  name="${t%%:*}"; pid="${t##*:}"
+  kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name (pid $pid) died" >&2; exit 1; }
+  rss_tree_kb "$pid" VmHWM >"$RES/$name-hwm-kb.txt"
+  rss_tree_kb "$pid" VmRSS >"$RES/$name-rss-kb.txt"
+done
 
 # ---------------------------------------------------------------- report
 cat >"$RES/meta.json" <<EOF
@@ -254,7 +304,7 @@ cat >"$RES/meta.json" <<EOF
   "tollgate_commit": "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- src tools 2>/dev/null || echo '+local changes')",
   "build_type": "$(grep -m1 '^CMAKE_BUILD_TYPE' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | cut -d= -f2)",
   "conns": $CONNS, "wrk_threads": $WRK_THREADS, "duration_s": $DURATION, "warmup_s": $WARMUP,
-  "rate": $RATE, "stream": $STREAM, "stream_duration_s": $STREAM_DURATION,
+  "rate": $RATE, "rounds": $ROUNDS, "lat_duration_s": $LAT_DURATION, "stream": $STREAM, "stream_duration_s": $STREAM_DURATION,
   "mock_threads": $MOCK_THREADS, "tollgate_threads": $NPROC, "nginx_workers": $NPROC,
   "tollgate_idle_rss_kb": $TG_IDLE_RSS_KB, "nginx_idle_rss_kb": $NGINX_IDLE_RSS_KB
 }

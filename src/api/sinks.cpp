@@ -35,7 +35,7 @@ net::awaitable<bool> OpenAiSink::begin_stream(const pipeline::Headers& headers) 
   co_return co_await w_.begin_stream(std::move(head));
 }
 
-net::awaitable<bool> OpenAiSink::stream_chunks(const std::vector<std::string>& chunks) {
+net::awaitable<bool> OpenAiSink::stream_chunks(const std::vector<std::string>& chunks, const providers::Usage&) {
   std::string out;
   std::size_t n = 0;
   for (const auto& c : chunks) n += c.size() + 8;
@@ -78,7 +78,9 @@ net::awaitable<bool> AnthropicSink::send_error(const core::Error& e, const pipel
   co_return co_await w_.send(json_response(e.status, anthropic_error_json(e), headers));
 }
 
-net::awaitable<bool> AnthropicSink::stream_chunks(const std::vector<std::string>& chunks) {
+net::awaitable<bool> AnthropicSink::stream_chunks(const std::vector<std::string>& chunks,
+                                                  const providers::Usage& usage) {
+  conv_.note_usage(usage);
   std::vector<providers::anthropic::AnthropicSseEvent> events;
   for (const auto& c : chunks) {
     boost::system::error_code ec;

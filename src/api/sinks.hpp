@@ -18,7 +18,8 @@ class OpenAiSink : public pipeline::ResponseSink {
                                                const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> send_error(const core::Error& error, const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> begin_stream(const pipeline::Headers& headers) override;
-  boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks) override;
+  boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks,
+                                             const providers::Usage& usage) override;
   boost::asio::awaitable<bool> end_stream(const std::optional<core::Error>& error) override;
   void on_client_gone(std::function<void()> fn) override;
   bool client_gone() const override { return w_.client_gone(); }
@@ -35,7 +36,8 @@ class AnthropicSink final : public OpenAiSink {
   boost::asio::awaitable<bool> send_completion(const boost::json::object& completion,
                                                const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> send_error(const core::Error& error, const pipeline::Headers& headers) override;
-  boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks) override;
+  boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks,
+                                             const providers::Usage& usage) override;
   boost::asio::awaitable<bool> end_stream(const std::optional<core::Error>& error) override;
 
  private:

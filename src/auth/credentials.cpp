@@ -4,24 +4,26 @@
 
 namespace tollgate::auth {
 
+namespace {
+std::string_view trim(std::string_view v) {
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  return v;
+}
+/// "Bearer <key>" → "<key>" (scheme case-insensitive); other values unchanged.
+std::string_view strip_bearer(std::string_view v) {
+  v = trim(v);
+  constexpr std::string_view want = "bearer ";
+  if (v.size() <= want.size()) return v;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(v[i])) != want[i]) return v;
+  return trim(v.substr(want.size()));
+}
+}  // namespace
+
 std::string_view presented_key(const HeaderLookup& header) {
-  auto auth = header("authorization");
-  while (!auth.empty() && auth.front() == ' ') auth.remove_prefix(1);
-  if (auth.size() > 7) {
-    std::string_view scheme = auth.substr(0, 7);
-    bool bearer = true;
-    constexpr std::string_view want = "bearer ";
-    for (std::size_t i = 0; i < 7; ++i)
-      if (std::tolower(static_cast<unsigned char>(scheme[i])) != want[i]) bearer = false;
-    if (bearer) {
-      auth.remove_prefix(7);
-      while (!auth.empty() && auth.front() == ' ') auth.remove_prefix(1);
-      while (!auth.empty() && auth.back() == ' ') auth.remove_suffix(1);
-      if (!auth.empty()) return auth;
-    }
-  }
-  for (std::string_view name : {"x-litellm-api-key", "x-api-key", "api-key"}) {
-    auto v = header(name);
+  for (std::string_view name : {"authorization", "x-litellm-api-key", "x-api-key", "api-key"}) {
+    auto v = strip_bearer(header(name));
     if (!v.empty()) return v;
   }
   return {};

@@ -400,7 +400,8 @@ class Run {
         dl = deadline_;
       }
       if (committed && !chunks.empty()) {
-        if (!co_await sink_.stream_chunks(chunks)) break;
+        const auto usage_so_far = decoder->usage();
+        if (!co_await sink_.stream_chunks(chunks, usage_so_far)) break;
         chunks.clear();
       }
       if (auto err = decoder->error(); err && committed) {

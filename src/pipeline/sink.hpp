@@ -14,6 +14,7 @@
 #include <boost/json/object.hpp>
 
 #include "core/error.hpp"
+#include "providers/usage.hpp"
 
 namespace tollgate::pipeline {
 
@@ -30,7 +31,9 @@ class ResponseSink {
   /// Starts a 200 event stream.
   virtual boost::asio::awaitable<bool> begin_stream(const Headers& headers) = 0;
   /// Relays OpenAI `chat.completion.chunk` payloads (JSON text, no framing), in order.
-  virtual boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks) = 0;
+  /// `usage` is what the upstream reported so far (input tokens may be known before the end).
+  virtual boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks,
+                                                     const providers::Usage& usage) = 0;
   /// Ends the stream; `error` set when the upstream failed mid-stream.
   virtual boost::asio::awaitable<bool> end_stream(const std::optional<core::Error>& error) = 0;
   /// Registers (or, with nullptr, clears) the callback run when the client disconnects.

@@ -925,7 +925,8 @@ void ChatStreamToMessages::start(std::string_view chunk_id, std::vector<Anthropi
   s.append(R"(,"type":"message","role":"assistant","model":)");
   append_json_string(s, model_);
   s.append(R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":)");
-  append_int(s, usage_.reported ? usage_.prompt_tokens - usage_.cached_tokens : 0);
+  const Usage& known = usage_.reported ? usage_ : early_usage_;
+  append_int(s, known.reported ? known.prompt_tokens - known.cached_tokens : 0);
   s.append(R"(,"output_tokens":0}}})");
   out.emplace_back("message_start", std::move(s));
 }

@@ -204,6 +204,12 @@ class ChatStreamToMessages {
   /// Emits message_start first if no chunk was seen.
   void finish(std::vector<AnthropicSseEvent>& out);
 
+  /// Usage the upstream reported before its usage chunk (an Anthropic upstream's message_start
+  /// gives input tokens first): used for message_start.usage when no usage is known yet.
+  void note_usage(const Usage& u) noexcept {
+    if (u.reported && !started_) early_usage_ = u;
+  }
+
   /// Usage from the OpenAI usage chunk, `reported == false` when none arrived.
   [[nodiscard]] Usage usage() const noexcept { return usage_; }
   /// True once message_stop was emitted.
@@ -224,6 +230,7 @@ class ChatStreamToMessages {
   std::optional<std::string> stop_reason_;
   bool finish_seen_ = false;
   Usage usage_;
+  Usage early_usage_;  // input tokens known before the usage chunk (note_usage)
 };
 
 // ---------------------------------------------------------------------------------------------

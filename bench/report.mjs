@@ -1,0 +1,225 @@
+#!/usr/bin/env node
+// Turns the raw outputs of bench/run.sh (a results directory) into the markdown report:
+//   node bench/report.mjs RESULTS_DIR [--write-results bench/RESULTS.md]
+// Prints the report on stdout; with --write-results it also appends it to the given file as a
+// dated section "## Run YYYY-MM-DD …", replacing an existing section of the same date.
+import fs from 'node:fs';
+import path from 'node:path';
+
+const args = process.argv.slice(2);
+const dir = args[0];
+const wi = args.indexOf('--write-results');
+const resultsFile = wi >= 0 ? args[wi + 1] : null;
+if (!dir) { console.error('usage: report.mjs RESULTS_DIR [--write-results FILE]'); process.exit(2); }
+
+const read = (f) => { try { return fs.readFileSync(path.join(dir, f), 'utf8'); } catch { return null; } };
+const readJson = (f) => { const s = read(f); return s ? JSON.parse(s) : null; };
+const readNum = (f) => { const s = read(f); return s === null ? null : Number(s.trim()); };
+const meta = readJson('meta.json');
+
+function toMs(v, unit) { const x = Number(v); return unit === 'us' ? x / 1000 : unit === 's' ? x * 1000 : x; }
+function parseWrk(text) {
+  if (!text) return null;
+  const r = {};
+  let m;
+  r.rps = (m = text.match(/Requests\/sec:\s+([\d.]+)/)) ? Number(m[1]) : null;
+  m = text.match(/(\d+) requests in ([\d.]+)(us|ms|s|m)\b/);
+  r.requests = m ? Number(m[1]) : null;
+  r.seconds = m ? (m[3] === 'm' ? Number(m[2]) * 60 : toMs(m[2], m[3]) / 1000) : null;
+  r.non2xx = (m = text.match(/Non-2xx or 3xx responses: (\d+)/)) ? Number(m[1]) : 0;
+  m = text.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
+  r.socket = m ? { connect: +m[1], read: +m[2], write: +m[3], timeout: +m[4] } : { connect: 0, read: 0, write: 0, timeout: 0 };
+  r.socketTotal = r.socket.connect + r.socket.read + r.socket.write + r.socket.timeout;
+  r.pct = {};
+  for (const mm of text.matchAll(/^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s)\s*$/gm)) r.pct[mm[1]] = toMs(mm[2], mm[3]);
+  // Successful responses per second: wrk's Requests/sec also counts error responses, which a
+  // gateway may answer much faster (e.g. 429 while its deployment cools down).
+  r.ok_rps = r.requests !== null && r.seconds ? (r.requests - r.non2xx) / r.seconds : r.rps;
+  return r;
+}
+
+function pct(sorted, p) {
+  if (!sorted.length) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+// Pools the fixed-rate rounds of one target: percentiles over all samples of all rounds.
+function pooledFixed(t) {
+  const rounds = [];
+  for (let r = 1; ; r++) {
+    const j = readJson(`${t}-fixed-r${r}.json`);
+    if (!j) break;
+    const text = read(`${t}-fixed-r${r}.samples`) || '';
+    rounds.push({ json: j, samples: text.split('\n').filter(Boolean).map(Number) });
+  }
+  if (!rounds.length) return null;
+  const all = Float64Array.from(rounds.flatMap((x) => x.samples)).sort();
+  return {
+    rounds: rounds.length,
+    achieved_rps: Math.min(...rounds.map((x) => x.json.achieved_rps)),
+    sent: rounds.reduce((a, x) => a + x.json.sent, 0),
+    ok: rounds.reduce((a, x) => a + x.json.ok, 0),
+    non2xx: rounds.reduce((a, x) => a + x.json.non2xx, 0),
+    errors: rounds.reduce((a, x) => a + x.json.errors, 0),
+    statuses: rounds.reduce((a, x) => { for (const [k, v] of Object.entries(x.json.statuses)) a[k] = (a[k] || 0) + v; return a; }, {}),
+    latency_ms: { p50: pct(all, 50), p90: pct(all, 90), p99: pct(all, 99), max: pct(all, 100) },
+    round_p50: rounds.map((x) => x.json.latency_ms.p50),
+    send_lag_ms: { p99: Math.max(...rounds.map((x) => x.json.send_lag_ms.p99)) },
+  };
+}
+
+const targets = ['direct', 'nginx', 'tollgate'];
+const T = {};
+for (const t of targets) {
+  T[t] = {
+    wrk: parseWrk(read(`${t}-wrk.txt`)),
+    stream: parseWrk(read(`${t}-stream.txt`)),
+    fixed: pooledFixed(t),
+    recovery: (read(`${t}-recovery.txt`) || '').split('\n').filter(Boolean).map((l) => l.split(' ')),
+    hwm: readNum(`${t}-hwm-kb.txt`),
+    rss: readNum(`${t}-rss-kb.txt`),
+    upstream: readNum(`${t}-upstream-requests.txt`),
+  };
+}
+const gen = readJson('generator-max.json');
+
+const f1 = (x) => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(1));
+const f2 = (x) => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(2));
+const f3 = (x) => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(3));
+const int = (x) => (x === null || x === undefined ? 'n/a' : Math.round(x).toLocaleString('en-US'));
+const mb = (kb) => (kb === null || kb === undefined ? 'n/a' : (kb / 1024).toFixed(1) + ' MB');
+const signed = (x) => (x === null || Number.isNaN(x) ? 'n/a' : (x >= 0 ? '+' : '') + x.toFixed(3));
+const pass = (ok) => (ok ? '**PASS**' : '**FAIL**');
+
+const lines = [];
+const out = (s = '') => lines.push(s);
+
+out(`## Run ${meta.date} (${meta.time_utc}) — ${meta.uname}, ${meta.nproc} CPUs`);
+out();
+out(`- Machine: ${meta.cpu}, ${meta.nproc} CPUs (\`nproc\`), ${meta.mem_total} RAM; \`uname -srm\`: ${meta.uname}`);
+out(`- Tools: ${meta.wrk}; nginx ${meta.nginx}; node ${meta.node}; Tollgate ${meta.tollgate_commit} (${meta.build_type || 'unknown'} build)`);
+out(`- Setup: tollgate-mock ${meta.mock_threads} threads, zero latency; Tollgate ${meta.tollgate_threads} worker threads; ` +
+    `nginx ${meta.nginx_workers} worker processes (upstream keepalive 64, access_log off). All on the same ${meta.nproc} CPUs as the load generators, nothing pinned.`);
+out(`- Load: throughput = \`wrk -t${meta.wrk_threads} -c${meta.conns} -d${meta.duration_s}s\` after a ${meta.warmup_s} s warm-up; ` +
+    `latency = bench/fixed_rate.mjs, open loop at ${meta.rate} req/s, ${meta.rounds} rounds × ${meta.lat_duration_s} s per target interleaved (direct, nginx, tollgate, direct, …) and pooled, ≤ ${meta.conns} keep-alive sockets; ` +
+    `body: non-streaming chat completion, max_tokens 16, bearer key.`);
+out();
+
+out(`### Throughput at ${meta.conns} connections (wrk)`);
+out();
+out('| target | req/s (2xx) | wrk Requests/sec | p50 ms | p90 ms | p99 ms | requests | non-2xx | socket errors |' + (meta.stream ? ' streaming req/s (2xx) |' : ''));
+out('|---|---:|---:|---:|---:|---:|---:|---:|---:|' + (meta.stream ? '---:|' : ''));
+for (const t of targets) {
+  const w = T[t].wrk, s = T[t].stream;
+  out(`| ${t} | ${int(w?.ok_rps)} | ${int(w?.rps)} | ${f2(w?.pct['50'])} | ${f2(w?.pct['90'])} | ${f2(w?.pct['99'])} | ${int(w?.requests)} | ${w?.non2xx ?? 'n/a'} | ${w?.socketTotal ?? 'n/a'} |` +
+      (meta.stream ? ` ${int(s?.ok_rps)}${s && (s.non2xx || s.socketTotal) ? ` (${s.non2xx} non-2xx, ${s.socketTotal} socket errors)` : ''} |` : ''));
+}
+out();
+out('(Latency columns here are under saturation, closed loop; the fixed-rate table below is the latency measure.)');
+out();
+
+const d = T.direct.fixed, n = T.nginx.fixed, g = T.tollgate.fixed;
+const added = (x, p) => (x && d ? x.latency_ms[p] - d.latency_ms[p] : null);
+out(`### Latency at a fixed offered rate of ${meta.rate} req/s (open loop)`);
+out();
+out('| target | achieved req/s (min of rounds) | p50 ms | p90 ms | p99 ms | max ms | added p50 | added p90 | added p99 | p50 per round | non-2xx | errors | send lag p99 ms |');
+out('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|');
+for (const t of targets) {
+  const x = T[t].fixed;
+  if (!x) { out(`| ${t} | n/a |||||||||||`); continue; }
+  const a = (p) => (t === 'direct' ? '—' : signed(added(x, p)));
+  out(`| ${t} | ${f1(x.achieved_rps)} | ${f3(x.latency_ms.p50)} | ${f3(x.latency_ms.p90)} | ${f3(x.latency_ms.p99)} | ${f2(x.latency_ms.max)} | ${a('p50')} | ${a('p90')} | ${a('p99')} | ${x.round_p50.map(f3).join(' / ')} | ${x.non2xx} | ${x.errors} | ${f2(x.send_lag_ms.p99)} |`);
+}
+out();
+out('Latency is measured by the generator from handing the request to `http.request()` to the last body byte, ' +
+    `percentiles over all ${meta.rounds} rounds' samples; "added" = target − direct at the same percentile, in ms.`);
+out();
+
+out('### Memory');
+out();
+out('| process | idle RSS (after start) | RSS after the runs | peak RSS (VmHWM) |');
+out('|---|---:|---:|---:|');
+out(`| tollgate-mock (direct target) | — | ${mb(T.direct.rss)} | ${mb(T.direct.hwm)} |`);
+out(`| nginx (master + ${meta.nginx_workers} workers, summed) | ${mb(meta.nginx_idle_rss_kb)} | ${mb(T.nginx.rss)} | ${mb(T.nginx.hwm)} |`);
+out(`| tollgate | ${mb(meta.tollgate_idle_rss_kb)} | ${mb(T.tollgate.rss)} | ${mb(T.tollgate.hwm)} |`);
+out();
+
+const thrRatio = T.tollgate.wrk?.ok_rps && T.nginx.wrk?.ok_rps ? T.tollgate.wrk.ok_rps / T.nginx.wrk.ok_rps : null;
+const gA = { p50: added(g, 'p50'), p90: added(g, 'p90'), p99: added(g, 'p99') };
+const nA = { p50: added(n, 'p50'), p90: added(n, 'p90'), p99: added(n, 'p99') };
+const addRatio = nA.p50 > 0 ? gA.p50 / nA.p50 : null;
+out('### Ratios');
+out();
+out(`- Throughput (2xx req/s) tollgate / nginx: **${f2(thrRatio)}** (${int(T.tollgate.wrk?.ok_rps)} / ${int(T.nginx.wrk?.ok_rps)}); tollgate / direct: ${f2(T.tollgate.wrk?.ok_rps / T.direct.wrk?.ok_rps)}; nginx / direct: ${f2(T.nginx.wrk?.ok_rps / T.direct.wrk?.ok_rps)}` +
+    (meta.stream ? `; streaming tollgate / nginx: ${f2(T.tollgate.stream?.ok_rps / T.nginx.stream?.ok_rps)}` : ''));
+out(`- Tollgate added latency vs direct: p50 ${signed(gA.p50)} ms, p90 ${signed(gA.p90)} ms, p99 ${signed(gA.p99)} ms`);
+out(`- nginx added latency vs direct: p50 ${signed(nA.p50)} ms, p90 ${signed(nA.p90)} ms, p99 ${signed(nA.p99)} ms`);
+out(`- Added p50 tollgate / nginx: **${addRatio === null ? 'n/a (nginx added p50 ≤ 0)' : f2(addRatio)}**` +
+    (nA.p90 > 0 ? `; added p90: ${f2(gA.p90 / nA.p90)}` : '') + (nA.p99 > 0 ? `; added p99: ${f2(gA.p99 / nA.p99)}` : ''));
+out();
+
+const idleMb = meta.tollgate_idle_rss_kb / 1024;
+const goalThr = thrRatio !== null && thrRatio >= 0.5;
+const goalLat = addRatio !== null ? addRatio <= 2 : gA.p50 !== null && gA.p50 <= 0;
+const goalRss = idleMb < 30;
+out('### Goals (issue 2, "Performance")');
+out();
+out('| goal | measured | result |');
+out('|---|---|---|');
+out(`| throughput ≥ 50% of nginx's at ${meta.conns} connections | ${thrRatio === null ? 'n/a' : (thrRatio * 100).toFixed(0) + '%'} | ${pass(goalThr)} |`);
+out(`| added p50 latency ≤ 2× nginx's | ${addRatio === null ? 'n/a' : f2(addRatio) + '×'} (${f3(gA.p50)} ms vs ${f3(nA.p50)} ms) | ${pass(goalLat)} |`);
+out(`| idle RSS < 30 MB | ${idleMb.toFixed(1)} MB | ${pass(goalRss)} |`);
+out();
+
+// Sanity checks on the method itself.
+const checks = [];
+if (gen && T.direct.wrk?.rps) {
+  checks.push(`generator ceiling (closed loop, ${gen.connections} sockets, direct): ${int(gen.rps)} req/s vs wrk ${int(T.direct.wrk.rps)} req/s ` +
+    `— the fixed rate of ${meta.rate} req/s is ${((meta.rate / gen.rps) * 100).toFixed(0)}% of the generator's ceiling`);
+}
+for (const t of targets) {
+  const x = T[t].fixed;
+  if (x && x.achieved_rps < 0.97 * meta.rate) checks.push(`**${t}: achieved ${f1(x.achieved_rps)} req/s, below the offered ${meta.rate}** (generator or target saturated)`);
+}
+const errs = [];
+for (const t of targets) {
+  for (const [kind, w] of [['throughput', T[t].wrk], ['streaming', T[t].stream]]) {
+    if (w && (w.non2xx || w.socketTotal)) errs.push(`${t} ${kind}: ${w.non2xx} non-2xx, socket errors ${JSON.stringify(w.socket)}`);
+  }
+  const x = T[t].fixed;
+  if (x && (x.non2xx || x.errors)) errs.push(`${t} fixed-rate: ${x.non2xx} non-2xx, ${x.errors} errors ${JSON.stringify(x.statuses)}`);
+}
+for (const t of targets) {
+  const slow = T[t].recovery.filter(([, s]) => Number(s) >= 0.3);
+  if (slow.length) checks.push(`**${t} did not answer 200 right after a wrk run ended** (it answered 429 \`no_deployments_available\` until its deployment's cooldown ended): ` +
+    slow.map(([what, s]) => `${what} ${s} s`).join(', ') + '. The harness waits for a 200 before the next measurement, so the figures above are not affected; see bench/README.md.');
+}
+checks.push(errs.length ? `**errors:** ${errs.join('; ')}` : 'no non-2xx responses and no socket errors in any run');
+if (T.tollgate.upstream !== null && T.tollgate.wrk?.requests) {
+  checks.push(`upstream requests seen by the simulator during Tollgate's throughput run: ${int(T.tollgate.upstream)} for ${int(T.tollgate.wrk.requests)} completed client requests ` +
+    `(wrk does not count the ≤ ${meta.conns} requests still in flight when it stops)`);
+}
+out('### Method checks');
+out();
+for (const c of checks) out(`- ${c}`);
+out();
+
+const report = lines.join('\n');
+process.stdout.write(report + '\n');
+
+if (resultsFile) {
+  let existing = '';
+  try { existing = fs.readFileSync(resultsFile, 'utf8'); } catch {}
+  if (!existing) existing = '# Tollgate load benchmark results\n\nProduced by `bench/run.sh --write-results`; see bench/README.md for the method.\n';
+  const heading = `## Run ${meta.date} `;
+  const start = existing.indexOf(heading);
+  let next;
+  if (start >= 0) {
+    const after = existing.indexOf('\n## Run ', start + heading.length);
+    next = existing.slice(0, start) + report + '\n' + (after >= 0 ? existing.slice(after + 1) : '');
+  } else {
+    next = existing.replace(/\s*$/, '\n\n') + report + '\n';
+  }
+  fs.writeFileSync(resultsFile, next);
+  console.error(`[bench] results written to ${resultsFile}`);
+}

@@ -1,0 +1,465 @@
+#include "budget/pricing.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <set>
+
+namespace tollgate::budget {
+namespace {
+
+__extension__ typedef __int128 i128;
+
+// One source of truth: data/prices.yaml, copied verbatim into pricing.inc as a raw string
+// (a unit test compares the two byte for byte).
+constexpr std::string_view kBundledYaml =
+#include "budget/pricing.inc"
+    ;
+
+constexpr std::array<std::string_view, 7> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic",
+                                                                     "gemini", "mistral", "groq"};
+
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string at_line(const YAML::Node& n) {
+  const auto mark = n.Mark();
+  return mark.line >= 0 ? " (line " + std::to_string(mark.line + 1) + ")" : "";
+}
+
+std::expected<PerTokenPrice, std::string> read_price(const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar()) return std::unexpected(path + at_line(n) + ": expected a decimal string");
+  auto p = parse_price_per_token(n.Scalar());
+  if (!p) return std::unexpected(path + at_line(n) + ": " + p.error());
+  return *p;
+}
+
+std::expected<std::int64_t, std::string> read_count(const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar()) return std::unexpected(path + at_line(n) + ": expected a positive integer");
+  const std::string& s = n.Scalar();
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || ptr != s.data() + s.size() || v <= 0) {
+    return std::unexpected(path + at_line(n) + ": expected a positive integer, got '" + s + "'");
+  }
+  return v;
+}
+
+std::expected<std::string, std::string> read_text(const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar() || n.Scalar().empty()) return std::unexpected(path + at_line(n) + ": expected a non-empty string");
+  return n.Scalar();
+}
+
+std::expected<PriceTier, std::string> read_tier(const YAML::Node& node, const std::string& path) {
+  if (!node.IsMap()) return std::unexpected(path + at_line(node) + ": expected a mapping");
+  PriceTier tier;
+  bool has_above = false, has_in = false, has_out = false;
+  for (const auto& kv : node) {
+    const std::string field = kv.first.Scalar();
+    const std::string fpath = path + "." + field;
+    if (field == "above_input_tokens") {
+      auto v = read_count(kv.second, fpath);
+      if (!v) return std::unexpected(v.error());
+      tier.above_input_tokens = *v;
+      has_above = true;
+    } else if (field == "input_cost_per_token" || field == "output_cost_per_token" ||
+               field == "cache_read_input_token_cost") {
+      auto p = read_price(kv.second, fpath);
+      if (!p) return std::unexpected(p.error());
+      if (field == "input_cost_per_token") {
+        tier.input = *p;
+        has_in = true;
+      } else if (field == "output_cost_per_token") {
+        tier.output = *p;
+        has_out = true;
+      } else {
+        tier.cached_input = *p;
+      }
+    } else {
+      return std::unexpected(fpath + at_line(kv.first) + ": unknown field");
+    }
+  }
+  if (!has_above) return std::unexpected(path + ".above_input_tokens: missing");
+  if (!has_in) return std::unexpected(path + ".input_cost_per_token: missing");
+  if (!has_out) return std::unexpected(path + ".output_cost_per_token: missing");
+  return tier;
+}
+
+std::expected<ModelPrice, std::string> read_entry(const std::string& key, const YAML::Node& node) {
+  const std::string path = "models." + key;
+  if (!node.IsMap()) return std::unexpected(path + at_line(node) + ": expected a mapping");
+  ModelPrice price;
+  price.matched_key = key;
+  bool has_in = false, has_out = false;
+  for (const auto& kv : node) {
+    const std::string field = kv.first.Scalar();
+    const std::string fpath = path + "." + field;
+    const YAML::Node& v = kv.second;
+    if (field == "input_cost_per_token" || field == "output_cost_per_token" ||
+        field == "cache_read_input_token_cost") {
+      auto p = read_price(v, fpath);
+      if (!p) return std::unexpected(p.error());
+      if (field == "input_cost_per_token") {
+        price.input = *p;
+        has_in = true;
+      } else if (field == "output_cost_per_token") {
+        price.output = *p;
+        has_out = true;
+      } else {
+        price.cached_input = *p;
+      }
+    } else if (field == "max_input_tokens" || field == "max_output_tokens") {
+      auto c = read_count(v, fpath);
+      if (!c) return std::unexpected(c.error());
+      (field == "max_input_tokens" ? price.max_input_tokens : price.max_output_tokens) = *c;
+    } else if (field == "tier") {
+      auto t = read_tier(v, fpath);
+      if (!t) return std::unexpected(t.error());
+      price.long_prompt_tier = *t;
+    } else if (field == "source" || field == "as_of") {
+      auto t = read_text(v, fpath);
+      if (!t) return std::unexpected(t.error());
+      (field == "source" ? price.source : price.as_of) = *t;
+    } else {
+      return std::unexpected(fpath + at_line(kv.first) + ": unknown field");
+    }
+  }
+  if (!has_in) return std::unexpected(path + ".input_cost_per_token: missing");
+  if (!has_out) return std::unexpected(path + ".output_cost_per_token: missing");
+  if (price.source.empty()) return std::unexpected(path + ".source: missing");
+  if (price.as_of.empty()) return std::unexpected(path + ".as_of: missing");
+  return price;
+}
+
+// Longest key K such that `model` == K + ('-' | '@') + rest.
+const ModelPrice* longest_prefix(const std::map<std::string, ModelPrice, std::less<>>& entries,
+                                 std::string_view model) {
+  for (std::size_t pos = model.size(); pos-- > 0;) {
+    if (model[pos] != '-' && model[pos] != '@') continue;
+    if (auto it = entries.find(model.substr(0, pos)); it != entries.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+std::string_view strip_known_prefix(std::string_view model) {
+  const auto slash = model.find('/');
+  if (slash == std::string_view::npos) return model;
+  const auto prefix = model.substr(0, slash);
+  for (auto known : kKnownProviderPrefixes) {
+    if (prefix == known) return model.substr(slash + 1);
+  }
+  return model;
+}
+
+// Saturating helpers over non-negative int64 token counts.
+std::int64_t sat_add(std::int64_t a, std::int64_t b) { return a > kInt64Max - b ? kInt64Max : a + b; }
+std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kInt64Max / b ? kInt64Max : a * b;
+}
+
+// Σ tokens × picos, rounded up once to nano-dollars, saturating.
+Nanos picos_to_nanos(i128 picos) {
+  const i128 nanos = (picos + (kPicosPerNano - 1)) / kPicosPerNano;
+  return nanos > kMaxNanos ? kMaxNanos : static_cast<Nanos>(nanos);
+}
+
+i128 times(std::int64_t tokens, PerTokenPrice p) {
+  return tokens <= 0 || p.picos <= 0 ? 0 : static_cast<i128>(tokens) * static_cast<i128>(p.picos);
+}
+
+struct Rates {
+  PerTokenPrice input, output, cached;
+};
+
+Rates rates_for(const ModelPrice& price, std::int64_t prompt_tokens) {
+  if (price.long_prompt_tier && prompt_tokens > price.long_prompt_tier->above_input_tokens) {
+    const auto& t = *price.long_prompt_tier;
+    return {t.input, t.output, t.cached_input.value_or(t.input)};
+  }
+  return {price.input, price.output, price.cached_input.value_or(price.input)};
+}
+
+std::int64_t utf8_bytes_of_strings(const boost::json::value& v) {
+  if (const auto* s = v.if_string()) return static_cast<std::int64_t>(s->size());
+  std::int64_t total = 0;
+  if (const auto* a = v.if_array()) {
+    for (const auto& e : *a) total = sat_add(total, utf8_bytes_of_strings(e));
+  } else if (const auto* o = v.if_object()) {
+    for (const auto& kv : *o) total = sat_add(total, utf8_bytes_of_strings(kv.value()));
+  }
+  return total;
+}
+
+bool is_image_part(const boost::json::object& part) {
+  const auto* type = part.if_contains("type");
+  if (type == nullptr || !type->is_string()) return part.contains("image_url");
+  const auto& t = type->get_string();
+  return t == "image_url" || t == "image" || t == "input_image";
+}
+
+std::int64_t message_bound(const boost::json::value& message, std::int64_t tokens_per_image) {
+  std::int64_t total = kPerMessageTokenOverhead;
+  const auto* m = message.if_object();
+  if (m == nullptr) return sat_add(total, utf8_bytes_of_strings(message));
+  for (const auto& kv : *m) {
+    const auto& v = kv.value();
+    if (kv.key() == "content" && v.is_array()) {
+      for (const auto& part : v.get_array()) {
+        total = sat_add(total, kPerMessageTokenOverhead);
+        const auto* po = part.if_object();
+        if (po != nullptr && is_image_part(*po)) {
+          total = sat_add(total, tokens_per_image);
+        } else {
+          total = sat_add(total, utf8_bytes_of_strings(part));
+        }
+      }
+    } else if (kv.key() == "tool_calls" && v.is_array()) {
+      for (const auto& call : v.get_array()) {
+        total = sat_add(total, sat_add(kPerMessageTokenOverhead, utf8_bytes_of_strings(call)));
+      }
+    } else {
+      total = sat_add(total, utf8_bytes_of_strings(v));
+    }
+  }
+  return total;
+}
+
+std::optional<std::int64_t> positive_int(const boost::json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr) return std::nullopt;
+  if (const auto* i = v->if_int64()) return *i > 0 ? std::optional<std::int64_t>(*i) : std::nullopt;
+  if (const auto* u = v->if_uint64()) {
+    return *u > 0 ? std::optional<std::int64_t>(*u > static_cast<std::uint64_t>(kInt64Max)
+                                                     ? kInt64Max
+                                                     : static_cast<std::int64_t>(*u))
+                  : std::nullopt;
+  }
+  if (const auto* d = v->if_double()) {
+    // Integral doubles ("max_tokens": 100.0) only; the value is a token count, not money.
+    if (*d >= 1 && *d < 9.2e18 && static_cast<double>(static_cast<std::int64_t>(*d)) == *d) {
+      return static_cast<std::int64_t>(*d);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool ModelPrice::is_zero() const noexcept {
+  const bool tier_zero = !long_prompt_tier || (long_prompt_tier->input.picos == 0 && long_prompt_tier->output.picos == 0 &&
+                                               long_prompt_tier->cached_input.value_or(PerTokenPrice{}).picos == 0);
+  return input.picos == 0 && output.picos == 0 && cached_input.value_or(PerTokenPrice{}).picos == 0 && tier_zero;
+}
+
+std::string_view PriceTable::bundled_yaml() noexcept { return kBundledYaml; }
+
+const PriceTable& PriceTable::bundled() {
+  static const PriceTable table = [] {
+    auto parsed = parse(kBundledYaml);
+    if (!parsed) {
+      std::fprintf(stderr, "tollgate: the bundled price table is invalid: %s\n", parsed.error().c_str());
+      std::abort();
+    }
+    return std::move(*parsed);
+  }();
+  return table;
+}
+
+std::expected<PriceTable, std::string> PriceTable::parse(std::string_view yaml) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    return std::unexpected(std::string("price table: invalid YAML: ") + e.what());
+  }
+  if (!root.IsMap()) return std::unexpected("price table: expected a mapping with `version` and `models`");
+  PriceTable table;
+  bool has_models = false;
+  for (const auto& kv : root) {
+    const std::string field = kv.first.Scalar();
+    if (field == "version") {
+      if (!kv.second.IsScalar() || kv.second.Scalar() != "1") {
+        return std::unexpected("version" + at_line(kv.second) + ": unsupported price table version (expected 1)");
+      }
+    } else if (field == "models") {
+      has_models = true;
+      if (!kv.second.IsMap()) return std::unexpected("models" + at_line(kv.second) + ": expected a mapping");
+      for (const auto& entry : kv.second) {
+        const std::string key = entry.first.Scalar();
+        if (key.empty() || key != lower(key)) {
+          return std::unexpected("models." + key + at_line(entry.first) + ": keys must be non-empty and lower-case");
+        }
+        auto price = read_entry(key, entry.second);
+        if (!price) return std::unexpected(price.error());
+        if (!table.entries_.emplace(key, std::move(*price)).second) {
+          return std::unexpected("models." + key + at_line(entry.first) + ": duplicate key");
+        }
+      }
+    } else {
+      return std::unexpected(field + at_line(kv.first) + ": unknown field");
+    }
+  }
+  if (!has_models) return std::unexpected("models: missing");
+  return table;
+}
+
+std::optional<ModelPrice> PriceTable::lookup(std::string_view model) const {
+  const std::string full = lower(model);
+  const std::string_view stripped = strip_known_prefix(full);
+  if (auto it = entries_.find(full); it != entries_.end()) return it->second;
+  if (auto it = entries_.find(stripped); it != entries_.end()) return it->second;
+  if (const auto* p = longest_prefix(entries_, full)) return *p;
+  if (const auto* p = longest_prefix(entries_, stripped)) return *p;
+  return std::nullopt;
+}
+
+std::string_view to_string(PriceStatus status) noexcept {
+  switch (status) {
+    case PriceStatus::priced: return "priced";
+    case PriceStatus::priced_zero: return "priced_zero";
+    case PriceStatus::unpriced: return "unpriced";
+  }
+  return "unpriced";
+}
+
+ResolvedPrice resolve_deployment_price(const config::Deployment& d, const PriceTable& table) {
+  std::optional<ModelPrice> from_table;
+  if (!d.base_model.empty()) {
+    from_table = table.lookup(d.base_model);
+  } else if (!d.provider_prefix.empty()) {
+    // lookup() strips known provider prefixes itself; an unknown one (vllm/, ollama/, together_ai/)
+    // is a host whose prices we do not know, so its model stays unpriced even when the bare name
+    // is a provider's model.
+    from_table = table.lookup(d.provider_prefix + "/" + d.upstream_model);
+  } else {
+    from_table = table.lookup(d.upstream_model);
+  }
+
+  std::optional<PerTokenPrice> in_override, out_override;
+  for (auto [text, slot, name] : {std::tuple{&d.input_cost_per_token, &in_override, "input_cost_per_token"},
+                                  std::tuple{&d.output_cost_per_token, &out_override, "output_cost_per_token"}}) {
+    if (!text->has_value()) continue;
+    auto p = parse_price_per_token(**text);
+    if (!p) return ResolvedPrice{PriceStatus::unpriced, {}, std::string("unpriced: invalid ") + name + ": " + p.error()};
+    *slot = *p;
+  }
+
+  ResolvedPrice r;
+  if (in_override && out_override) {
+    r.price.input = *in_override;
+    r.price.output = *out_override;
+    r.price.source = "config";
+    if (from_table) {
+      r.price.max_input_tokens = from_table->max_input_tokens;
+      r.price.max_output_tokens = from_table->max_output_tokens;
+    }
+    r.how = "config override";
+  } else if (in_override || out_override) {
+    if (!from_table) {
+      return ResolvedPrice{PriceStatus::unpriced, {},
+                           std::string("unpriced: only ") + (in_override ? "input" : "output") +
+                               "_cost_per_token is configured and the model is not in the price table"};
+    }
+    r.price = *from_table;
+    // A partial override changes the base price; the table's cached and tier prices belong to the
+    // table's input price, so drop them (cached tokens then cost the overridden input price).
+    r.price.cached_input.reset();
+    r.price.long_prompt_tier.reset();
+    if (in_override) r.price.input = *in_override;
+    if (out_override) r.price.output = *out_override;
+    r.how = "config override + table: " + from_table->matched_key;
+  } else if (from_table) {
+    r.price = *from_table;
+    r.how = "table: " + from_table->matched_key;
+  } else {
+    return ResolvedPrice{PriceStatus::unpriced, {}, "unpriced"};
+  }
+  if (d.max_input_tokens) r.price.max_input_tokens = d.max_input_tokens;
+  if (d.max_output_tokens) r.price.max_output_tokens = d.max_output_tokens;
+  r.status = r.price.is_zero() ? PriceStatus::priced_zero : PriceStatus::priced;
+  return r;
+}
+
+Nanos actual_cost(const ModelPrice& price, std::int64_t prompt_tokens, std::int64_t completion_tokens,
+                  std::int64_t cached_tokens) {
+  prompt_tokens = std::max<std::int64_t>(prompt_tokens, 0);
+  completion_tokens = std::max<std::int64_t>(completion_tokens, 0);
+  cached_tokens = std::clamp<std::int64_t>(cached_tokens, 0, prompt_tokens);
+  const Rates r = rates_for(price, prompt_tokens);
+  // Each product < 2^126 and the sum of three < 2^127: no 128-bit overflow.
+  return picos_to_nanos(times(prompt_tokens - cached_tokens, r.input) + times(cached_tokens, r.cached) +
+                        times(completion_tokens, r.output));
+}
+
+Nanos worst_case_cost(const ModelPrice& price, std::int64_t input_tokens_upper_bound,
+                      std::int64_t output_tokens_upper_bound) {
+  const std::int64_t in = std::max<std::int64_t>(input_tokens_upper_bound, 0);
+  const std::int64_t out = std::max<std::int64_t>(output_tokens_upper_bound, 0);
+  // With a tier, a request with fewer prompt tokens than the bound may fall below the
+  // threshold; the tier prices are the higher ones, so pricing by the bound stays an upper bound.
+  const Rates r = rates_for(price, in);
+  const PerTokenPrice in_price{std::max(r.input.picos, r.cached.picos)};
+  return picos_to_nanos(times(in, in_price) + times(out, r.output));
+}
+
+std::int64_t input_token_upper_bound(const boost::json::object& chat, std::int64_t tokens_per_image) {
+  tokens_per_image = std::max<std::int64_t>(tokens_per_image, 0);
+  std::int64_t total = kPerRequestTokenOverhead;
+  if (const auto* messages = chat.if_contains("messages")) {
+    if (const auto* a = messages->if_array()) {
+      for (const auto& m : *a) total = sat_add(total, message_bound(m, tokens_per_image));
+    } else {
+      total = sat_add(total, utf8_bytes_of_strings(*messages));
+    }
+  }
+  for (std::string_view key : {"system", "prompt", "input"}) {
+    if (const auto* v = chat.if_contains(key)) {
+      // Anthropic `system` may be an array of text blocks: same per-part overhead as content.
+      if (v->is_array()) total = sat_add(total, sat_mul(kPerMessageTokenOverhead, static_cast<std::int64_t>(v->get_array().size())));
+      total = sat_add(total, utf8_bytes_of_strings(*v));
+    }
+  }
+  for (std::string_view key : {"tools", "functions", "response_format", "tool_choice"}) {
+    const auto* v = chat.if_contains(key);
+    if (v == nullptr || v->is_null()) continue;
+    total = sat_add(total, static_cast<std::int64_t>(boost::json::serialize(*v).size()));
+    if (const auto* a = v->if_array()) {
+      total = sat_add(total, sat_mul(kPerRequestTokenOverhead, static_cast<std::int64_t>(a->size())));
+    }
+  }
+  return total;
+}
+
+std::int64_t output_token_upper_bound(const boost::json::object& chat, std::optional<std::int64_t> model_max_output) {
+  std::optional<std::int64_t> requested = positive_int(chat, "max_completion_tokens");
+  if (!requested) requested = positive_int(chat, "max_tokens");
+  const std::int64_t n = positive_int(chat, "n").value_or(1);
+  if (model_max_output && *model_max_output <= 0) model_max_output.reset();
+  std::int64_t per_choice = kDefaultOutputTokenBound;
+  if (requested && model_max_output) {
+    per_choice = std::min(*requested, *model_max_output);
+  } else if (requested) {
+    per_choice = *requested;
+  } else if (model_max_output) {
+    per_choice = *model_max_output;
+  }
+  return sat_mul(per_choice, n);
+}
+
+}  // namespace tollgate::budget

@@ -1,0 +1,197 @@
+#pragma once
+// Model prices: the bundled table (data/prices.yaml, compiled in), per-deployment overrides from
+// the config, and the token bounds/cost formulas the budget admission uses (DESIGN.md "Money and
+// units", "Budget admission"; issue 3 items 3 and 4). See docs/pricing.md.
+//
+// Thread safety: PriceTable is immutable after construction; share it as
+// std::shared_ptr<const PriceTable>. All free functions are pure.
+
+#include "budget/money.hpp"
+#include "config/config.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tollgate::budget {
+
+/// Prices that replace the base prices for a WHOLE request once its prompt is long
+/// (Gemini 1.5/2.5 Pro above 128k/200k prompt tokens, Claude Sonnet 4 above 200k).
+struct PriceTier {
+  /// The tier applies when prompt (input) tokens > this count.
+  std::int64_t above_input_tokens = 0;
+  PerTokenPrice input;                       ///< pico-dollars per input token in the tier
+  PerTokenPrice output;                      ///< pico-dollars per output token in the tier
+  std::optional<PerTokenPrice> cached_input; ///< pico-dollars per cached input token; nullopt = `input`
+};
+
+/// The price of one model (or one deployment after overrides). Prices are pico-dollars per token.
+struct ModelPrice {
+  PerTokenPrice input;   ///< per uncached prompt token
+  PerTokenPrice output;  ///< per completion token (reasoning tokens included)
+  /// Per prompt token served from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic
+  /// `cache_read_input_tokens`); nullopt = the provider has no cached price: charge `input`.
+  std::optional<PerTokenPrice> cached_input;
+  std::optional<PriceTier> long_prompt_tier;     ///< nullopt = flat pricing
+  std::optional<std::int64_t> max_input_tokens;  ///< context limit for input, tokens
+  std::optional<std::int64_t> max_output_tokens; ///< max completion tokens the model can emit
+  std::string source;      ///< public pricing page URL of the figures (table), or "config"
+  std::string as_of;       ///< date (YYYY-MM-DD) the table figures were in effect; empty for config
+  std::string matched_key; ///< the table key that matched ("gpt-4o"); empty for pure config prices
+
+  /// True when every price (input, output, cached, tier) is exactly zero.
+  [[nodiscard]] bool is_zero() const noexcept;
+};
+
+/// The immutable model → price table. Keys are lower-case model names, optionally with a
+/// provider prefix ("azure/gpt-4o", "groq/llama-3.1-8b-instant").
+class PriceTable {
+ public:
+  /// An empty table (every lookup misses).
+  PriceTable() = default;
+
+  /// The table bundled into the binary: data/prices.yaml as of the build (embedded through
+  /// src/budget/pricing.inc, checked byte-identical by a unit test). Parsed once, on first call;
+  /// the bundled file is validated by tests, so this never fails at run time (it aborts with a
+  /// message if the embedded copy were somehow invalid).
+  [[nodiscard]] static const PriceTable& bundled();
+
+  /// The exact text of the bundled YAML (for `tollgate pricing` diagnostics and tests).
+  [[nodiscard]] static std::string_view bundled_yaml() noexcept;
+
+  /// Parses a price table in the data/prices.yaml format:
+  /// `{version: 1, models: {<key>: {input_cost_per_token, output_cost_per_token,
+  /// [cache_read_input_token_cost], [max_input_tokens], [max_output_tokens],
+  /// [tier: {above_input_tokens, input_cost_per_token, output_cost_per_token,
+  /// [cache_read_input_token_cost]}], source, as_of}}}`. Prices are decimal dollars per token
+  /// (parse_price_per_token; finer than 1e-12 rounds up).
+  /// Errors ("models.gpt-4o.input_cost_per_token: ..."): invalid YAML, unknown version, unknown
+  /// or missing fields, a malformed/negative price, a non-positive token limit, a key that is
+  /// not lower-case or is duplicated.
+  [[nodiscard]] static std::expected<PriceTable, std::string> parse(std::string_view yaml);
+
+  /// Resolves a model name to its price; nullopt = unpriced (unknown), never "free".
+  ///
+  /// Resolution (case-insensitive, first hit wins), `m` = the model, `s` = `m` without a known
+  /// provider prefix (openai/, azure/, azure_ai/, anthropic/, gemini/, mistral/, groq/):
+  ///   1. exact key `m`;  2. exact key `s`;
+  ///   3. longest key K with `m` = K + ('-' | '@') + rest;  4. the same for `s`.
+  /// So "gpt-4o-2024-11-20" → "gpt-4o", "gpt-4o-mini-2024-07-18" → "gpt-4o-mini" (longest wins),
+  /// "openai/gpt-4o" → "gpt-4o", "azure/gpt-4o-mini" → "azure/gpt-4o-mini", "gpt-4o1" → none.
+  /// Unknown prefixes (vllm/, ollama/, ...) are not stripped: self-hosted models stay unpriced.
+  /// The result's matched_key names the key that matched.
+  [[nodiscard]] std::optional<ModelPrice> lookup(std::string_view model) const;
+
+  /// Number of table entries.
+  [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+
+  /// All entries by key (sorted), for listing.
+  [[nodiscard]] const std::map<std::string, ModelPrice, std::less<>>& entries() const noexcept {
+    return entries_;
+  }
+
+ private:
+  std::map<std::string, ModelPrice, std::less<>> entries_;
+};
+
+/// Whether a deployment's traffic has a price. `priced_zero` (an explicit 0, e.g. a self-hosted
+/// model configured with cost 0) and `unpriced` (nothing known) are never conflated: budgets
+/// skip money admission for the former and refuse the latter (`unpriced_model_blocked`).
+enum class PriceStatus { priced, priced_zero, unpriced };
+
+/// "priced" / "priced_zero" / "unpriced".
+[[nodiscard]] std::string_view to_string(PriceStatus status) noexcept;
+
+/// A deployment's effective price and where it came from.
+struct ResolvedPrice {
+  PriceStatus status = PriceStatus::unpriced;
+  ModelPrice price;  ///< meaningful unless status == unpriced (then all zero)
+  /// Human-readable provenance: "config override", "config override + table: gpt-4o",
+  /// "table: gpt-4o", "unpriced", or "unpriced: <reason>" (e.g. an invalid override string).
+  std::string how;
+};
+
+/// The effective price of one deployment.
+///
+/// Overrides (config `litellm_params.input_cost_per_token` / `output_cost_per_token`, decimal
+/// dollars per token):
+///   * both given → the override (priced_zero if both are 0); the table's cached price is NOT
+///     used (cached tokens are charged at the override input price) nor its tier;
+///   * one given → the other comes from the table entry, if there is one, else unpriced;
+///   * an override that does not parse → unpriced with the reason in `how` (never a silent 0).
+/// Table lookup (PriceTable::lookup): `model_info.base_model` if set (exclusively); else
+/// `provider_prefix + "/" + upstream_model` — which finds a provider-specific key
+/// ("azure/gpt-4o", "groq/...") and, for known prefixes only, the bare key ("gpt-4o"); a host
+/// with an unknown prefix (vllm, ollama, together_ai, ...) stays unpriced unless base_model or
+/// an override says otherwise; else (no prefix) `upstream_model`.
+/// `model_info.max_input_tokens` / `max_output_tokens` replace the table's limits when set.
+/// A table entry whose prices are all zero resolves to priced_zero.
+[[nodiscard]] ResolvedPrice resolve_deployment_price(const config::Deployment& deployment, const PriceTable& table);
+
+/// The actual cost of one attempt from the upstream's reported usage, in nano-dollars.
+///
+/// Token convention (providers/usage.hpp, OpenAI's): `prompt_tokens` includes `cached_tokens`.
+/// Uncached prompt tokens cost `input`, cached ones `cached_input` (or `input` when the model has
+/// no cached price), completion tokens `output`; when prompt_tokens > the long-prompt tier
+/// threshold the tier's prices apply to the whole request. The sum is taken in pico-dollars and
+/// rounded UP once to a nano-dollar; saturates at kMaxNanos. Negative counts count as 0;
+/// cached_tokens is clamped to [0, prompt_tokens].
+/// Anthropic cache-creation tokens are charged at `input` (the provider charges 1.25x): see
+/// docs/pricing.md.
+[[nodiscard]] Nanos actual_cost(const ModelPrice& price, std::int64_t prompt_tokens, std::int64_t completion_tokens,
+                                std::int64_t cached_tokens);
+
+/// The most an attempt can cost given token upper bounds, in nano-dollars (rounded up,
+/// saturating): every input token at the higher of the input and cached prices, every output
+/// token at `output`, using the long-prompt tier's prices when the input bound exceeds its
+/// threshold. Always >= actual_cost for usage within the bounds.
+[[nodiscard]] Nanos worst_case_cost(const ModelPrice& price, std::int64_t input_tokens_upper_bound,
+                                    std::int64_t output_tokens_upper_bound);
+
+/// Tokens assumed per image content part (`image_url`, Anthropic `image`) by
+/// input_token_upper_bound. Covers GPT-4o/4.1 (<= ~1,105 tokens high detail), Claude
+/// (<= ~1,600) and Gemini (258) images; NOT gpt-4o-mini, whose image tokens are multiplied
+/// ~33x (up to ~37k per image) — pass a larger bound for such models.
+inline constexpr std::int64_t kDefaultImageTokenBound = 2000;
+
+/// Tokens added per message, per content part and per tool call (role/format tokens;
+/// OpenAI's documented chat overhead is 3-4 per message).
+inline constexpr std::int64_t kPerMessageTokenOverhead = 8;
+
+/// Tokens added once per request (reply priming, format tokens), and per tool definition.
+inline constexpr std::int64_t kPerRequestTokenOverhead = 16;
+
+/// Output tokens assumed when the request sets no max_tokens/max_completion_tokens and the model
+/// has no known max output. Conservative only for models whose real limit is <= 4096: callers
+/// should make sure priced models carry max_output_tokens (the bundled table does).
+inline constexpr std::int64_t kDefaultOutputTokenBound = 4096;
+
+/// An upper bound of the input tokens of an OpenAI Chat Completions request (also accepts the
+/// Anthropic Messages shape: top-level `system`, `image` parts).
+///
+/// Rule (DESIGN.md): a BPE/byte-fallback token is at least one byte of UTF-8 text, so
+///   bound = kPerRequestTokenOverhead
+///         + Σ messages (kPerMessageTokenOverhead + UTF-8 bytes of every string in the message,
+///                       + kPerMessageTokenOverhead per content part and per tool call)
+///         + image parts: `tokens_per_image` each (their URL/base64 bytes are not counted)
+///         + bytes of top-level `system` / `prompt` strings
+///         + `tools` / `functions` / `response_format` / `tool_choice`: serialized JSON bytes
+///           + kPerRequestTokenOverhead per tool.
+/// Malformed shapes are counted leniently (strings anywhere are counted); saturates at INT64_MAX.
+[[nodiscard]] std::int64_t input_token_upper_bound(const boost::json::object& chat_request,
+                                                   std::int64_t tokens_per_image = kDefaultImageTokenBound);
+
+/// An upper bound of the output tokens of a chat request:
+/// `max_completion_tokens` (else `max_tokens`) × `n` (default 1), capped at the model's max
+/// output tokens when known (a larger request is rejected upstream); without a request limit,
+/// `model_max_output` × n; without either, kDefaultOutputTokenBound × n. Non-positive or
+/// non-integer limits / n are ignored (treated as absent). Saturates at INT64_MAX.
+[[nodiscard]] std::int64_t output_token_upper_bound(const boost::json::object& chat_request,
+                                                    std::optional<std::int64_t> model_max_output);
+
+}  // namespace tollgate::budget
