@@ -11,6 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
+#include "auth/principal.hpp"
 #include "config/config.hpp"
 #include "core/clock.hpp"
 #include "pipeline/sink.hpp"
@@ -37,6 +38,8 @@ struct ChatCall {
   bool include_usage = false;  ///< the client asked for stream_options.include_usage
   std::string call_id;         ///< x-litellm-call-id
   core::SteadyTime start{};    ///< when the request was accepted
+  /// Who is calling (never null once authenticated; a default Principal when no auth is configured).
+  std::shared_ptr<const auth::Principal> principal;
 };
 
 /// Runs `call` to completion, writing the answer (or the right error) to `sink`. Never throws

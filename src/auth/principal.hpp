@@ -1,0 +1,30 @@
+#pragma once
+/// Who is calling: the identity a request runs as, resolved from its key against the in-memory
+/// identity snapshot (kept fresh from the store). Immutable once built; shared by the attempts
+/// of one request.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/records.hpp"
+
+namespace tollgate::auth {
+
+struct Principal {
+  /// The master key (general_settings.master_key): may call every model and the admin API.
+  bool is_master = false;
+  /// The virtual key (null for the master key or when no master key is configured).
+  std::shared_ptr<const store::KeyRecord> key;
+  std::shared_ptr<const store::UserRecord> user;                ///< the key's user_id, if known
+  std::shared_ptr<const store::TeamRecord> team;                ///< the key's team_id, if known
+  std::shared_ptr<const store::TeamMemberRecord> membership;    ///< (team, user) membership, if any
+  std::shared_ptr<const store::OrganizationRecord> organization;  ///< the team's or key's organization
+  /// The end user: the request body's `user` field (OpenAI) / `metadata.user_id` (Anthropic).
+  std::string end_user;
+  std::shared_ptr<const store::CustomerRecord> customer;        ///< the end user's budget record, if any
+  /// The key's tags plus the request's `metadata.tags` / `tags`.
+  std::vector<std::string> tags;
+};
+
+}  // namespace tollgate::auth
