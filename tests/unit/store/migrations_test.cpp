@@ -1,0 +1,120 @@
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "store/sqlite/sqlite_store.hpp"
+#include "test_util.hpp"
+
+namespace tollgate::store {
+namespace {
+
+using testing::TempDir;
+using testing::open_or_die;
+
+int64_t scalar(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int64_t v = -1;
+  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+void exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* msg = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg), SQLITE_OK) << (msg ? msg : "");
+  sqlite3_free(msg);
+  sqlite3_close(db);
+}
+
+TEST(SqliteUrl, AcceptsUrlsPathsAndMemory) {
+  EXPECT_EQ(sqlite::sqlite_path_from_url("sqlite:///var/lib/tg.db").value(), "/var/lib/tg.db");
+  EXPECT_EQ(sqlite::sqlite_path_from_url("sqlite://data/tg.db").value(), "data/tg.db");
+  EXPECT_EQ(sqlite::sqlite_path_from_url("./x/tg.db").value(), "./x/tg.db");
+  EXPECT_EQ(sqlite::sqlite_path_from_url(":memory:").value(), ":memory:");
+  EXPECT_EQ(sqlite::sqlite_path_from_url("sqlite://:memory:").value(), ":memory:");
+  auto pg = sqlite::sqlite_path_from_url("postgresql://u@h/db");
+  ASSERT_FALSE(pg);
+  EXPECT_EQ(pg.error().code, StoreErrorCode::invalid);
+  EXPECT_FALSE(sqlite::sqlite_path_from_url("sqlite://"));
+}
+
+TEST(Migrations, FreshDatabaseIsCreatedWithParentDirectoryAndWal) {
+  TempDir dir;
+  const std::string path = dir.file("nested/deeper/tollgate.db");
+  {
+    auto store = open_or_die("sqlite://" + path);
+    ASSERT_TRUE(store);
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(scalar(path, "SELECT MAX(version) FROM schema_version"), sqlite::sqlite_schema_version());
+  EXPECT_EQ(scalar(path, "SELECT COUNT(*) FROM schema_version"), sqlite::sqlite_schema_version());
+  EXPECT_EQ(scalar(path, "SELECT COUNT(*) FROM sqlite_master WHERE name IN "
+                         "('keys','users','teams','team_members','organizations','customers',"
+                         "'ledger','ledger_scope','spend_logs')"),
+            9);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST(Migrations, ReopenIsIdempotentAndKeepsData) {
+  TempDir dir;
+  const std::string path = dir.file("tg.db");
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store);
+    UserRecord u;
+    u.user_id = "alice";
+    ASSERT_TRUE(store->create_user(u));
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto store = open_or_die("sqlite:///" + path.substr(1));
+    ASSERT_TRUE(store);
+    EXPECT_TRUE(store->get_user("alice"));
+  }
+  EXPECT_EQ(scalar(path, "SELECT COUNT(*) FROM schema_version"), sqlite::sqlite_schema_version());
+}
+
+TEST(Migrations, RefusesDatabaseFromNewerBinary) {
+  TempDir dir;
+  const std::string path = dir.file("tg.db");
+  { ASSERT_TRUE(open_or_die(path)); }
+  exec(path, "INSERT INTO schema_version (version, applied_at_ms) VALUES (" +
+                 std::to_string(sqlite::sqlite_schema_version() + 1) + ", 0)");
+  auto s = sqlite::open_sqlite_store(path);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, StoreErrorCode::invalid);
+  EXPECT_NE(s.error().message.find("newer"), std::string::npos) << s.error().message;
+}
+
+TEST(Migrations, UncreatableDirectoryIsUnavailableNotACrash) {
+  auto s = sqlite::open_sqlite_store("/proc/tollgate-no-such/dir/tg.db");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, StoreErrorCode::unavailable);
+}
+
+TEST(Migrations, MemoryStoreWorks) {
+  auto store = open_or_die(":memory:");
+  ASSERT_TRUE(store);
+  CustomerRecord c;
+  c.user_id = "end-1";
+  ASSERT_TRUE(store->create_customer(c));
+  EXPECT_TRUE(store->get_customer("end-1"));
+  bool ok = false;
+  store->append_ledger(LedgerRecord{.reservation_id = 1, .amount_nanos = 5}, [&](bool d) { ok = d; });
+  EXPECT_TRUE(store->flush());
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace tollgate::store

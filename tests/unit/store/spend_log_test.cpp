@@ -1,0 +1,141 @@
+#include <gtest/gtest.h>
+
+#include "store/sqlite/sqlite_store.hpp"
+#include "test_util.hpp"
+
+namespace tollgate::store {
+namespace {
+
+using testing::TempDir;
+using testing::open_or_die;
+
+SpendLogRow row(std::string id, std::string key, std::string user, std::string team,
+                std::string group, std::int64_t start, std::int64_t spend) {
+  SpendLogRow r;
+  r.request_id = std::move(id);
+  r.call_type = "acompletion";
+  r.api_key = std::move(key);
+  r.key_alias = "alias";
+  r.user = std::move(user);
+  r.team_id = std::move(team);
+  r.organization_id = "org";
+  r.end_user = "end";
+  r.request_tags = {"t1", "t2"};
+  r.requested_model = group;
+  r.model_group = std::move(group);
+  r.model = "gpt-4o-2024-08-06";
+  r.model_id = "dep-1";
+  r.custom_llm_provider = "openai";
+  r.api_base = "https://api.openai.com/v1";
+  r.attempts = R"([{"deployment":"dep-1","outcome":"success"}])";
+  r.skipped_fallbacks = "[]";
+  r.prompt_tokens = 10;
+  r.completion_tokens = 5;
+  r.cached_tokens = 2;
+  r.total_tokens = 15;
+  r.spend_nanos = spend;
+  r.start_ms = start;
+  r.end_ms = start + 100;
+  r.request_duration_ms = 100;
+  r.completion_start_ms = start + 20;
+  r.metadata = "{}";
+  return r;
+}
+
+class SpendLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = open_or_die(dir_.file("tg.db"));
+    ASSERT_TRUE(store_);
+    store_->append_spend_log(row("r1", "k1", "alice", "ta", "gpt-4o", 1000, 100));
+    store_->append_spend_log(row("r2", "k1", "alice", "ta", "claude", 2000, 300));
+    store_->append_spend_log(row("r3", "k2", "bob", "tb", "gpt-4o", 3000, 50));
+    SpendLogRow failed = row("r4", "k2", "bob", "", "gpt-4o", 4000, 0);
+    failed.status = "failure";
+    failed.error_status = "429";
+    failed.priced = false;
+    failed.unknown_outcome = true;
+    failed.completion_start_ms.reset();
+    store_->append_spend_log(failed);
+    ASSERT_TRUE(store_->flush());
+  }
+  std::vector<std::string> ids(const SpendLogFilter& f) {
+    std::vector<std::string> out;
+    auto rows = store_->query_spend_logs(f);
+    EXPECT_TRUE(rows);
+    if (rows)
+      for (const auto& r : *rows) out.push_back(r.request_id);
+    return out;
+  }
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+};
+
+using V = std::vector<std::string>;
+
+TEST_F(SpendLogTest, RoundTripKeepsEveryField) {
+  auto rows = store_->query_spend_logs({.request_id = "r1"});
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front(), row("r1", "k1", "alice", "ta", "gpt-4o", 1000, 100));
+  auto r4 = store_->query_spend_logs({.request_id = "r4"});
+  ASSERT_TRUE(r4);
+  ASSERT_EQ(r4->size(), 1u);
+  EXPECT_FALSE(r4->front().priced);
+  EXPECT_TRUE(r4->front().unknown_outcome);
+  EXPECT_FALSE(r4->front().completion_start_ms);
+  EXPECT_EQ(r4->front().status, "failure");
+}
+
+TEST_F(SpendLogTest, Filters) {
+  EXPECT_EQ(ids({}), (V{"r4", "r3", "r2", "r1"}));  // newest first
+  EXPECT_EQ(ids({.api_key = "k1"}), (V{"r2", "r1"}));
+  EXPECT_EQ(ids({.user = "bob"}), (V{"r4", "r3"}));
+  EXPECT_EQ(ids({.team_id = "tb"}), (V{"r3"}));
+  EXPECT_EQ(ids({.start_ms = 2000, .end_ms = 4000}), (V{"r3", "r2"}));
+  EXPECT_EQ(ids({.api_key = "k2", .start_ms = 3500}), (V{"r4"}));
+  EXPECT_EQ(ids({.limit = 2}), (V{"r4", "r3"}));
+  EXPECT_TRUE(ids({.request_id = "nope"}).empty());
+}
+
+TEST_F(SpendLogTest, GlobalSpend) {
+  auto g = store_->global_spend(std::nullopt, std::nullopt);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->total_spend_nanos, 450);
+  EXPECT_EQ(g->requests, 4);
+  EXPECT_EQ(g->total_tokens, 60);
+  ASSERT_EQ(g->by_model_group.size(), 2u);
+  EXPECT_EQ(g->by_model_group[0].name, "claude");
+  EXPECT_EQ(g->by_model_group[0].spend_nanos, 300);
+  EXPECT_EQ(g->by_model_group[1].name, "gpt-4o");
+  EXPECT_EQ(g->by_model_group[1].spend_nanos, 150);
+  EXPECT_EQ(g->by_model_group[1].requests, 3);
+  ASSERT_EQ(g->by_key.size(), 2u);
+  EXPECT_EQ(g->by_key[0].name, "k1");
+  EXPECT_EQ(g->by_key[0].spend_nanos, 400);
+  EXPECT_EQ(g->by_team.size(), 3u);  // "ta", "tb" and "" (no team)
+
+  auto window = store_->global_spend(1500, 3500);
+  ASSERT_TRUE(window);
+  EXPECT_EQ(window->total_spend_nanos, 350);
+  EXPECT_EQ(window->requests, 2);
+}
+
+TEST_F(SpendLogTest, SpendRowsAndLedgerShareTheWriter) {
+  const WriterStats st = store_->writer_stats();
+  EXPECT_EQ(st.spend_rows, 4u);
+  EXPECT_EQ(st.dropped_spend_rows, 0u);
+}
+
+TEST(SpendLogBound, RowsBeyondTheQueueBoundAreDroppedAndCounted) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("tg.db"), {.max_pending_spend_rows = 0});
+  ASSERT_TRUE(store);
+  store->append_spend_log(row("x", "k", "u", "t", "g", 1, 1));
+  store->flush();
+  EXPECT_EQ(store->writer_stats().dropped_spend_rows, 1u);
+  EXPECT_TRUE(store->query_spend_logs({}).value().empty());
+}
+
+}  // namespace
+}  // namespace tollgate::store
