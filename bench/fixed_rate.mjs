@@ -106,7 +106,16 @@ function runFixed() {
   const t0 = performance.now() + 5;
 
   return new Promise((resolve) => {
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(hardStop);
+      const unfinished = total - done;
+      if (unfinished > 0) {
+        stats.errors += unfinished;
+        stats.statuses['error:unfinished'] = unfinished;
+      }
       agent.destroy();
       if (opt.samples) fs.writeFileSync(opt.samples, Array.from(lat.subarray(0, n), (x) => x.toFixed(4)).join('\n') + '\n');
       const dur = (lastMeasuredEnd - firstMeasuredStart) / 1000;
@@ -132,7 +141,7 @@ function runFixed() {
             lat[n] = end - start; corr[n] = end - scheduled; lag[n] = start - scheduled; n++;
           }
           if (measure) lastMeasuredEnd = Math.max(lastMeasuredEnd, end);
-          if (++done === total) finish();
+          if (++done === total && !finished) finish();
         });
       }
       if (issued < total) {
@@ -143,6 +152,8 @@ function runFixed() {
         setTimeout(tick, Math.max(1, Math.floor(wait)));
       }
     };
+    // A target that stops answering must not hang the harness: give up 10 s after the schedule.
+    const hardStop = setTimeout(finish, (opt.warmup + opt.duration) * 1000 + 10000);
     setTimeout(tick, 5);
   });
 }
@@ -153,6 +164,9 @@ function runMax() {
   let completed = 0;
   return new Promise((resolve) => {
     let active = opt.connections;
+    // Safety net: a target that stops answering must not hang the harness.
+    setTimeout(() => { process.stdout.write(JSON.stringify({ mode: 'max', url: opt.url, error: 'target stopped answering', ok: stats.ok, rps: 0 }) + '\n'); process.exit(1); },
+               (opt.warmup + opt.duration) * 1000 + 10000).unref();
     const loop = () => {
       if (performance.now() >= end) {
         if (--active === 0) {

@@ -79,6 +79,7 @@ for (const t of targets) {
     hwm: readNum(`${t}-hwm-kb.txt`),
     rss: readNum(`${t}-rss-kb.txt`),
     upstream: readNum(`${t}-upstream-requests.txt`),
+    cpu: readNum(`${t}-cpu-s.txt`),
   };
 }
 const gen = readJson('generator-max.json');
@@ -97,7 +98,7 @@ const out = (s = '') => lines.push(s);
 out(`## Run ${meta.date} (${meta.time_utc}) — ${meta.uname}, ${meta.nproc} CPUs`);
 out();
 out(`- Machine: ${meta.cpu}, ${meta.nproc} CPUs (\`nproc\`), ${meta.mem_total} RAM; \`uname -srm\`: ${meta.uname}`);
-out(`- Tools: ${meta.wrk}; nginx ${meta.nginx}; node ${meta.node}; Tollgate ${meta.tollgate_commit} (${meta.build_type || 'unknown'} build)`);
+out(`- Tools: ${meta.wrk}; nginx ${meta.nginx}; node ${meta.node}; Tollgate binary built ${meta.tollgate_built} (${meta.build_type || 'unknown'} build), source tree at run time: ${meta.tollgate_commit}`);
 out(`- Setup: tollgate-mock ${meta.mock_threads} threads, zero latency; Tollgate ${meta.tollgate_threads} worker threads; ` +
     `nginx ${meta.nginx_workers} worker processes (upstream keepalive 64, access_log off). All on the same ${meta.nproc} CPUs as the load generators, nothing pinned.`);
 out(`- Load: throughput = \`wrk -t${meta.wrk_threads} -c${meta.conns} -d${meta.duration_s}s\` after a ${meta.warmup_s} s warm-up; ` +
@@ -116,6 +117,16 @@ for (const t of targets) {
 }
 out();
 out('(Latency columns here are under saturation, closed loop; the fixed-rate table below is the latency measure.)');
+out();
+out('CPU time of the target process(es) during the throughput run (utime + stime from /proc; nginx: master + workers). ' +
+    'Less sensitive than req/s to other load on the machine:');
+out();
+out('| target | CPU s during the run | CPU µs per request |');
+out('|---|---:|---:|');
+for (const t of targets) {
+  const w = T[t].wrk;
+  out(`| ${t}${t === 'direct' ? ' (tollgate-mock)' : ''} | ${f2(T[t].cpu)} | ${w?.requests ? f1((T[t].cpu * 1e6) / w.requests) : 'n/a'} |`);
+}
 out();
 
 const d = T.direct.fixed, n = T.nginx.fixed, g = T.tollgate.fixed;
@@ -173,6 +184,8 @@ out();
 
 // Sanity checks on the method itself.
 const checks = [];
+checks.push(`load average at start ${meta.loadavg_start}, at end ${meta.loadavg_end} (the benchmark itself adds about 2-3 while it runs; ` +
+  'a high value at start means other work was competing for the CPUs)');
 if (gen && T.direct.wrk?.rps) {
   checks.push(`generator ceiling (closed loop, ${gen.connections} sockets, direct): ${int(gen.rps)} req/s vs wrk ${int(T.direct.wrk.rps)} req/s ` +
     `— the fixed rate of ${meta.rate} req/s is ${((meta.rate / gen.rps) * 100).toFixed(0)}% of the generator's ceiling`);

@@ -62,11 +62,24 @@ RES="$TMP/results"
 mkdir -p "$RES"
 PIDS=()
 
+CHILD=""
+# Runs a command in the background and waits for it, so that a signal to this script is handled
+# at once (bash defers traps until a foreground child ends) and the child is stopped by cleanup.
+run() {
+  "$@" &
+  CHILD=$!
+  local rc=0
+  wait "$CHILD" || rc=$?
+  CHILD=""
+  return "$rc"
+}
+
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  [[ -n $CHILD ]] && kill -TERM "$CHILD" 2>/dev/null || true
   for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for _ in $(seq 1 30); do
     local alive=0
@@ -116,7 +129,19 @@ rss_tree_kb() {
   echo "$total"
 }
 
+# utime + stime in clock ticks of a process and its children (nginx workers), from /proc/PID/stat.
+cpu_ticks_tree() {
+  local pid="$1" total=0 p t
+  for p in "$pid" $(pgrep -P "$pid" || true); do
+    t="$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}')"
+    total=$(( total + ${t:-0} ))
+  done
+  echo "$total"
+}
+CLK_TCK="$(getconf CLK_TCK)"
+
 # ---------------------------------------------------------------- start the three processes
+LOADAVG_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 log "temp dir $TMP; build dir $BUILD_DIR"
 
 "$MOCK" --host 127.0.0.1 --port 0 --threads "$MOCK_THREADS" --latency-ms 0 >"$TMP/mock.out" 2>"$TMP/mock.err" &
@@ -210,7 +235,7 @@ export BENCH_KEY="$MASTER_KEY" BENCH_MODEL="bench-model"
 
 # The generator's own ceiling, closed loop against the simulator (compare with wrk's direct figure).
 log "generator ceiling check (closed loop, $CONNS connections, 5 s, direct)"
-node "$BENCH/fixed_rate.mjs" --mode max --url "http://127.0.0.1:$MOCK_PORT/v1/chat/completions" \
+run node "$BENCH/fixed_rate.mjs" --mode max --url "http://127.0.0.1:$MOCK_PORT/v1/chat/completions" \
   --connections "$CONNS" --duration 5 --warmup 1 --key "$MASTER_KEY" >"$RES/generator-max.json"
 
 # Waits until one request through URL answers 200 again; records how long that took (seconds).
@@ -243,18 +268,21 @@ throughput_target() {
   local before after
   : >"$RES/$name-recovery.txt"
   log "$name: warm-up ${WARMUP}s"
-  wrk -t"$WRK_THREADS" -c"$CONNS" -d"${WARMUP}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-warmup.txt"
+  run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${WARMUP}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-warmup.txt"
   wait_ready "$name" "$url" after-warmup
   before="$(mock_requests)"
+  local cpu0 cpu1; cpu0="$(cpu_ticks_tree "$pid")"
   log "$name: throughput, wrk -t$WRK_THREADS -c$CONNS -d${DURATION}s"
-  wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" --latency -s "$BENCH/chat.lua" "$url" >"$RES/$name-wrk.txt"
+  run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" --latency -s "$BENCH/chat.lua" "$url" >"$RES/$name-wrk.txt"
+  cpu1="$(cpu_ticks_tree "$pid")"
   after="$(mock_requests)"
   echo "$(( after - before ))" >"$RES/$name-upstream-requests.txt"
+  awk -v a="$cpu0" -v b="$cpu1" -v hz="$CLK_TCK" 'BEGIN {printf "%.2f\n", (b - a) / hz}' >"$RES/$name-cpu-s.txt"
   log "$name: $(grep 'Requests/sec' "$RES/$name-wrk.txt" | tr -s ' ')$(grep -o 'Non-2xx.*' "$RES/$name-wrk.txt" | sed 's/^/, /')"
   wait_ready "$name" "$url" after-throughput
   if [[ $STREAM == 1 ]]; then
     log "$name: streaming throughput ${STREAM_DURATION}s"
-    BENCH_STREAM=1 wrk -t"$WRK_THREADS" -c"$CONNS" -d"${STREAM_DURATION}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-stream.txt"
+    BENCH_STREAM=1 run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${STREAM_DURATION}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-stream.txt"
     wait_ready "$name" "$url" after-streaming
   fi
   kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name (pid $pid) died during its run" >&2; exit 1; }
@@ -264,7 +292,7 @@ throughput_target() {
 latency_round() {
   local name="$1" port="$2" round="$3"
   local url="http://127.0.0.1:$port/v1/chat/completions"
-  node "$BENCH/fixed_rate.mjs" --url "$url" --rate "$RATE" --duration "$LAT_DURATION" --warmup 1 \
+  run node "$BENCH/fixed_rate.mjs" --url "$url" --rate "$RATE" --duration "$LAT_DURATION" --warmup 1 \
     --connections "$CONNS" --key "$MASTER_KEY" --samples "$RES/$name-fixed-r$round.samples" >"$RES/$name-fixed-r$round.json"
   log "$name: round $round: $(node -e 'const j=require(process.argv[1]);console.log(`${j.achieved_rps} req/s, p50 ${j.latency_ms.p50} p90 ${j.latency_ms.p90} p99 ${j.latency_ms.p99} ms, non-2xx ${j.non2xx}, errors ${j.errors}`)' "$RES/$name-fixed-r$round.json")"
 }
@@ -301,11 +329,13 @@ cat >"$RES/meta.json" <<EOF
   "wrk": "$(wrk -v 2>&1 | head -1 | sed 's/ Copyright.*//; s/"/\\"/g')",
   "nginx": "$("$NGINX" -v 2>&1 | sed 's/.*: //')",
   "node": "$(node --version)",
-  "tollgate_commit": "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- src tools 2>/dev/null || echo '+local changes')",
+  "tollgate_commit": "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- src tools 2>/dev/null || echo ' + uncommitted changes in src/ or tools/')",
+  "tollgate_built": "$(date -u -r "$TOLLGATE" '+%Y-%m-%d %H:%MZ')",
   "build_type": "$(grep -m1 '^CMAKE_BUILD_TYPE' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | cut -d= -f2)",
   "conns": $CONNS, "wrk_threads": $WRK_THREADS, "duration_s": $DURATION, "warmup_s": $WARMUP,
   "rate": $RATE, "rounds": $ROUNDS, "lat_duration_s": $LAT_DURATION, "stream": $STREAM, "stream_duration_s": $STREAM_DURATION,
   "mock_threads": $MOCK_THREADS, "tollgate_threads": $NPROC, "nginx_workers": $NPROC,
+  "loadavg_start": "$LOADAVG_START", "loadavg_end": "$(cut -d' ' -f1-3 /proc/loadavg)",
   "tollgate_idle_rss_kb": $TG_IDLE_RSS_KB, "nginx_idle_rss_kb": $NGINX_IDLE_RSS_KB
 }
 EOF

@@ -92,6 +92,13 @@ struct GeneralSettings {
   bool enforce_fallback_budget = true;
   bool enforce_fallback_model_access = true;
   bool disable_spend_logs = false;
+  /// Refuse (403 unpriced_model_blocked) a model with no known price where a budget attaches;
+  /// false serves it and records it as unpriced (never as a silent $0). BurnLens' setting.
+  bool block_unpriced_models = true;
+  /// Whether a user's personal max_budget also applies to that user's team keys (LiteLLM).
+  bool apply_user_budget_to_team_keys = false;
+  /// Fixed UTC offset for day/month budget resets ("UTC", "+05:30").
+  std::string budget_reset_timezone = "UTC";
 };
 
 /// `tollgate_settings:` — Tollgate's own knobs; every field has a safe default.

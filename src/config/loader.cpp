@@ -760,6 +760,12 @@ class Loader {
         if (auto b = boolean(val, p, l)) g.enforce_fallback_model_access = *b;
       } else if (k == "disable_spend_logs") {
         if (auto b = boolean(val, p, l)) g.disable_spend_logs = *b;
+      } else if (k == "block_unpriced_models") {
+        if (auto b = boolean(val, p, l)) g.block_unpriced_models = *b;
+      } else if (k == "apply_user_budget_to_team_keys") {
+        if (auto b = boolean(val, p, l)) g.apply_user_budget_to_team_keys = *b;
+      } else if (k == "budget_reset_timezone") {
+        if (auto s = str(val, p, l)) g.budget_reset_timezone = *s;
       } else {
         unknown(p, l, kIgnored);
       }

@@ -11,7 +11,9 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "budget/money.hpp"
 #include "core/ids.hpp"
+#include "pipeline/admission.hpp"
 #include "http/client.hpp"
 #include "http/sse.hpp"
 #include "policy/failure.hpp"
@@ -25,12 +27,40 @@ namespace json = boost::json;
 using std::chrono::milliseconds;
 using policy::FailureClass;
 
-std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock) {
+std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
+                                         std::shared_ptr<store::Store> store) {
   auto s = std::make_shared<Services>();
   s->config = cfg;
   s->clock = &clock;
   s->groups = std::make_unique<routing::ModelGroups>(*cfg);
   s->router = std::make_unique<routing::RouterState>(cfg, clock);
+  for (const auto& d : cfg->model_list) s->prices.push_back(budget::resolve_deployment_price(d, budget::PriceTable::bundled()));
+  budget::LedgerOptions lo;
+  std::string tz_warning;
+  lo.reset_timezone = budget::reset_timezone_or_utc(cfg->general_settings.budget_reset_timezone, &tz_warning);
+  if (!tz_warning.empty()) spdlog::warn("general_settings.budget_reset_timezone: {}", tz_warning);
+  std::optional<store::RecoveryResult> recovered;
+  if (store) {
+    const auto now_ms = std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto r = store->recover_ledger(now_ms);
+    if (!r) throw std::runtime_error("cannot recover the spend ledger: " + r.error().message);
+    lo.first_reservation_id = r->max_reservation_id + 1;
+    if (!r->recovered.empty())
+      spdlog::warn("ledger recovery: {} reservation(s) left open by an earlier run settled at their reserved amount",
+                   r->recovered.size());
+    recovered = std::move(*r);
+  }
+  s->ledger = std::make_unique<budget::Ledger>(lo);
+  if (recovered) {
+    for (const auto& sp : recovered->spent) {
+      auto kind = budget::parse_scope_kind(sp.scope.kind);
+      if (!kind) continue;
+      const auto start = std::chrono::system_clock::time_point(milliseconds(sp.scope.window_start_ms));
+      s->ledger->load(budget::ScopeId{*kind, sp.scope.id}, sp.spent_nanos,
+                      sp.scope.window_start_ms == 0 ? budget::SystemTime{} : start);
+    }
+  }
+  s->store = std::move(store);
   return s;
 }
 
@@ -51,9 +81,16 @@ struct AttemptRecord {
   long long duration_ms = 0;
 };
 
+/// Why a target was not attempted: the client-facing error and a short reason for skip lists.
+struct Refusal {
+  core::Error error;
+  std::string reason;
+};
+
 /// How one attempt ended.
 struct AttemptResult {
   bool ok = false;                           ///< served (response sent or stream committed)
+  providers::Usage usage;                    ///< what the upstream reported (success)
   FailureClass failure = FailureClass::transient_provider_error;
   core::Error error;                         ///< the error as the client would see it
   std::optional<milliseconds> retry_after;   ///< upstream hint
@@ -65,7 +102,24 @@ struct GroupResult {
   bool attempted = false;  ///< at least one upstream attempt was made
   FailureClass failure = FailureClass::transient_provider_error;
   std::optional<core::Error> error;
+  std::optional<Refusal> refusal;  ///< the last admission refusal (set when a target was refused)
 };
+
+/// Appends `rec` to the durable ledger and waits (without blocking the thread) until the
+/// store's writer reports it committed. Returns false when it could not be written.
+net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec) {
+  auto exec = co_await net::this_coro::executor;
+  auto timer = std::make_shared<net::steady_timer>(exec, net::steady_timer::time_point::max());
+  auto result = std::make_shared<std::optional<bool>>();
+  st.append_ledger(std::move(rec), [exec, timer, result](bool ok) {
+    net::post(exec, [timer, result, ok] {
+      *result = ok;
+      timer->cancel();
+    });
+  });
+  while (!result->has_value()) co_await timer->async_wait(use_nothrow);
+  co_return **result;
+}
 
 policy::TransportEvent transport_event(const http::TransportError& e) {
   using K = http::TransportError::Kind;
@@ -105,6 +159,7 @@ class Run {
   Run(std::shared_ptr<Services> s, ChatCall call, ResponseSink& sink)
       : s_(std::move(s)), cfg_(*s_->config), call_(std::move(call)), sink_(sink) {
     deadline_ = call_.start + cfg_.effective_timeout;
+    principal_ = call_.principal ? call_.principal : std::make_shared<const auth::Principal>();
     sink_.on_client_gone([this] { on_client_gone(); });
   }
   ~Run() { sink_.on_client_gone(nullptr); }
@@ -113,16 +168,35 @@ class Run {
 
   net::awaitable<void> go() {
     GroupResult primary = co_await try_group(call_.model, false);
-    if (primary.ok || gone_) co_return;
+    if (primary.ok || gone_) {
+      finish(true, std::nullopt);
+      co_return;
+    }
+    if (!primary.attempted && primary.refusal) {
+      // The caller cannot pay for (or we cannot meter) the model it asked for: refuse, no fallback.
+      auto headers = common_headers(std::nullopt);
+      co_await sink_.send_error(primary.refusal->error, headers);
+      {
+      finish(false, primary.refusal->error.status);
+      co_return;
+    }
+    }
     const auto action = policy::default_action(primary.failure);
     const auto fallbacks = routing::fallback_groups(cfg_, call_.model, action);
     for (const auto& group : fallbacks) {
       if (gone_ || s_->clock->now() >= deadline_) break;
       if (!s_->groups->contains(group)) continue;
       GroupResult r = co_await try_group(group, true);
-      if (r.ok || gone_) co_return;
+      if (r.ok || gone_) {
+      finish(r.ok, std::nullopt);
+      co_return;
     }
-    if (gone_) co_return;
+      if (!r.attempted && r.refusal) skipped_.emplace_back(group, r.refusal->reason);
+    }
+    if (gone_) {
+      finish(false, 499);
+      co_return;
+    }
     core::Error err = primary.error ? *primary.error
                                     : core::Error::gateway(503, "api_error",
                                                            "no deployment of model group '" + call_.model + "' is available",
@@ -130,6 +204,7 @@ class Run {
     auto headers = common_headers(std::nullopt);
     for (const auto& h : err.headers) headers.push_back(h);
     co_await sink_.send_error(err, headers);
+    finish(false, err.status);
   }
 
  private:
@@ -142,15 +217,23 @@ class Run {
 
   net::awaitable<GroupResult> try_group(std::string group, bool is_fallback) {
     GroupResult out;
-    std::vector<std::size_t> tried;
+    std::vector<std::size_t> tried, refused;
     std::optional<milliseconds> hint;
     const int retries = std::max(0, cfg_.effective_num_retries);
     bool counted_fallback = false;
-    for (int n = 0; n <= retries; ++n) {
+    for (int n = 0; n <= retries;) {
       if (gone_) break;
       auto dep = s_->router->select(group, tried, core::uniform01());
-      if (!dep) break;
+      if (!dep || std::find(refused.begin(), refused.end(), *dep) != refused.end()) break;
       const bool same_again = std::find(tried.begin(), tried.end(), *dep) != tried.end();
+      // Admission first: nothing waits or is sent for a target the caller cannot pay for.
+      Held held(*s_->ledger);
+      if (auto refusal = co_await admit_target(group, *dep, is_fallback, held)) {
+        refused.push_back(*dep);
+        tried.push_back(*dep);
+        out.refusal = std::move(refusal);
+        continue;
+      }
       if (n > 0) {
         // A fresh deployment needs no wait; the same one waits out its backoff / Retry-After.
         routing::BackoffPolicy bp;
@@ -169,7 +252,9 @@ class Run {
         counted_fallback = true;
       }
       out.attempted = true;
+      ++n;
       AttemptResult r = co_await attempt(group, *dep);
+      settle(held, *dep, r);
       if (r.ok) {
         out.ok = true;
         co_return out;
@@ -182,7 +267,7 @@ class Run {
       if (action == policy::Action::next_deployment) s_->router->cool_down(*dep);
       if (action != policy::Action::retry_then_fallback && action != policy::Action::next_deployment) break;
     }
-    if (!out.attempted && !out.error) {
+    if (!out.attempted && !out.error && !out.refusal) {
       out.failure = FailureClass::retryable_capacity;
       auto err = core::Error::gateway(429, "rate_limit_exceeded",
                                       "no deployment of model group '" + group +
@@ -191,6 +276,89 @@ class Run {
       out.error = err;
     }
     co_return out;
+  }
+
+  /// A reservation held for one attempt; settled as `unknown` if the attempt is abandoned.
+  struct Held {
+    explicit Held(budget::Ledger& l) : ledger(l) {}
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held() {
+      if (!reservation.empty())
+        ledger.settle(std::move(reservation), 0, budget::SettleKind::unknown, std::chrono::system_clock::now());
+    }
+    budget::Ledger& ledger;
+    budget::Reservation reservation;
+    std::vector<store::LedgerScope> scopes;
+  };
+
+  const auth::Principal& principal() const { return *principal_; }
+
+  /// Admits `dep` for this caller: nullopt when admitted (the worst case is reserved in `held`,
+  /// durably when a store is configured), else the refusal.
+  net::awaitable<std::optional<Refusal>> admit_target(std::string group, std::size_t dep, bool is_fallback, Held& held) {
+    const bool guarded = !is_fallback || cfg_.general_settings.enforce_fallback_budget;
+    auto scopes = applicable_scopes(principal(), group, cfg_);
+    // enforce_fallback_budget: false restores the unguarded fallback: spend is still recorded
+    // against every scope, but no limit refuses it.
+    if (!guarded)
+      for (auto& sc : scopes) sc.max_budget = budget::kMaxNanos;
+    const auto now = std::chrono::system_clock::now();
+    AdmissionDecision adm = admit(*s_->ledger, cfg_, s_->prices[dep], scopes, call_.body, now);
+    if (adm.outcome != AdmissionDecision::Outcome::admitted) co_return Refusal{std::move(adm.error), std::move(adm.reason)};
+    if (adm.price_status == budget::PriceStatus::unpriced) unpriced_ = true;
+    held.reservation = std::move(adm.reservation);
+    held.scopes = std::move(adm.ledger_scopes);
+    if (held.reservation.empty() || !s_->store) co_return std::nullopt;
+    store::LedgerRecord rec;
+    rec.reservation_id = held.reservation.id();
+    rec.kind = store::LedgerKind::reserve;
+    rec.scopes = held.scopes;
+    rec.amount_nanos = held.reservation.amount();
+    rec.request_id = call_.call_id;
+    rec.model = cfg_.model_list[dep].id;
+    rec.at_ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
+    if (co_await append_durably(*s_->store, std::move(rec))) co_return std::nullopt;
+    // Fail closed: a paid attempt that cannot be recorded is not sent.
+    s_->ledger->settle(std::move(held.reservation), 0, budget::SettleKind::no_usage, std::chrono::system_clock::now());
+    co_return Refusal{core::Error::gateway(503, "api_error",
+                                           "the spend ledger cannot be written; paid requests are refused until it can",
+                                           "ledger_unavailable"),
+                      "ledger_unavailable"};
+  }
+
+  /// Settles the attempt's reservation to what it cost and records the cost on the request.
+  void settle(Held& held, std::size_t dep, const AttemptResult& r) {
+    const auto& price = s_->prices[dep];
+    budget::SettleKind kind = budget::SettleKind::no_usage;
+    budget::Nanos actual = 0;
+    if (r.ok && r.usage.reported) {
+      kind = budget::SettleKind::actual;
+      actual = attempt_cost(price, r.usage);
+    } else if (r.ok || r.failure == FailureClass::unknown_outcome) {
+      // Served without usage, or the outcome is unknown: it may have been billed in full.
+      kind = budget::SettleKind::unknown;
+      unknown_ = true;
+    }
+    if (r.ok) usage_ = r.usage;
+    const budget::Nanos reserved = held.reservation.amount();
+    const budget::Nanos charged = kind == budget::SettleKind::unknown ? reserved : actual;
+    cost_ += kind == budget::SettleKind::unknown && held.reservation.empty() ? attempt_cost(price, r.usage) : charged;
+    if (held.reservation.empty()) return;
+    const auto id = held.reservation.id();
+    const auto now = std::chrono::system_clock::now();
+    s_->ledger->settle(std::move(held.reservation), actual, kind, now);
+    if (!s_->store) return;
+    store::LedgerRecord rec;
+    rec.reservation_id = id;
+    rec.kind = store::LedgerKind::settle;
+    rec.amount_nanos = reserved;
+    rec.actual_nanos = charged;
+    rec.settle_kind = std::string(budget::to_string(kind));
+    rec.request_id = call_.call_id;
+    rec.model = cfg_.model_list[dep].id;
+    rec.at_ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
+    s_->store->append_ledger(std::move(rec), [](bool) {});
   }
 
   net::awaitable<void> sleep(milliseconds d) {
@@ -239,10 +407,12 @@ class Run {
     const auto dur = ms_between(started, now);
     upstream_ms_ += dur;
     attempts_.push_back(AttemptRecord{group, dep, status, failure, dur});
-    s_->router->on_attempt_end(dep, failure.has_value() && *failure != FailureClass::caller_fix_required &&
-                                        *failure != FailureClass::context_overflow &&
-                                        *failure != FailureClass::content_policy,
-                               milliseconds(dur), tokens);
+    // Only the deployment's own failures count toward its cooldown: not the caller's errors,
+    // and not an attempt the client abandoned by hanging up.
+    const bool deployment_failed = failure.has_value() && !gone_ && *failure != FailureClass::caller_fix_required &&
+                                   *failure != FailureClass::context_overflow &&
+                                   *failure != FailureClass::content_policy;
+    s_->router->on_attempt_end(dep, deployment_failed, milliseconds(dur), tokens);
   }
 
   net::awaitable<AttemptResult> attempt(std::string group, std::size_t dep) {
@@ -314,6 +484,9 @@ class Run {
       Usage u;
       if (auto* uv = completion->if_contains("usage")) u = providers::usage_from_openai(*uv);
       record(group, dep, status, std::nullopt, started, u.prompt_tokens + u.completion_tokens);
+      r.usage = u;
+      usage_ = u;
+      cost_preview_ = attempt_cost(s_->prices[dep], u);
       auto headers = common_headers(dep);
       co_await sink_.send_completion(*completion, headers);
       r.ok = true;
@@ -437,6 +610,7 @@ class Run {
     }
     exchange_ = nullptr;
     const auto u = decoder->usage();
+    r.usage = u;
     record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.completion_tokens);
     if (committed && !gone_) co_await sink_.end_stream(stream_error);
     r.ok = true;  // once committed, the attempt is the answer, complete or not
@@ -446,6 +620,69 @@ class Run {
       r.error = malformed_error(d, "stream failed before its first event");
     }
     co_return r;
+  }
+
+  /// Writes the request's spend log row (off the request path: the store's writer batches it).
+  void finish(bool ok, std::optional<int> status) {
+    if (!s_->store || cfg_.general_settings.disable_spend_logs) return;
+    const auto& p = principal();
+    store::SpendLogRow row;
+    row.request_id = call_.call_id;
+    row.call_type = call_.call_type;
+    if (p.key) {
+      row.api_key = p.key->token_hash;
+      row.key_alias = p.key->key_alias;
+      row.user = p.key->user_id;
+      row.team_id = p.key->team_id;
+      row.organization_id = p.key->organization_id;
+    }
+    row.end_user = p.end_user;
+    row.request_tags = p.tags;
+    row.requested_model = call_.model;
+    row.model_group = call_.model;
+    const auto served = ok ? last_dep_ : std::nullopt;
+    if (served) {
+      const auto& d = cfg_.model_list[*served];
+      row.model_group = d.model_name;
+      row.model = d.upstream_model;
+      row.model_id = d.id;
+      row.custom_llm_provider = d.provider_prefix;
+      row.api_base = d.api_base;
+    }
+    json::array attempts;
+    for (const auto& a : attempts_) {
+      json::object o;
+      o["model_group"] = a.group;
+      o["deployment"] = cfg_.model_list[a.deployment].id;
+      o["status"] = a.status;
+      o["outcome"] = a.failure ? std::string(policy::to_string(*a.failure)) : std::string("ok");
+      o["duration_ms"] = a.duration_ms;
+      attempts.push_back(std::move(o));
+    }
+    row.attempts = json::serialize(attempts);
+    json::array skipped;
+    for (const auto& [g, why] : skipped_) {
+      json::object o;
+      o["target"] = g;
+      o["reason"] = why;
+      skipped.push_back(std::move(o));
+    }
+    row.skipped_fallbacks = json::serialize(skipped);
+    row.prompt_tokens = usage_.prompt_tokens;
+    row.completion_tokens = usage_.completion_tokens;
+    row.cached_tokens = usage_.cached_tokens;
+    row.total_tokens = usage_.prompt_tokens + usage_.completion_tokens;
+    row.spend_nanos = cost_;
+    row.priced = !unpriced_;
+    row.unknown_outcome = unknown_;
+    const auto now_sys = std::chrono::system_clock::now();
+    const auto elapsed = ms_between(call_.start, s_->clock->now());
+    row.end_ms = std::chrono::duration_cast<milliseconds>(now_sys.time_since_epoch()).count();
+    row.start_ms = row.end_ms - elapsed;
+    row.request_duration_ms = elapsed;
+    row.status = ok ? "success" : "failure";
+    if (status) row.error_status = std::to_string(*status);
+    s_->store->append_spend_log(std::move(row));
   }
 
   Headers common_headers(std::optional<std::size_t> dep) const {
@@ -475,6 +712,17 @@ class Run {
       if (a.status) path += "(" + std::to_string(a.status) + ")";
     }
     if (!path.empty()) h.emplace_back("x-tollgate-attempts", path);
+    if (!skipped_.empty()) {
+      std::string s;
+      for (const auto& [g, why] : skipped_) s += (s.empty() ? "" : ", ") + g + " (" + why + ")";
+      h.emplace_back("x-tollgate-skipped-fallbacks", s);
+    }
+    if (dep && !call_.stream) h.emplace_back("x-litellm-response-cost", budget::format_dollars(cost_preview_));
+    if (const auto& k = principal().key) {
+      if (auto st = s_->ledger->state(budget::ScopeId{budget::ScopeKind::key, k->token_hash}, std::chrono::system_clock::now()))
+        h.emplace_back("x-litellm-key-spend", budget::format_dollars(st->spent));
+      if (k->max_budget_nanos) h.emplace_back("x-litellm-key-max-budget", budget::format_dollars(*k->max_budget_nanos));
+    }
     return h;
   }
 
@@ -492,6 +740,13 @@ class Run {
   long long upstream_ms_ = 0;
   std::optional<std::size_t> last_dep_;
   std::vector<AttemptRecord> attempts_;
+  std::shared_ptr<const auth::Principal> principal_;
+  std::vector<std::pair<std::string, std::string>> skipped_;  ///< fallback targets skipped: (group, reason)
+  budget::Nanos cost_ = 0;          ///< what this request's attempts cost (settled)
+  budget::Nanos cost_preview_ = 0;  ///< the served attempt's cost, known before it is settled
+  bool unpriced_ = false;
+  bool unknown_ = false;
+  providers::Usage usage_;
 };
 
 }  // namespace

@@ -12,10 +12,13 @@
 #include <boost/json/object.hpp>
 
 #include "auth/principal.hpp"
+#include "budget/ledger.hpp"
+#include "budget/pricing.hpp"
 #include "config/config.hpp"
 #include "core/clock.hpp"
 #include "pipeline/sink.hpp"
 #include "routing/router.hpp"
+#include "store/store.hpp"
 
 namespace tollgate::pipeline {
 
@@ -26,8 +29,18 @@ struct Services {
   const core::Clock* clock = &core::SystemClock::instance();
   std::unique_ptr<routing::ModelGroups> groups;
   std::unique_ptr<routing::RouterState> router;
+  /// The in-memory budget ledger: a cache of the durable ledger in `store`.
+  std::unique_ptr<budget::Ledger> ledger;
+  /// Each deployment's resolved price (index = Config::model_list index).
+  std::vector<budget::ResolvedPrice> prices;
+  /// Durable store (ledger, spend logs, identities); null = in-memory only (tests).
+  std::shared_ptr<store::Store> store;
 
-  static std::shared_ptr<Services> make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock);
+  /// Builds the services. With a store, open reservations left by a crash are settled
+  /// conservatively and every scope's spend is rebuilt from the durable ledger first.
+  /// Throws std::runtime_error when the store cannot be recovered.
+  static std::shared_ptr<Services> make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
+                                        std::shared_ptr<store::Store> store = nullptr);
 };
 
 /// One decoded chat call (OpenAI format), validated by the API layer: `model` is a known group.
@@ -40,6 +53,7 @@ struct ChatCall {
   core::SteadyTime start{};    ///< when the request was accepted
   /// Who is calling (never null once authenticated; a default Principal when no auth is configured).
   std::shared_ptr<const auth::Principal> principal;
+  std::string call_type = "acompletion";  ///< spend log call_type ("acompletion", "anthropic_messages")
 };
 
 /// Runs `call` to completion, writing the answer (or the right error) to `sink`. Never throws

@@ -1,0 +1,188 @@
+#include "pipeline/admission.hpp"
+
+#include <boost/json.hpp>
+
+#include "budget/money.hpp"
+#include "budget/scope.hpp"
+#include "budget/window.hpp"
+
+namespace tollgate::pipeline {
+namespace json = boost::json;
+using budget::Nanos;
+using budget::ScopeId;
+using budget::ScopeKind;
+using budget::ScopeLimit;
+
+namespace {
+
+std::optional<budget::BudgetPeriod> period_of(const std::optional<std::string>& duration) {
+  if (!duration || duration->empty()) return std::nullopt;
+  auto p = budget::parse_budget_duration(*duration);
+  if (!p) return std::nullopt;
+  return *p;
+}
+
+void add(std::vector<ScopeLimit>& out, ScopeKind kind, std::string id, std::optional<std::int64_t> max,
+         const std::optional<std::string>& duration) {
+  if (!max) return;
+  out.push_back(ScopeLimit{ScopeId{kind, std::move(id)}, *max, period_of(duration)});
+}
+
+/// Dollars in stored JSON (a number or a decimal string) → nano-dollars, exactly. Unreadable
+/// values give 0 so that a malformed budget refuses rather than admits (fail closed).
+Nanos dollars_of(const json::value& v) {
+  if (v.is_string()) return budget::parse_dollars(std::string(v.as_string())).value_or(0);
+  if (v.is_int64() || v.is_uint64() || v.is_double()) return budget::parse_dollars(json::serialize(v)).value_or(0);
+  return 0;
+}
+
+std::optional<std::string> duration_of(const json::object& o) {
+  if (auto* d = o.if_contains("budget_duration"); d && d->is_string()) return std::string(d->as_string());
+  return std::nullopt;
+}
+
+/// A budget object stored as JSON: {"max_budget": dollars | "max_budget_nanos": n, "budget_duration"?}.
+std::optional<Nanos> limit_of(const json::object& o) {
+  if (auto* n = o.if_contains("max_budget_nanos"); n && n->is_int64()) return n->as_int64();
+  if (auto* d = o.if_contains("max_budget"); d && !d->is_null()) return dollars_of(*d);
+  return std::nullopt;
+}
+
+void add_key_windows(std::vector<ScopeLimit>& out, const store::KeyRecord& k) {
+  if (k.budget_limits.empty()) return;
+  boost::system::error_code ec;
+  auto v = json::parse(k.budget_limits, ec);
+  if (ec || !v.is_array()) {
+    out.push_back(ScopeLimit{ScopeId{ScopeKind::key_window, budget::key_window_id(k.token_hash, "invalid")}, 0, std::nullopt});
+    return;
+  }
+  for (const auto& e : v.as_array()) {
+    if (!e.is_object()) continue;
+    const auto& o = e.as_object();
+    auto dur = duration_of(o);
+    auto lim = limit_of(o);
+    if (!lim) continue;
+    out.push_back(ScopeLimit{ScopeId{ScopeKind::key_window, budget::key_window_id(k.token_hash, dur.value_or("lifetime"))},
+                             *lim, period_of(dur)});
+  }
+}
+
+void add_key_model(std::vector<ScopeLimit>& out, const store::KeyRecord& k, const std::string& group) {
+  if (k.model_max_budget.empty()) return;
+  boost::system::error_code ec;
+  auto v = json::parse(k.model_max_budget, ec);
+  if (ec || !v.is_object()) {
+    out.push_back(ScopeLimit{ScopeId{ScopeKind::key_model, budget::key_model_id(k.token_hash, group)}, 0, std::nullopt});
+    return;
+  }
+  auto* entry = v.as_object().if_contains(group);
+  if (!entry) return;
+  if (entry->is_object()) {
+    if (auto lim = limit_of(entry->as_object()))
+      out.push_back(ScopeLimit{ScopeId{ScopeKind::key_model, budget::key_model_id(k.token_hash, group)}, *lim,
+                               period_of(duration_of(entry->as_object()))});
+  } else {
+    out.push_back(
+        ScopeLimit{ScopeId{ScopeKind::key_model, budget::key_model_id(k.token_hash, group)}, dollars_of(*entry), std::nullopt});
+  }
+}
+
+std::optional<std::int64_t> config_dollars(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  return budget::parse_dollars(*text).value_or(0);
+}
+
+}  // namespace
+
+std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::string& group,
+                                          const config::Config& cfg) {
+  std::vector<ScopeLimit> out;
+  if (const auto& k = p.key) {
+    add(out, ScopeKind::key, k->token_hash, k->max_budget_nanos, k->budget_duration);
+    add_key_windows(out, *k);
+    add_key_model(out, *k, group);
+  }
+  if (p.user) {
+    const bool team_key = p.key && !p.key->team_id.empty();
+    if (!team_key || cfg.general_settings.apply_user_budget_to_team_keys)
+      add(out, ScopeKind::user, p.user->user_id, p.user->max_budget_nanos, p.user->budget_duration);
+  }
+  if (p.team) add(out, ScopeKind::team, p.team->team_id, p.team->max_budget_nanos, p.team->budget_duration);
+  if (p.membership)
+    add(out, ScopeKind::team_member, budget::team_member_id(p.membership->team_id, p.membership->user_id),
+        p.membership->max_budget_in_team_nanos, p.membership->budget_duration);
+  if (p.organization)
+    add(out, ScopeKind::organization, p.organization->organization_id, p.organization->max_budget_nanos,
+        p.organization->budget_duration);
+  if (!p.end_user.empty()) {
+    if (p.customer && p.customer->max_budget_nanos)
+      add(out, ScopeKind::end_user, p.end_user, p.customer->max_budget_nanos, p.customer->budget_duration);
+    else
+      add(out, ScopeKind::end_user, p.end_user, config_dollars(cfg.litellm_settings.max_end_user_budget),
+          cfg.litellm_settings.budget_duration);
+  }
+  add(out, ScopeKind::global, "global", config_dollars(cfg.litellm_settings.max_budget),
+      cfg.litellm_settings.budget_duration);
+  return out;
+}
+
+AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const budget::ResolvedPrice& price,
+                        const std::vector<ScopeLimit>& scopes, const json::object& chat,
+                        std::chrono::system_clock::time_point now) {
+  AdmissionDecision d;
+  d.price_status = price.status;
+  if (scopes.empty() || price.status == budget::PriceStatus::priced_zero) return d;  // nothing to reserve
+  if (price.status == budget::PriceStatus::unpriced) {
+    if (!cfg.general_settings.block_unpriced_models) return d;  // served, recorded as unpriced
+    d.outcome = AdmissionDecision::Outcome::unpriced_blocked;
+    d.error = core::Error::gateway(403, "unpriced_model_blocked",
+                                   "this model has no known price and a budget applies to this request: it cannot be "
+                                   "metered, so it is refused (" + price.how + ")",
+                                   "unpriced_model_blocked");
+    d.reason = "unpriced_model_blocked";
+    return d;
+  }
+  const auto in = budget::input_token_upper_bound(chat);
+  const auto out = budget::output_token_upper_bound(chat, price.price.max_output_tokens);
+  const Nanos worst = budget::worst_case_cost(price.price, in, out);
+  auto r = ledger.reserve(scopes, worst, now);
+  if (!r) {
+    const auto& f = r.error();
+    d.outcome = AdmissionDecision::Outcome::budget_exceeded;
+    const std::string scope = std::string(budget::to_string(f.scope.kind)) + " " + f.scope.id;
+    if (f.reason == budget::RefusalReason::budget_exceeded) {
+      d.error = core::Error::gateway(429, "budget_exceeded",
+                                     "Budget has been exceeded: " + scope + " cannot cover this request (max budget $" +
+                                         budget::format_dollars(f.limit) + ", worst-case cost of this attempt $" +
+                                         budget::format_dollars(worst) + ")",
+                                     "429");
+      d.reason = "budget_exceeded " + scope;
+    } else {
+      d.error = core::Error::gateway(503, "api_error", "spend could not be recorded; paid requests are refused",
+                                     "ledger_unavailable");
+      d.reason = "ledger_unavailable";
+    }
+    return d;
+  }
+  d.reservation = std::move(*r);
+  for (const auto& s : scopes) {
+    store::LedgerScope ls;
+    ls.kind = std::string(budget::to_string(s.scope.kind));
+    ls.id = s.scope.id;
+    if (s.period) {
+      const auto tz = budget::reset_timezone_or_utc(cfg.general_settings.budget_reset_timezone, nullptr);
+      ls.window_start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               budget::window_of(*s.period, now, tz).start.time_since_epoch())
+                               .count();
+    }
+    d.ledger_scopes.push_back(std::move(ls));
+  }
+  return d;
+}
+
+budget::Nanos attempt_cost(const budget::ResolvedPrice& price, const providers::Usage& usage) {
+  if (price.status != budget::PriceStatus::priced) return 0;
+  return budget::actual_cost(price.price, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens);
+}
+
+}  // namespace tollgate::pipeline
