@@ -6,6 +6,7 @@
 
 #include "api/errors.hpp"
 #include "api/sinks.hpp"
+#include "auth/access.hpp"
 #include "auth/credentials.hpp"
 #include "core/ids.hpp"
 #include "providers/anthropic/translate.hpp"
@@ -60,24 +61,47 @@ http::Response health_response(std::string_view path, const pipeline::Services& 
   return json_response(200, json::serialize(o));
 }
 
-/// 401 unless the request carries the master key (when one is configured).
-std::optional<http::Response> check_master_key(const http::Request& req, const std::string& master, Format fmt) {
-  if (master.empty()) return std::nullopt;
+/// Authenticates a model call (auth::authenticate); the 401 response in the client's format otherwise.
+std::expected<std::shared_ptr<const auth::Principal>, http::Response> authenticate_request(
+    const http::Request& req, const std::string& master, const auth::IdentityIndex& index, Format fmt) {
   auto key = auth::presented_key([&req](std::string_view name) -> std::string_view {
     auto it = req.find(name);
     return it == req.end() ? std::string_view{} : std::string_view(it->value().data(), it->value().size());
   });
-  if (!key.empty() && auth::constant_time_equal(key, master)) return std::nullopt;
-  auto e = core::Error::caller(401, fmt == Format::openai ? "invalid_request_error" : "authentication_error",
-                               key.empty() ? "missing API key: send Authorization: Bearer <key>" : "invalid API key", {},
-                               "invalid_api_key");
-  return json_response(401, error_json(fmt, e));
+  auto p = auth::authenticate(index, key, master, auth::unix_now_ms());
+  if (p) return *p;
+  auto e = p.error();
+  if (fmt == Format::anthropic) e.type = "authentication_error";
+  return std::unexpected(json_response(e.status, error_json(fmt, e)));
 }
 
-http::Response models_response(const pipeline::Services& s) {
+/// Model access for the requested group, then the request's end user (`user`) and tags
+/// (`metadata.tags` / `tags`) onto the principal. Sets `call.principal`; the error otherwise.
+std::optional<core::Error> bind_principal(pipeline::ChatCall& call, const std::shared_ptr<const auth::Principal>& principal,
+                                          const auth::IdentityIndex& index, const config::Config& config) {
+  if (auto denied = auth::model_access_error(*principal, call.model, config)) return denied;
+  std::string end_user;
+  if (auto* u = call.body.if_contains("user"); u && u->is_string()) end_user = std::string(u->as_string());
+  std::vector<std::string> tags;
+  auto collect = [&tags](const json::value* v) {
+    if (v == nullptr || !v->is_array()) return;
+    for (const auto& t : v->as_array())
+      if (t.is_string()) tags.emplace_back(t.as_string());
+  };
+  if (auto* md = call.body.if_contains("metadata"); md && md->is_object()) collect(md->as_object().if_contains("tags"));
+  collect(call.body.if_contains("tags"));
+  call.body.erase("tags");  // LiteLLM's own field: not for the provider
+  auto bound = auth::with_request(principal, index, end_user, tags);
+  if (!bound) return bound.error();
+  call.principal = std::move(*bound);
+  return std::nullopt;
+}
+
+http::Response models_response(const pipeline::Services& s, const auth::Principal& principal) {
   json::array data;
   const auto created = static_cast<std::int64_t>(std::time(nullptr));
   for (const auto& g : s.config->model_groups()) {
+    if (!auth::may_call(principal, g, *s.config)) continue;
     json::object m;
     m["id"] = g;
     m["object"] = "model";
@@ -97,7 +121,11 @@ constexpr std::string_view kGatewayOnlyKeys[] = {"fallbacks", "context_window_fa
 
 }  // namespace
 
-Gateway::Gateway(std::shared_ptr<pipeline::Services> services) : services_(std::move(services)) {}
+Gateway::Gateway(std::shared_ptr<pipeline::Services> services, std::shared_ptr<auth::Identities> identities,
+                 std::shared_ptr<Admin> admin)
+    : services_(std::move(services)),
+      identities_(identities ? std::move(identities) : std::make_shared<auth::Identities>()),
+      admin_(std::move(admin)) {}
 
 std::string Gateway::protocol_error_body(int status, std::string_view message) {
   const std::string type = status == 413 ? "invalid_request_error" : status >= 500 ? "api_error" : "invalid_request_error";
@@ -113,6 +141,11 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   const bool is_health = path == "/health/liveliness" || path == "/health/liveness" || path == "/health/readiness";
   const Format fmt = is_messages ? Format::anthropic : Format::openai;
 
+  if (admin_ && Admin::is_admin_path(path)) {
+    auto res = admin_->handle(req);
+    co_await w.send(std::move(res));
+    co_return;
+  }
   if (auto early = route_check(req, path, is_chat, is_messages, is_models, is_health, fmt)) {
     co_await w.send(std::move(*early));
     co_return;
@@ -121,17 +154,19 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_await w.send(health_response(path, *services_));
     co_return;
   }
-  // Authenticate (master key) before anything else is looked at.
-  if (auto denied = check_master_key(req, services_->config->general_settings.master_key, fmt)) {
-    co_await w.send(std::move(*denied));
+  // Authenticate (master key or virtual key) before anything else is looked at.
+  auto principal = authenticate_request(req, services_->config->general_settings.master_key, *identities_->current(), fmt);
+  if (!principal) {
+    co_await w.send(std::move(principal.error()));
     co_return;
   }
   if (is_models) {
-    co_await w.send(models_response(*services_));
+    auto res = models_response(*services_, **principal);
+    co_await w.send(std::move(res));
     co_return;
   }
-  if (is_chat) co_await chat_completions(req, w);
-  else co_await messages(req, w);
+  if (is_chat) co_await chat_completions(req, w, std::move(*principal));
+  else co_await messages(req, w, std::move(*principal));
 }
 
 namespace {
@@ -173,7 +208,8 @@ std::expected<json::object, core::Error> parse_body(const std::string& text) {
 
 }  // namespace
 
-net::awaitable<void> Gateway::chat_completions(http::Request& req, http::ResponseWriter& w) {
+net::awaitable<void> Gateway::chat_completions(http::Request& req, http::ResponseWriter& w,
+                                               std::shared_ptr<const auth::Principal> principal) {
   pipeline::ChatCall call;
   call.start = services_->clock->now();
   call.call_id = core::new_uuid();
@@ -186,11 +222,16 @@ net::awaitable<void> Gateway::chat_completions(http::Request& req, http::Respons
     co_await send_error(w, Format::openai, *err);
     co_return;
   }
+  if (auto err = bind_principal(call, principal, *identities_->current(), *services_->config)) {
+    co_await send_error(w, Format::openai, *err);
+    co_return;
+  }
   OpenAiSink sink(w);
   co_await pipeline::run_chat(services_, std::move(call), sink);
 }
 
-net::awaitable<void> Gateway::messages(http::Request& req, http::ResponseWriter& w) {
+net::awaitable<void> Gateway::messages(http::Request& req, http::ResponseWriter& w,
+                                       std::shared_ptr<const auth::Principal> principal) {
   pipeline::ChatCall call;
   call.start = services_->clock->now();
   call.call_id = core::new_uuid();
@@ -205,6 +246,10 @@ net::awaitable<void> Gateway::messages(http::Request& req, http::ResponseWriter&
     co_return;
   }
   if (auto err = decode_chat(std::move(*chat), *services_, call)) {
+    co_await send_error(w, Format::anthropic, *err);
+    co_return;
+  }
+  if (auto err = bind_principal(call, principal, *identities_->current(), *services_->config)) {
     co_await send_error(w, Format::anthropic, *err);
     co_return;
   }

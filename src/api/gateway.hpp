@@ -4,23 +4,34 @@
 
 #include <memory>
 
+#include "api/admin.hpp"
+#include "auth/identities.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
 
 namespace tollgate::api {
 
+/// Model calls are authenticated against `identities` (auth::authenticate: master key or a
+/// virtual key; open when no master key is configured) and checked for model access
+/// (auth::may_call) before the attempt loop runs; admin paths go to `admin`.
 class Gateway {
  public:
-  explicit Gateway(std::shared_ptr<pipeline::Services> services);
+  /// `identities` null = an empty snapshot (master key only); `admin` null = no admin API (404).
+  explicit Gateway(std::shared_ptr<pipeline::Services> services, std::shared_ptr<auth::Identities> identities = nullptr,
+                   std::shared_ptr<Admin> admin = nullptr);
   /// The http::Handler: answers one request.
   boost::asio::awaitable<void> handle(http::Request& req, http::ResponseWriter& w);
   /// Body of errors the HTTP layer answers itself (OpenAI error format).
   static std::string protocol_error_body(int status, std::string_view message);
 
  private:
-  boost::asio::awaitable<void> chat_completions(http::Request& req, http::ResponseWriter& w);
-  boost::asio::awaitable<void> messages(http::Request& req, http::ResponseWriter& w);
+  boost::asio::awaitable<void> chat_completions(http::Request& req, http::ResponseWriter& w,
+                                                std::shared_ptr<const auth::Principal> principal);
+  boost::asio::awaitable<void> messages(http::Request& req, http::ResponseWriter& w,
+                                        std::shared_ptr<const auth::Principal> principal);
   std::shared_ptr<pipeline::Services> services_;
+  std::shared_ptr<auth::Identities> identities_;
+  std::shared_ptr<Admin> admin_;
 };
 
 }  // namespace tollgate::api

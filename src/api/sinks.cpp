@@ -18,8 +18,10 @@ http::Response json_response(int status, std::string body, const pipeline::Heade
   return res;
 }
 
-net::awaitable<bool> OpenAiSink::send_completion(const json::object& completion, const pipeline::Headers& headers) {
-  co_return co_await w_.send(json_response(200, json::serialize(completion), headers));
+net::awaitable<bool> OpenAiSink::send_completion(const json::object& completion, std::string raw,
+                                                 const pipeline::Headers& headers) {
+  if (raw.empty()) raw = json::serialize(completion);
+  co_return co_await w_.send(json_response(200, std::move(raw), headers));
 }
 
 net::awaitable<bool> OpenAiSink::send_error(const core::Error& e, const pipeline::Headers& headers) {
@@ -69,7 +71,8 @@ void OpenAiSink::on_client_gone(std::function<void()> fn) {
 
 // ---------------------------------------------------------------------------------------------
 
-net::awaitable<bool> AnthropicSink::send_completion(const json::object& completion, const pipeline::Headers& headers) {
+net::awaitable<bool> AnthropicSink::send_completion(const json::object& completion, std::string,
+                                                    const pipeline::Headers& headers) {
   auto msg = providers::anthropic::chat_response_to_messages(completion, model_);
   co_return co_await w_.send(json_response(200, json::serialize(msg), headers));
 }

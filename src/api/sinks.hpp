@@ -14,7 +14,7 @@ namespace tollgate::api {
 class OpenAiSink : public pipeline::ResponseSink {
  public:
   explicit OpenAiSink(http::ResponseWriter& w) : w_(w) {}
-  boost::asio::awaitable<bool> send_completion(const boost::json::object& completion,
+  boost::asio::awaitable<bool> send_completion(const boost::json::object& completion, std::string raw,
                                                const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> send_error(const core::Error& error, const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> begin_stream(const pipeline::Headers& headers) override;
@@ -33,7 +33,7 @@ class OpenAiSink : public pipeline::ResponseSink {
 class AnthropicSink final : public OpenAiSink {
  public:
   AnthropicSink(http::ResponseWriter& w, std::string model) : OpenAiSink(w), model_(std::move(model)), conv_(model_) {}
-  boost::asio::awaitable<bool> send_completion(const boost::json::object& completion,
+  boost::asio::awaitable<bool> send_completion(const boost::json::object& completion, std::string raw,
                                                const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> send_error(const core::Error& error, const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks,

@@ -8,17 +8,95 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "api/admin.hpp"
 #include "api/gateway.hpp"
+#include "auth/identities.hpp"
 #include "http/client.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
+#include "budget/money.hpp"
+#include "budget/scope.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include <boost/json.hpp>
 
 namespace tollgate::app {
 
+namespace {
+
+/// A JSON number for an amount of nano-dollars (display: the text is exact, the reader's
+/// parser decides the representation).
+boost::json::value dollars_json(budget::Nanos n) { return boost::json::parse(budget::format_dollars(n)); }
+
+/// `/key/info` spend figures from the in-memory ledger: the key's spend in its current window
+/// (spend), in-flight reservations, and each budget_limits window.
+boost::json::object key_spend_json(const budget::Ledger& ledger, const store::KeyRecord& k) {
+  const auto now = std::chrono::system_clock::now();
+  boost::json::object o;
+  const auto st = ledger.state(budget::ScopeId{budget::ScopeKind::key, k.token_hash}, now);
+  o["spend"] = dollars_json(st ? st->spent : 0);
+  o["reserved_spend"] = dollars_json(st ? st->reserved : 0);
+  if (st && st->window_end != budget::SystemTime::max())
+    o["budget_reset_at_ms"] =
+        std::chrono::duration_cast<std::chrono::milliseconds>(st->window_end.time_since_epoch()).count();
+  boost::system::error_code ec;
+  auto limits = boost::json::parse(k.budget_limits.empty() ? "[]" : k.budget_limits, ec);
+  boost::json::array windows;
+  if (!ec && limits.is_array()) {
+    for (const auto& e : limits.as_array()) {
+      if (!e.is_object()) continue;
+      const auto* d = e.as_object().if_contains("budget_duration");
+      if (!d || !d->is_string()) continue;
+      const std::string dur(d->as_string());
+      const auto ws = ledger.state(budget::ScopeId{budget::ScopeKind::key_window, budget::key_window_id(k.token_hash, dur)}, now);
+      boost::json::object w;
+      w["budget_duration"] = dur;
+      w["spend"] = dollars_json(ws ? ws->spent : 0);
+      if (auto* m = e.as_object().if_contains("max_budget")) w["max_budget"] = *m;
+      windows.push_back(std::move(w));
+    }
+  }
+  o["spend_windows"] = std::move(windows);
+  return o;
+}
+
+}  // namespace
+
 int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options) {
   const auto& ts = cfg->tollgate_settings;
-  auto services = pipeline::Services::make(cfg, core::SystemClock::instance());
-  auto gateway = std::make_shared<api::Gateway>(services);
+  // The store: general_settings.database_url, else <tollgate_settings.data_dir>/tollgate.db (SQLite).
+  const std::string db_url = !cfg->general_settings.database_url.empty()
+                                 ? cfg->general_settings.database_url
+                                 : "sqlite://" + ts.data_dir + "/tollgate.db";  // sqlite:///abs or sqlite://relative
+  std::shared_ptr<store::Store> db;
+  {
+    auto opened = store::sqlite::open_sqlite_store(db_url);
+    if (!opened) {
+      std::cerr << "tollgate: cannot open the database " << db_url << ": " << opened.error().message << "\n";
+      return 1;
+    }
+    db = std::move(*opened);
+  }
+  // Spend is rebuilt from the durable ledger before the first request (crash recovery).
+  std::shared_ptr<pipeline::Services> services;
+  try {
+    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db);
+  } catch (const std::exception& e) {
+    std::cerr << "tollgate: " << e.what() << "\n";
+    return 1;
+  }
+  // The identity snapshot: loaded once here, then reloaded by the admin API after every write.
+  auto identities = std::make_shared<auth::Identities>();
+  if (auto loaded = identities->reload(*db); !loaded) {
+    std::cerr << "tollgate: cannot load identities from " << db_url << ": " << loaded.error().message << "\n";
+    return 1;
+  }
+  api::AdminDeps admin_deps;
+  admin_deps.config = cfg;
+  admin_deps.store = db;
+  admin_deps.identities = identities;
+  admin_deps.spend_for_key = [services](const store::KeyRecord& k) { return key_spend_json(*services->ledger, k); };
+  auto admin = std::make_shared<api::Admin>(std::move(admin_deps));
+  auto gateway = std::make_shared<api::Gateway>(services, identities, admin);
 
   http::ServerLimits limits;
   limits.max_body_bytes = ts.max_request_body_bytes;

@@ -106,7 +106,9 @@ struct Exchange::State {
   UpstreamPool* pool = nullptr;
   std::unique_ptr<Connection> conn;
   std::optional<bhttp::response_parser<bhttp::buffer_body>> parser;
-  std::array<char, 16384> chunk{};
+  // Default-initialised: the read buffer needs no zeroing.
+  std::unique_ptr<char[]> chunk = std::make_unique_for_overwrite<char[]>(kChunk);
+  static constexpr std::size_t kChunk = 16384;
   bool cancelled = false;
   bool failed = false;
 };
@@ -254,18 +256,18 @@ net::awaitable<std::expected<std::size_t, TransportError>> Exchange::read_some(s
   conn.lowest().expires_at(deadline);
   for (;;) {
     auto& body = s.parser->get().body();
-    body.data = s.chunk.data();
-    body.size = s.chunk.size();
+    body.data = s.chunk.get();
+    body.size = State::kChunk;
     auto op = std::visit([&](auto& st) { return bhttp::async_read_some(st, conn.buffer, *s.parser, use_nothrow); },
                          conn.stream);
     auto [ec, n] = co_await std::move(op);
     if (ec == bhttp::error::need_buffer) ec = {};
-    const std::size_t got = s.chunk.size() - s.parser->get().body().size;
+    const std::size_t got = State::kChunk - s.parser->get().body().size;
     if (ec) {
       s.failed = true;
       co_return R(std::unexpect, make_error(read_error_kind(ec, s.cancelled), true, "reading the response failed: " + ec.message()));
     }
-    out.append(s.chunk.data(), got);
+    out.append(s.chunk.get(), got);
     if (got > 0 || s.parser->is_done()) co_return got;
   }
 }

@@ -11,6 +11,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "auth/access.hpp"
 #include "budget/money.hpp"
 #include "core/ids.hpp"
 #include "pipeline/admission.hpp"
@@ -186,6 +187,11 @@ class Run {
     for (const auto& group : fallbacks) {
       if (gone_ || s_->clock->now() >= deadline_) break;
       if (!s_->groups->contains(group)) continue;
+      // A target the key may not call is skipped like one it cannot pay for.
+      if (cfg_.general_settings.enforce_fallback_model_access && !auth::may_call(principal(), group, cfg_)) {
+        skipped_.emplace_back(group, "model_access_denied");
+        continue;
+      }
       GroupResult r = co_await try_group(group, true);
       if (r.ok || gone_) {
       finish(r.ok, std::nullopt);
@@ -488,7 +494,8 @@ class Run {
       usage_ = u;
       cost_preview_ = attempt_cost(s_->prices[dep], u);
       auto headers = common_headers(dep);
-      co_await sink_.send_completion(*completion, headers);
+      std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
+      co_await sink_.send_completion(*completion, std::move(raw), headers);
       r.ok = true;
       co_return r;
     }
@@ -720,7 +727,7 @@ class Run {
     if (dep && !call_.stream) h.emplace_back("x-litellm-response-cost", budget::format_dollars(cost_preview_));
     if (const auto& k = principal().key) {
       if (auto st = s_->ledger->state(budget::ScopeId{budget::ScopeKind::key, k->token_hash}, std::chrono::system_clock::now()))
-        h.emplace_back("x-litellm-key-spend", budget::format_dollars(st->spent));
+        h.emplace_back("x-litellm-key-spend", budget::format_dollars(st->spent + (dep ? cost_preview_ : 0)));
       if (k->max_budget_nanos) h.emplace_back("x-litellm-key-max-budget", budget::format_dollars(*k->max_budget_nanos));
     }
     return h;

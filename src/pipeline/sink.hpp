@@ -23,8 +23,9 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 class ResponseSink {
  public:
   virtual ~ResponseSink() = default;
-  /// A complete non-streaming success: an OpenAI `chat.completion` object.
-  virtual boost::asio::awaitable<bool> send_completion(const boost::json::object& completion,
+  /// A complete non-streaming success: an OpenAI `chat.completion` object. `raw` is the
+  /// upstream's own serialisation of it when it may be relayed unchanged (else empty).
+  virtual boost::asio::awaitable<bool> send_completion(const boost::json::object& completion, std::string raw,
                                                        const Headers& headers) = 0;
   /// A failure before anything was sent.
   virtual boost::asio::awaitable<bool> send_error(const core::Error& error, const Headers& headers) = 0;

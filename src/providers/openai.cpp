@@ -73,8 +73,9 @@ class OpenAiProvider : public Provider {
  public:
   explicit OpenAiProvider(bool azure) : azure_(azure) {}
 
-  std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d,
-                                                                  const json::object& chat,
+  bool relays_openai_body() const override { return true; }
+
+  std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d, json::object& chat,
                                                                   bool stream) const override {
     std::string url;
     if (azure_) {
@@ -92,16 +93,14 @@ class OpenAiProvider : public Provider {
       if (azure_) req.headers.emplace_back("api-key", d.api_key);
       else req.headers.emplace_back("Authorization", "Bearer " + d.api_key);
     }
-    json::object body = chat;
-    body["model"] = d.upstream_model;
+    chat["model"] = d.upstream_model;
     if (stream) {
-      body["stream"] = true;
-      json::object opts;
-      if (auto* so = body.if_contains("stream_options"); so && so->is_object()) opts = so->as_object();
-      opts["include_usage"] = true;
-      body["stream_options"] = std::move(opts);
+      chat["stream"] = true;
+      auto& so = chat["stream_options"];
+      if (!so.is_object()) so = json::object();
+      so.as_object()["include_usage"] = true;
     }
-    req.body = json::serialize(body);
+    req.body = json::serialize(chat);
     return req;
   }
 

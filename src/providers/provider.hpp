@@ -41,10 +41,14 @@ class Provider {
   virtual ~Provider() = default;
   /// Builds the HTTP request for `chat` (an OpenAI chat request, the client's body with
   /// Tollgate-only fields removed) to deployment `d`. When `stream`, the upstream is asked for
-  /// usage in the stream. Errors: a deployment URL that does not parse.
+  /// usage in the stream. `chat` may be rewritten in place (its `model`, `stream_options`) so
+  /// that no per-attempt copy is made. Errors: a deployment URL that does not parse.
   virtual std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d,
-                                                                          const boost::json::object& chat,
+                                                                          boost::json::object& chat,
                                                                           bool stream) const = 0;
+  /// Whether a 2xx body of this API is already an OpenAI `chat.completion` that may be relayed
+  /// byte for byte (no re-serialisation).
+  virtual bool relays_openai_body() const { return false; }
   /// Parses a 2xx non-streaming body into an OpenAI `chat.completion` object; an error string
   /// when the body is not a valid response of this API (a transient, malformed-body failure).
   virtual std::expected<boost::json::object, std::string> parse_response(const config::Deployment& d,

@@ -40,8 +40,7 @@ class Decoder final : public StreamDecoder {
 
 class AnthropicProvider final : public Provider {
  public:
-  std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d,
-                                                                  const json::object& chat,
+  std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d, json::object& chat,
                                                                   bool stream) const override {
     std::string base = d.api_base.empty() ? std::string("https://api.anthropic.com") : d.api_base;
     while (!base.empty() && base.back() == '/') base.pop_back();

@@ -1,0 +1,86 @@
+#pragma once
+/// Validation of admin API bodies (LiteLLM proxy shapes, REFERENCE.md): pure functions from a
+/// JSON field to a typed value or a 400 naming the field (`param`). No I/O; thread-safe.
+///
+/// Money arrives as decimal dollars (a JSON number or a string) and is converted ONCE to
+/// nano-dollars with budget::parse_dollars; a JSON number is converted from its shortest decimal
+/// text (Boost.JSON's round-trip serialisation), never through float arithmetic.
+
+#include <cstdint>
+#include <expected>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "core/error.hpp"
+
+namespace tollgate::api::admin {
+
+/// A validated value or the 400 to send.
+template <class T>
+using Field = std::expected<T, core::Error>;
+
+/// 400 `invalid_request_error` with `param` = `field`.
+core::Error bad_field(std::string_view field, std::string message);
+
+/// Names of `body`'s keys that are in neither `known` nor `tolerated` (tolerated keys are
+/// accepted and ignored: LiteLLM fields Tollgate does not implement). The first unknown key
+/// becomes a 400 naming it (all unknown keys are listed in the message).
+std::optional<core::Error> check_fields(const boost::json::object& body, std::initializer_list<std::string_view> known,
+                                        std::initializer_list<std::string_view> tolerated = {});
+
+/// A string field; absent or null → nullopt; other types → 400.
+Field<std::optional<std::string>> get_string(const boost::json::object& body, std::string_view field);
+/// A required non-empty string field.
+Field<std::string> require_string(const boost::json::object& body, std::string_view field);
+/// A boolean field; absent or null → nullopt.
+Field<std::optional<bool>> get_bool(const boost::json::object& body, std::string_view field);
+/// A non-negative integer field (JSON integer, or a double with an integral value); absent or
+/// null → nullopt; negative, fractional or other types → 400.
+Field<std::optional<std::int64_t>> get_count(const boost::json::object& body, std::string_view field);
+/// Decimal dollars (JSON number or numeric string) → nano-dollars; absent or null → nullopt;
+/// negative, malformed or out of range → 400.
+Field<std::optional<std::int64_t>> get_money(const boost::json::object& body, std::string_view field);
+/// Dollars of one JSON value (see get_money), `field` naming it in errors.
+Field<std::int64_t> money_of(const boost::json::value& v, std::string_view field);
+/// An array of strings; absent or null → nullopt; other types or non-string items → 400.
+Field<std::optional<std::vector<std::string>>> get_string_list(const boost::json::object& body, std::string_view field);
+/// A JSON object, returned as compact JSON text; absent or null → nullopt.
+Field<std::optional<std::string>> get_object_text(const boost::json::object& body, std::string_view field);
+/// A `budget_duration` ("30s", "10m", "1h", "1d", "7d", "30d", "1mo"; budget::parse_budget_duration).
+Field<std::optional<std::string>> get_budget_duration(const boost::json::object& body, std::string_view field);
+
+/// A key `duration` ("30s", "10m", "1h", "1d", "2w", "1mo" = 30 days) in milliseconds.
+std::expected<std::int64_t, std::string> parse_duration_ms(std::string_view text);
+
+/// `budget_limits`: [{"budget_duration": "1d", "max_budget": 1.5}, ...] validated and
+/// normalised to compact JSON text (max_budget as a JSON number); absent/null → nullopt.
+/// Each window needs both fields; durations must be distinct.
+Field<std::optional<std::string>> get_budget_limits(const boost::json::object& body);
+/// `model_max_budget`: {"group": {"budget_duration"?: "1d", "max_budget": 2}} validated and
+/// normalised to compact JSON text; absent/null → nullopt.
+Field<std::optional<std::string>> get_model_max_budget(const boost::json::object& body);
+
+/// Nano-dollars as a JSON number of dollars (exact decimal text, parsed once for output).
+boost::json::value dollars_json(std::int64_t nanos);
+/// An optional amount: dollars_json or null.
+boost::json::value dollars_json(const std::optional<std::int64_t>& nanos);
+/// Parses stored JSON text (metadata, budget_limits...) for output; empty or invalid → `fallback`.
+boost::json::value json_text(const std::string& text, boost::json::value fallback);
+
+/// Decodes one `%XX`/`+` query-string component.
+std::string url_decode(std::string_view s);
+/// Value of `name` in the query string of `target` ("/key/info?key=sk-..."), decoded; nullopt
+/// when absent.
+std::optional<std::string> query_param(std::string_view target, std::string_view name);
+
+/// An ISO 8601 date or date-time ("2025-01-31", "2025-01-31T12:00:00Z", with optional fractional
+/// seconds and a "+HH:MM" offset) → milliseconds since the Unix epoch (UTC).
+std::expected<std::int64_t, std::string> parse_iso_time_ms(std::string_view text);
+
+}  // namespace tollgate::api::admin

@@ -1,0 +1,114 @@
+#pragma once
+/// The identity snapshot and authentication (DESIGN.md "The life of a request", step 2).
+///
+/// `IdentityIndex` is an immutable index of every key, user, team, membership, organization and
+/// customer, built from `store::Store::load_all_identities()`. `Identities` holds the current
+/// index and swaps it atomically (readers never block; a reload builds a new index aside and
+/// publishes it with one atomic store). The admin API reloads after every write; `serve` loads
+/// it once at start.
+///
+/// `authenticate` turns the presented key into a `Principal` against one index (pure: no I/O, no
+/// locks), with LiteLLM's error messages (401 "Authentication Error, Invalid proxy server token
+/// passed", blocked, expired, blocked team).
+
+#include <atomic>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "auth/principal.hpp"
+#include "core/error.hpp"
+#include "store/store.hpp"
+
+namespace tollgate::auth {
+
+/// Immutable lookup tables over one `store::IdentitySnapshot`. Thread-safe (read-only).
+/// Every lookup returns null when the id is unknown (or empty).
+class IdentityIndex {
+ public:
+  /// Indexes `snapshot` (records are moved into shared, immutable storage).
+  static std::shared_ptr<const IdentityIndex> build(store::IdentitySnapshot snapshot);
+  /// An index with no identities (before the first load, or without a store).
+  static std::shared_ptr<const IdentityIndex> empty();
+
+  /// Key by `token_hash` (lowercase hex SHA-256 of the secret).
+  std::shared_ptr<const store::KeyRecord> key(std::string_view token_hash) const;
+  std::shared_ptr<const store::UserRecord> user(std::string_view user_id) const;
+  std::shared_ptr<const store::TeamRecord> team(std::string_view team_id) const;
+  /// Membership of `user_id` in `team_id`.
+  std::shared_ptr<const store::TeamMemberRecord> member(std::string_view team_id, std::string_view user_id) const;
+  std::shared_ptr<const store::OrganizationRecord> organization(std::string_view organization_id) const;
+  /// End user / customer by the id sent in requests (`user`).
+  std::shared_ptr<const store::CustomerRecord> customer(std::string_view user_id) const;
+  /// Every key (unordered), for listings that do not need the store.
+  std::size_t key_count() const { return keys_.size(); }
+  /// `store::IdentitySnapshot::generation` this index was built from.
+  std::int64_t generation() const { return generation_; }
+
+ private:
+  template <class T>
+  using Map = std::unordered_map<std::string, std::shared_ptr<const T>>;
+  Map<store::KeyRecord> keys_;
+  Map<store::UserRecord> users_;
+  Map<store::TeamRecord> teams_;
+  Map<store::TeamMemberRecord> members_;  ///< by team_id + '\n' + user_id
+  Map<store::OrganizationRecord> orgs_;
+  Map<store::CustomerRecord> customers_;
+  std::int64_t generation_ = 0;
+};
+
+/// The current IdentityIndex, swapped atomically. Thread-safe: `current()` is lock-free for
+/// readers in practice (libstdc++'s atomic<shared_ptr> uses a short internal spin); `reload`
+/// serialises writers so an older snapshot never replaces a newer one.
+class Identities {
+ public:
+  Identities();
+  /// The index in force now (never null).
+  std::shared_ptr<const IdentityIndex> current() const { return index_.load(); }
+  /// Publishes `index` (tests, or a snapshot built elsewhere).
+  void install(std::shared_ptr<const IdentityIndex> index);
+  /// Reads every identity from `store` (blocking: SQLite) and publishes the new index.
+  /// On error the previous index stays in force.
+  std::expected<void, store::StoreError> reload(store::Store& store);
+
+ private:
+  std::atomic<std::shared_ptr<const IdentityIndex>> index_;
+  std::mutex reload_mutex_;
+};
+
+/// Result of authentication: the caller, or the 401 to send.
+using AuthResult = std::expected<std::shared_ptr<const Principal>, core::Error>;
+
+/// Authenticates a model call (or an admin call, see `is_master`).
+///  - `master_key` empty (no auth configured): a known, usable virtual key gives its Principal;
+///    anything else (no key, unknown key) gives a default Principal (no budgets, all models) —
+///    the gateway stays open as before issue 3. Blocked/expired known keys are still refused.
+///  - `presented_key` equal to `master_key` (constant-time): Principal{is_master = true}.
+///  - otherwise the key's SHA-256 is looked up in `index`: missing → 401 `invalid_api_key`
+///    "Authentication Error, Invalid proxy server token passed"; blocked → 401 "key is blocked";
+///    expired (`expires_at_ms <= now_ms`) → 401 "key expired at <ISO time>"; the key's team
+///    blocked → 401 "team <id> is blocked".
+/// The Principal carries the key and, when found in the index, its user, team, (team, user)
+/// membership and organization (the key's own, else its team's).
+/// `now_ms`: milliseconds since the Unix epoch (UTC).
+AuthResult authenticate(const IdentityIndex& index, std::string_view presented_key, std::string_view master_key,
+                        std::int64_t now_ms);
+
+/// A copy of `principal` with the request's end user (body `user`), its customer record (if
+/// any) and tags (the key's tags, then `request_tags`, without duplicates).
+/// A blocked customer → 403 (type `invalid_request_error`, code `end_user_blocked`, param `user`).
+AuthResult with_request(const std::shared_ptr<const Principal>& principal, const IdentityIndex& index,
+                        std::string_view end_user, const std::vector<std::string>& request_tags);
+
+/// `ms` since the Unix epoch as ISO 8601 UTC with milliseconds: "2025-01-31T12:00:00.000Z".
+std::string iso8601_utc(std::int64_t ms);
+
+/// Milliseconds since the Unix epoch, now (system clock).
+std::int64_t unix_now_ms();
+
+}  // namespace tollgate::auth
