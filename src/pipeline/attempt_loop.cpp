@@ -35,6 +35,7 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   s->clock = &clock;
   s->groups = std::make_unique<routing::ModelGroups>(*cfg);
   s->router = std::make_unique<routing::RouterState>(cfg, clock);
+  s->limiter = std::make_unique<policy::RateLimiter>(clock);
   for (const auto& d : cfg->model_list) s->prices.push_back(budget::resolve_deployment_price(d, budget::PriceTable::bundled()));
   budget::LedgerOptions lo;
   std::string tz_warning;
@@ -163,11 +164,42 @@ class Run {
     principal_ = call_.principal ? call_.principal : std::make_shared<const auth::Principal>();
     sink_.on_client_gone([this] { on_client_gone(); });
   }
-  ~Run() { sink_.on_client_gone(nullptr); }
+  ~Run() {
+    sink_.on_client_gone(nullptr);
+    if (rate_admitted_) s_->limiter->release(rate_subjects_, usage_.prompt_tokens + usage_.completion_tokens);
+  }
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 
+  /// The caller's rate-limited subjects: its key, user and team.
+  std::vector<policy::RateSubject> rate_subjects() const {
+    std::vector<policy::RateSubject> out;
+    const auto& p = principal();
+    if (p.key && (p.key->rpm_limit || p.key->tpm_limit || p.key->max_parallel_requests))
+      out.push_back({"key:" + p.key->token_hash, p.key->rpm_limit, p.key->tpm_limit, p.key->max_parallel_requests});
+    if (p.user && (p.user->rpm_limit || p.user->tpm_limit))
+      out.push_back({"user:" + p.user->user_id, p.user->rpm_limit, p.user->tpm_limit, std::nullopt});
+    if (p.team && (p.team->rpm_limit || p.team->tpm_limit))
+      out.push_back({"team:" + p.team->team_id, p.team->rpm_limit, p.team->tpm_limit, std::nullopt});
+    return out;
+  }
+
   net::awaitable<void> go() {
+    rate_subjects_ = rate_subjects();
+    if (!rate_subjects_.empty()) {
+      if (auto denied = s_->limiter->acquire(rate_subjects_)) {
+        auto err = core::Error::gateway(429, "rate_limit_exceeded",
+                                        "Rate limit exceeded: " + denied->limit + " of " + denied->subject.substr(0, denied->subject.find(':')) +
+                                            " reached; retry after " + std::to_string((denied->retry_after.count() + 999) / 1000) + " s",
+                                        "rate_limit_exceeded");
+        auto headers = common_headers(std::nullopt);
+        headers.emplace_back("retry-after", std::to_string((denied->retry_after.count() + 999) / 1000));
+        co_await sink_.send_error(err, headers);
+        finish(false, 429);
+        co_return;
+      }
+      rate_admitted_ = true;
+    }
     GroupResult primary = co_await try_group(call_.model, false);
     if (primary.ok || gone_) {
       finish(true, std::nullopt);
@@ -748,6 +780,8 @@ class Run {
   std::optional<std::size_t> last_dep_;
   std::vector<AttemptRecord> attempts_;
   std::shared_ptr<const auth::Principal> principal_;
+  std::vector<policy::RateSubject> rate_subjects_;
+  bool rate_admitted_ = false;
   std::vector<std::pair<std::string, std::string>> skipped_;  ///< fallback targets skipped: (group, reason)
   budget::Nanos cost_ = 0;          ///< what this request's attempts cost (settled)
   budget::Nanos cost_preview_ = 0;  ///< the served attempt's cost, known before it is settled

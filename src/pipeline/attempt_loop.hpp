@@ -17,6 +17,7 @@
 #include "config/config.hpp"
 #include "core/clock.hpp"
 #include "pipeline/sink.hpp"
+#include "policy/rate_limit.hpp"
 #include "routing/router.hpp"
 #include "store/store.hpp"
 
@@ -33,6 +34,8 @@ struct Services {
   std::unique_ptr<budget::Ledger> ledger;
   /// Each deployment's resolved price (index = Config::model_list index).
   std::vector<budget::ResolvedPrice> prices;
+  /// rpm/tpm/parallel limits of keys, users and teams.
+  std::unique_ptr<policy::RateLimiter> limiter;
   /// Durable store (ledger, spend logs, identities); null = in-memory only (tests).
   std::shared_ptr<store::Store> store;
 
