@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "app/serve.hpp"
+#include "budget/money.hpp"
+#include "budget/pricing.hpp"
 #include "config/loader.hpp"
 
 namespace tollgate::app {
@@ -21,6 +23,32 @@ std::shared_ptr<const config::Config> load_or_report(const std::string& path) {
     return nullptr;
   }
   return r.config;
+}
+
+/// `tollgate pricing check`: every deployment with its resolved price, or `unpriced`.
+int pricing_check(const std::string& path) {
+  auto r = config::load_config_file(path);
+  if (!r.ok()) {
+    for (const auto& e : r.errors) std::cerr << "tollgate: config error: " << e.to_string() << "\n";
+    return 2;
+  }
+  int unpriced = 0;
+  for (const auto& d : r.config->model_list) {
+    const auto p = budget::resolve_deployment_price(d, budget::PriceTable::bundled());
+    std::cout << d.model_name << "\t" << d.id << "\t" << d.provider_prefix << "/" << d.upstream_model << "\t";
+    if (p.status == budget::PriceStatus::unpriced) {
+      ++unpriced;
+      std::cout << "unpriced";
+    } else {
+      std::cout << "input $" << budget::format_price_per_token(p.price.input) << "/token, output $"
+                << budget::format_price_per_token(p.price.output) << "/token";
+      if (p.price.cached_input) std::cout << ", cached input $" << budget::format_price_per_token(*p.price.cached_input) << "/token";
+      if (p.status == budget::PriceStatus::priced_zero) std::cout << " (priced at zero)";
+    }
+    std::cout << "\t(" << p.how << ")\n";
+  }
+  std::cout << r.config->model_list.size() << " deployment(s), " << unpriced << " unpriced\n";
+  return 0;
 }
 
 int config_check(const std::string& path) {
@@ -54,6 +82,13 @@ int run_cli(int argc, char** argv) {
   serve_cmd->add_option("--host", serve_opts.host, "address to listen on")->capture_default_str();
   serve_cmd->add_option("--port,-p", serve_opts.port, "port to listen on (0 = any free port)")->capture_default_str();
 
+  auto* pricing_cmd = cli.add_subcommand("pricing", "price table tools");
+  pricing_cmd->require_subcommand(1);
+  auto* pricing_check_cmd =
+      pricing_cmd->add_subcommand("check", "print every deployment with its resolved price, or `unpriced`");
+  std::string pricing_config;
+  pricing_check_cmd->add_option("--config,-c", pricing_config, "config file")->required();
+
   auto* config_cmd = cli.add_subcommand("config", "config file tools");
   config_cmd->require_subcommand(1);
   auto* check_cmd = config_cmd->add_subcommand("check", "validate a config file; print each problem with its YAML path");
@@ -72,6 +107,7 @@ int run_cli(int argc, char** argv) {
   }
 
   if (*check_cmd) return config_check(check_file);
+  if (*pricing_check_cmd) return pricing_check(pricing_config);
   if (*serve_cmd) {
     auto cfg = load_or_report(serve_config);
     return cfg ? serve(cfg, serve_opts) : 2;

@@ -1,0 +1,117 @@
+// Helpers shared by the budget e2e files (budget*.test.mjs, ledger_crash.test.mjs): prices,
+// the gateway's worst-case bound and the mock's token counting mirrored in exact integer
+// arithmetic, the seed-000 deployments, and small request wrappers.
+import assert from 'node:assert/strict';
+import { openaiDeployment, anthropicDeployment } from './harness.mjs';
+
+/// Default prices of the paid deployments (dollars per token, as decimal strings).
+export const IN_PRICE = '0.000001';
+export const OUT_PRICE = '0.000002';
+
+/// A decimal dollar amount (string or number) → BigInt pico-dollars (exact; throws when finer).
+export function picos(dollars) {
+  const s = typeof dollars === 'number' ? dollars.toFixed(15) : String(dollars);
+  const m = /^(\d+)(?:\.(\d*))?$/.exec(s.trim());
+  assert.ok(m, `not a plain decimal: ${s}`);
+  const frac = (m[2] ?? '').replace(/0+$/, '');
+  assert.ok(frac.length <= 12, `finer than a pico-dollar: ${s}`);
+  return BigInt(m[1]) * 10n ** 12n + BigInt((frac + '0'.repeat(12)).slice(0, 12));
+}
+
+/// Nano-dollars (Number) from a dollar figure of the API (a JSON number or a string).
+export const nanos = (dollars) => Math.round(Number(dollars ?? 0) * 1e9);
+
+/// Dollars (a decimal string) for an integer number of nano-dollars.
+export function dollars(n) {
+  const s = String(n).padStart(10, '0');
+  return `${s.slice(0, -9)}.${s.slice(-9)}`.replace(/\.?0+$/, '');
+}
+
+/// The gateway's cost rule: ceil((prompt × in + completion × out) picos / 1000) nanos.
+export function costNanos(prompt, completion, inPrice = IN_PRICE, outPrice = OUT_PRICE) {
+  const p = BigInt(prompt) * picos(inPrice) + BigInt(completion) * picos(outPrice);
+  return Number((p + 999n) / 1000n);
+}
+
+const utf8 = (s) => Buffer.byteLength(s, 'utf8');
+function stringBytes(v) {
+  if (typeof v === 'string') return utf8(v);
+  if (Array.isArray(v)) return v.reduce((a, x) => a + stringBytes(x), 0);
+  if (v && typeof v === 'object') return Object.values(v).reduce((a, x) => a + stringBytes(x), 0);
+  return 0;
+}
+
+/// The input-token bound of docs/pricing.md for plain-text messages: 16 per request + per
+/// message 8 + the UTF-8 bytes of every string in it (role included) + 8 per content part.
+export function inputBound(body) {
+  let total = 16;
+  for (const m of body.messages ?? []) {
+    total += 8;
+    for (const [k, v] of Object.entries(m)) {
+      if (k === 'content' && Array.isArray(v)) total += v.reduce((a, part) => a + 8 + stringBytes(part), 0);
+      else total += stringBytes(v);
+    }
+  }
+  if (body.system !== undefined) {
+    if (Array.isArray(body.system)) total += 8 * body.system.length;
+    total += stringBytes(body.system);
+  }
+  return total;
+}
+
+/// Worst-case reservation (nanos) of one attempt of `body` (needs max_tokens).
+export function worstNanos(body, inPrice = IN_PRICE, outPrice = OUT_PRICE) {
+  const out = (body.max_completion_tokens ?? body.max_tokens) * (body.n ?? 1);
+  assert.ok(Number.isInteger(out), 'worstNanos needs max_tokens');
+  return costNanos(inputBound(body), out, inPrice, outPrice);
+}
+
+/// The mock's prompt-token count: Σ ceil(text bytes / 4) + 4 per message.
+export function mockPromptTokens(body) {
+  const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
+  let n = (body.messages ?? []).reduce((a, m) => a + Math.ceil(utf8(text(m.content)) / 4) + 4, 0);
+  if (body.system !== undefined) n += Math.ceil(utf8(text(body.system)) / 4) + 4;
+  return n;
+}
+
+/// A short paid request: "hi", max_tokens 10 (worst case 50,000 nanos, actual 25,000 at the
+/// default prices).
+export const hi = (model, extra = {}) => ({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 10, ...extra });
+
+/// Seed 000's zero-cost primary: explicitly priced at 0, api_base a closed port (always fails).
+export function freeBrokenDeployment(group = 'free-model') {
+  return {
+    model_name: group,
+    litellm_params: {
+      model: 'openai/free', api_base: 'http://127.0.0.1:9/v1', api_key: 'sk-none',
+      input_cost_per_token: 0, output_cost_per_token: 0,
+    },
+    model_info: { id: `${group}.free`, input_cost_per_token: 0, output_cost_per_token: 0 },
+  };
+}
+
+/// A priced OpenAI-compatible deployment on the mock.
+export function paidDeployment(mock, group = 'paid-model', upstream = 'paid-upstream', { inPrice = IN_PRICE, outPrice = OUT_PRICE, ...rest } = {}) {
+  return openaiDeployment(mock, group, upstream, { input_cost_per_token: inPrice, output_cost_per_token: outPrice, ...rest });
+}
+
+/// A priced Anthropic deployment on the mock.
+export function paidAnthropicDeployment(mock, group, upstream, { inPrice = IN_PRICE, outPrice = OUT_PRICE, ...rest } = {}) {
+  return anthropicDeployment(mock, group, upstream, { input_cost_per_token: inPrice, output_cost_per_token: outPrice, ...rest });
+}
+
+/// POST /v1/chat/completions with a key (raw response: status, headers, json).
+export const chat = (gw, key, body, headers = {}) => gw.fetch('/v1/chat/completions', { auth: key, body, headers });
+
+/// The key's recorded spend in nanos (/key/info).
+export async function spendNanos(gw, key) {
+  return nanos((await gw.keyInfo(key)).spend);
+}
+
+/// Billed dollars of the mock for an upstream model at the given prices, in nanos, with the
+/// per-request rounding bound: {exact (BigInt picos), nanos (ceil of the total)}.
+export async function mockBill(mock, upstream, inPrice = IN_PRICE, outPrice = OUT_PRICE) {
+  const m = await mock.model(upstream);
+  const p = BigInt(m.prompt_tokens) * picos(inPrice) + BigInt(m.completion_tokens) * picos(outPrice);
+  return { ...m, picos: p, nanos: Number((p + 999n) / 1000n) };
+}
