@@ -254,6 +254,7 @@ net::awaitable<void> Gateway::messages(http::Request& req, http::ResponseWriter&
     co_return;
   }
   call.include_usage = true;  // the Anthropic stream reports usage in message_delta
+  call.call_type = "anthropic_messages";
   AnthropicSink sink(w, call.model);
   co_await pipeline::run_chat(services_, std::move(call), sink);
 }

@@ -176,8 +176,10 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
                                                                                        SteadyTime deadline,
                                                                                        CancelToken* token) {
   using R = std::expected<std::unique_ptr<Exchange>, TransportError>;
-  const auto cancelled = [&] { return R(std::unexpect, make_error(TransportError::Kind::cancelled, true, "cancelled")); };
-  if (token && token->cancelled) co_return cancelled();
+  const auto cancelled = [&](bool sent) {
+    return R(std::unexpect, make_error(TransportError::Kind::cancelled, sent, "cancelled"));
+  };
+  if (token && token->cancelled) co_return cancelled(false);
   const auto& t = req.target;
   const std::string key = (t.tls ? "https://" : "http://") + t.host + ":" + t.port;
 
@@ -203,7 +205,7 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
     }
     auto& conn = *state->conn;
     if (token) {
-      if (token->cancelled) co_return cancelled();
+      if (token->cancelled) co_return cancelled(false);
       token->hook = [&conn] { conn.lowest().cancel(); };
     }
     struct ClearHook {
@@ -215,7 +217,7 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
     conn.lowest().expires_at(deadline);
     auto write_op = std::visit([&msg](auto& s) { return bhttp::async_write(s, msg, use_nothrow); }, conn.stream);
     auto [wec, wn] = co_await std::move(write_op);
-    if (token && token->cancelled) co_return cancelled();
+    if (token && token->cancelled) co_return cancelled(false);
     if (wec) {
       if (conn.reused && round == 0) continue;
       const auto kind = wec == beast::error::timeout ? TransportError::Kind::timeout : TransportError::Kind::write_failed;
@@ -227,7 +229,7 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
     auto read_op = std::visit(
         [&](auto& s) { return bhttp::async_read_header(s, conn.buffer, *state->parser, use_nothrow); }, conn.stream);
     auto [rec, rn] = co_await std::move(read_op);
-    if (token && token->cancelled) co_return cancelled();
+    if (token && token->cancelled) co_return cancelled(true);
     if (rec) {
       const auto kind = read_error_kind(rec, false);
       if (conn.reused && round == 0 && kind == TransportError::Kind::reset && rn == 0) continue;

@@ -61,8 +61,22 @@ void ResponseWriter::on_client_gone(std::function<void()> fn) {
   }
 }
 
-void ResponseWriter::arm_watch() {
-  auto w = watch_;
+namespace {
+/// Waits for the client socket to become readable; EOF or an error means the client is gone.
+void watch_socket(const std::shared_ptr<ResponseWriter::Watch>& w);
+}  // namespace
+
+void ResponseWriter::arm_watch() { watch_socket(watch_); }
+
+void ResponseWriter::mark_gone() {
+  if (*gone_) return;
+  *gone_ = true;
+  if (watch_)
+    if (auto fn = std::move(watch_->on_gone)) fn();
+}
+
+namespace {
+void watch_socket(const std::shared_ptr<ResponseWriter::Watch>& w) {
   w->socket->async_wait(
       tcp::socket::wait_read, net::bind_cancellation_slot(w->cancel.slot(), [w](boost::system::error_code ec) {
         if (!w->active || ec == net::error::operation_aborted) return;
@@ -74,9 +88,7 @@ void ResponseWriter::arm_watch() {
           else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closed = true;
           else if (n > 0) return;  // pipelined bytes: the client is alive; stop watching
           else {
-            // Spurious wake-up: wait again.
-            w->socket->async_wait(tcp::socket::wait_read,
-                                  net::bind_cancellation_slot(w->cancel.slot(), [w](boost::system::error_code) {}));
+            watch_socket(w);  // spurious wake-up: wait again
             return;
           }
         }
@@ -86,6 +98,7 @@ void ResponseWriter::arm_watch() {
         }
       }));
 }
+}  // namespace
 
 net::awaitable<bool> ResponseWriter::send(Response res) {
   if (*gone_) co_return false;
@@ -95,7 +108,7 @@ net::awaitable<bool> ResponseWriter::send(Response res) {
   stream_.expires_after(write_timeout_);
   auto [ec, n] = co_await bhttp::async_write(stream_, res, use_nothrow);
   started_ = finished_ = true;
-  if (ec) *gone_ = true;
+  if (ec) mark_gone();
   co_return !ec;
 }
 
@@ -108,7 +121,7 @@ net::awaitable<bool> ResponseWriter::begin_stream(bhttp::response<bhttp::empty_b
   stream_.expires_after(write_timeout_);
   auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
   started_ = true;
-  if (ec) *gone_ = true;
+  if (ec) mark_gone();
   co_return !ec;
 }
 
@@ -118,7 +131,7 @@ net::awaitable<bool> ResponseWriter::write_chunk(std::string_view data) {
   stream_.expires_after(write_timeout_);
   auto chunk = bhttp::make_chunk(net::const_buffer(data.data(), data.size()));
   auto [ec, n] = co_await net::async_write(stream_, chunk, use_nothrow);
-  if (ec) *gone_ = true;
+  if (ec) mark_gone();
   co_return !ec;
 }
 
@@ -128,7 +141,7 @@ net::awaitable<bool> ResponseWriter::end_stream() {
   auto last = bhttp::make_chunk_last();
   auto [ec, n] = co_await net::async_write(stream_, last, use_nothrow);
   finished_ = true;
-  if (ec) *gone_ = true;
+  if (ec) mark_gone();
   co_return !ec;
 }
 
@@ -239,6 +252,9 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<const Ses
     } catch (const std::exception& e) {
       spdlog::error("handler threw: {}", e.what());
       threw = true;
+    } catch (...) {
+      spdlog::error("handler threw a non-standard exception");
+      threw = true;
     }
     if (threw) {
       writer.set_keep_alive(false);
@@ -274,6 +290,8 @@ net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<const 
         std::rethrow_exception(ep);
       } catch (const std::exception& e) {
         spdlog::error("connection ended by exception: {}", e.what());
+      } catch (...) {
+        spdlog::error("connection ended by a non-standard exception");
       }
     });
   }
@@ -323,6 +341,8 @@ void Server::run(const std::function<void(net::io_context&)>& on_thread_start) {
           break;
         } catch (const std::exception& e) {
           spdlog::error("worker loop exception: {}", e.what());
+        } catch (...) {
+          spdlog::error("worker loop: non-standard exception");
         }
       }
     });

@@ -68,9 +68,12 @@ class ResponseWriter {
   bool keep_alive() const { return keep_alive_ && !*gone_; }
   void set_keep_alive(bool k) { keep_alive_ = k; }
 
+ public:
+  struct Watch;  ///< the client-disconnect watch (implementation detail)
+
  private:
-  struct Watch;
   void arm_watch();
+  void mark_gone();
   beast::tcp_stream& stream_;
   milliseconds write_timeout_;
   bool keep_alive_;

@@ -1,5 +1,7 @@
 #include "pipeline/admission.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "budget/money.hpp"
@@ -22,10 +24,11 @@ std::optional<budget::BudgetPeriod> period_of(const std::optional<std::string>& 
   return *p;
 }
 
+/// Adds a scope. Without a budget the scope is still charged (its spend is tracked for
+/// /key/info, spend headers and a budget set later) but never refuses: limit kMaxNanos.
 void add(std::vector<ScopeLimit>& out, ScopeKind kind, std::string id, std::optional<std::int64_t> max,
          const std::optional<std::string>& duration) {
-  if (!max) return;
-  out.push_back(ScopeLimit{ScopeId{kind, std::move(id)}, *max, period_of(duration)});
+  out.push_back(ScopeLimit{ScopeId{kind, std::move(id)}, max.value_or(budget::kMaxNanos), period_of(duration)});
 }
 
 /// Dollars in stored JSON (a number or a decimal string) → nano-dollars, exactly. Unreadable
@@ -103,9 +106,12 @@ std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::s
     add_key_model(out, *k, group);
   }
   if (p.user) {
+    // The personal budget limits team keys only with apply_user_budget_to_team_keys; the
+    // user's spend is tracked either way.
     const bool team_key = p.key && !p.key->team_id.empty();
-    if (!team_key || cfg.general_settings.apply_user_budget_to_team_keys)
-      add(out, ScopeKind::user, p.user->user_id, p.user->max_budget_nanos, p.user->budget_duration);
+    const bool applies = !team_key || cfg.general_settings.apply_user_budget_to_team_keys;
+    add(out, ScopeKind::user, p.user->user_id, applies ? p.user->max_budget_nanos : std::nullopt,
+        p.user->budget_duration);
   }
   if (p.team) add(out, ScopeKind::team, p.team->team_id, p.team->max_budget_nanos, p.team->budget_duration);
   if (p.membership)
@@ -121,8 +127,9 @@ std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::s
       add(out, ScopeKind::end_user, p.end_user, config_dollars(cfg.litellm_settings.max_end_user_budget),
           cfg.litellm_settings.budget_duration);
   }
-  add(out, ScopeKind::global, "global", config_dollars(cfg.litellm_settings.max_budget),
-      cfg.litellm_settings.budget_duration);
+  if (cfg.litellm_settings.max_budget)
+    add(out, ScopeKind::global, "global", config_dollars(cfg.litellm_settings.max_budget),
+        cfg.litellm_settings.budget_duration);
   return out;
 }
 
@@ -133,7 +140,10 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
   d.price_status = price.status;
   if (scopes.empty() || price.status == budget::PriceStatus::priced_zero) return d;  // nothing to reserve
   if (price.status == budget::PriceStatus::unpriced) {
-    if (!cfg.general_settings.block_unpriced_models) return d;  // served, recorded as unpriced
+    // Refused only where a budget attaches: a scope that is merely tracked cannot be defeated.
+    const bool budget_attaches = std::any_of(scopes.begin(), scopes.end(),
+                                             [](const ScopeLimit& s) { return s.max_budget < budget::kMaxNanos; });
+    if (!budget_attaches || !cfg.general_settings.block_unpriced_models) return d;  // served, recorded as unpriced
     d.outcome = AdmissionDecision::Outcome::unpriced_blocked;
     d.error = core::Error::gateway(403, "unpriced_model_blocked",
                                    "this model has no known price and a budget applies to this request: it cannot be "

@@ -27,8 +27,9 @@ namespace tollgate::pipeline {
 /// model_max_budget[group]), the user (personal keys; team keys only with
 /// apply_user_budget_to_team_keys), the team, the team membership (max_budget_in_team), the
 /// organization, the end user (customer record, else litellm_settings.max_end_user_budget), and
-/// the global budget (litellm_settings.max_budget). Malformed stored JSON fails closed: the scope
-/// is kept with a zero limit.
+/// the global budget (litellm_settings.max_budget). An identity without a budget is still listed,
+/// with limit budget::kMaxNanos: its spend is tracked but never refused. Malformed stored JSON
+/// fails closed: the scope is kept with a zero limit.
 std::vector<budget::ScopeLimit> applicable_scopes(const auth::Principal& p, const std::string& group,
                                                   const config::Config& cfg);
 

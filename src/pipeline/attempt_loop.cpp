@@ -93,6 +93,7 @@ struct Refusal {
 struct AttemptResult {
   bool ok = false;                           ///< served (response sent or stream committed)
   providers::Usage usage;                    ///< what the upstream reported (success)
+  bool usage_complete = false;               ///< the usage covers the whole answer (stream ran to its end)
   FailureClass failure = FailureClass::transient_provider_error;
   core::Error error;                         ///< the error as the client would see it
   std::optional<milliseconds> retry_after;   ///< upstream hint
@@ -109,9 +110,9 @@ struct GroupResult {
 
 /// Appends `rec` to the durable ledger and waits (without blocking the thread) until the
 /// store's writer reports it committed. Returns false when it could not be written.
-net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec) {
+net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec, core::SteadyTime deadline) {
   auto exec = co_await net::this_coro::executor;
-  auto timer = std::make_shared<net::steady_timer>(exec, net::steady_timer::time_point::max());
+  auto timer = std::make_shared<net::steady_timer>(exec, deadline);
   auto result = std::make_shared<std::optional<bool>>();
   st.append_ledger(std::move(rec), [exec, timer, result](bool ok) {
     net::post(exec, [timer, result, ok] {
@@ -119,8 +120,8 @@ net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec) {
       timer->cancel();
     });
   });
-  while (!result->has_value()) co_await timer->async_wait(use_nothrow);
-  co_return **result;
+  while (!result->has_value() && std::chrono::steady_clock::now() < deadline) co_await timer->async_wait(use_nothrow);
+  co_return result->value_or(false);
 }
 
 policy::TransportEvent transport_event(const http::TransportError& e) {
@@ -132,7 +133,7 @@ policy::TransportEvent transport_event(const http::TransportError& e) {
     case K::timeout: return e.sent ? policy::TransportEvent::timeout_after_send : policy::TransportEvent::connect_failed;
     case K::protocol_error: return policy::TransportEvent::malformed_body;
     case K::body_too_large: return policy::TransportEvent::oversized_body;
-    case K::cancelled: return policy::TransportEvent::reset_after_send;
+    case K::cancelled: return e.sent ? policy::TransportEvent::reset_after_send : policy::TransportEvent::failed_before_send;
   }
   return policy::TransportEvent::connect_failed;
 }
@@ -202,7 +203,7 @@ class Run {
     }
     GroupResult primary = co_await try_group(call_.model, false);
     if (primary.ok || gone_) {
-      finish(true, std::nullopt);
+      finish(primary.ok, primary.ok ? std::nullopt : std::optional<int>(499));
       co_return;
     }
     if (!primary.attempted && primary.refusal) {
@@ -226,7 +227,7 @@ class Run {
       }
       GroupResult r = co_await try_group(group, true);
       if (r.ok || gone_) {
-      finish(r.ok, std::nullopt);
+      finish(r.ok, r.ok ? std::nullopt : std::optional<int>(499));
       co_return;
     }
       if (!r.attempted && r.refusal) skipped_.emplace_back(group, r.refusal->reason);
@@ -264,14 +265,6 @@ class Run {
       auto dep = s_->router->select(group, tried, core::uniform01());
       if (!dep || std::find(refused.begin(), refused.end(), *dep) != refused.end()) break;
       const bool same_again = std::find(tried.begin(), tried.end(), *dep) != tried.end();
-      // Admission first: nothing waits or is sent for a target the caller cannot pay for.
-      Held held(*s_->ledger);
-      if (auto refusal = co_await admit_target(group, *dep, is_fallback, held)) {
-        refused.push_back(*dep);
-        tried.push_back(*dep);
-        out.refusal = std::move(refusal);
-        continue;
-      }
       if (n > 0) {
         // A fresh deployment needs no wait; the same one waits out its backoff / Retry-After.
         routing::BackoffPolicy bp;
@@ -282,9 +275,21 @@ class Run {
           co_await sleep(delay);
           if (gone_) break;
         }
-        ++retries_attempted_;
       }
       if (s_->clock->now() >= deadline_) break;
+      // Admission right before the send: the reservation is never held across a wait.
+      Held held(*s_->ledger);
+      if (auto refusal = co_await admit_target(group, *dep, is_fallback, held)) {
+        refused.push_back(*dep);
+        tried.push_back(*dep);
+        out.refusal = std::move(refusal);
+        continue;
+      }
+      if (gone_ || s_->clock->now() >= deadline_) {
+        settle_held(held, *dep, budget::SettleKind::no_usage, 0);  // admitted but never sent
+        break;
+      }
+      if (n > 0) ++retries_attempted_;
       if (is_fallback && !counted_fallback) {
         ++fallbacks_attempted_;
         counted_fallback = true;
@@ -356,9 +361,10 @@ class Run {
     rec.request_id = call_.call_id;
     rec.model = cfg_.model_list[dep].id;
     rec.at_ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
-    if (co_await append_durably(*s_->store, std::move(rec))) co_return std::nullopt;
-    // Fail closed: a paid attempt that cannot be recorded is not sent.
-    s_->ledger->settle(std::move(held.reservation), 0, budget::SettleKind::no_usage, std::chrono::system_clock::now());
+    if (co_await append_durably(*s_->store, std::move(rec), deadline_)) co_return std::nullopt;
+    // Fail closed: a paid attempt that cannot be recorded is not sent. Its settle record follows
+    // the reserve in the writer's queue, in case the reserve commits after all.
+    settle_held(held, dep, budget::SettleKind::no_usage, 0);
     co_return Refusal{core::Error::gateway(503, "api_error",
                                            "the spend ledger cannot be written; paid requests are refused until it can",
                                            "ledger_unavailable"),
@@ -370,19 +376,30 @@ class Run {
     const auto& price = s_->prices[dep];
     budget::SettleKind kind = budget::SettleKind::no_usage;
     budget::Nanos actual = 0;
-    if (r.ok && r.usage.reported) {
+    if (r.ok && r.usage.reported && r.usage_complete) {
       kind = budget::SettleKind::actual;
       actual = attempt_cost(price, r.usage);
     } else if (r.ok || r.failure == FailureClass::unknown_outcome) {
-      // Served without usage, or the outcome is unknown: it may have been billed in full.
+      // Served without complete usage (an interrupted stream), or the outcome is unknown: it
+      // may have been billed in full, so the whole reservation is charged.
       kind = budget::SettleKind::unknown;
       unknown_ = true;
     }
     if (r.ok) usage_ = r.usage;
+    if (held.reservation.empty()) {
+      cost_ += attempt_cost(price, r.usage);
+      return;
+    }
+    settle_held(held, dep, kind, actual);
+  }
+
+  /// Settles `held` in memory and appends the durable settle record (not awaited: the reserve
+  /// record is already durable, and recovery settles conservatively if this one is lost).
+  void settle_held(Held& held, std::size_t dep, budget::SettleKind kind, budget::Nanos actual) {
+    if (held.reservation.empty()) return;
     const budget::Nanos reserved = held.reservation.amount();
     const budget::Nanos charged = kind == budget::SettleKind::unknown ? reserved : actual;
-    cost_ += kind == budget::SettleKind::unknown && held.reservation.empty() ? attempt_cost(price, r.usage) : charged;
-    if (held.reservation.empty()) return;
+    cost_ += charged;
     const auto id = held.reservation.id();
     const auto now = std::chrono::system_clock::now();
     s_->ledger->settle(std::move(held.reservation), actual, kind, now);
@@ -523,11 +540,12 @@ class Run {
       if (auto* uv = completion->if_contains("usage")) u = providers::usage_from_openai(*uv);
       record(group, dep, status, std::nullopt, started, u.prompt_tokens + u.completion_tokens);
       r.usage = u;
+      r.usage_complete = true;
       usage_ = u;
       cost_preview_ = attempt_cost(s_->prices[dep], u);
       auto headers = common_headers(dep);
       std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
-      co_await sink_.send_completion(*completion, std::move(raw), headers);
+      if (!co_await sink_.send_completion(*completion, std::move(raw), headers)) gone_ = true;
       r.ok = true;
       co_return r;
     }
@@ -607,13 +625,19 @@ class Run {
       }
       if (!chunks.empty() && !committed) {
         auto headers = common_headers(dep);
-        if (!co_await sink_.begin_stream(headers)) break;
+        if (!co_await sink_.begin_stream(headers)) {
+          gone_ = true;  // the client cannot be written to: stop, do not retry elsewhere
+          break;
+        }
         committed = true;
         dl = deadline_;
       }
       if (committed && !chunks.empty()) {
         const auto usage_so_far = decoder->usage();
-        if (!co_await sink_.stream_chunks(chunks, usage_so_far)) break;
+        if (!co_await sink_.stream_chunks(chunks, usage_so_far)) {
+          gone_ = true;
+          break;
+        }
         chunks.clear();
       }
       if (auto err = decoder->error(); err && committed) {
@@ -650,14 +674,20 @@ class Run {
     exchange_ = nullptr;
     const auto u = decoder->usage();
     r.usage = u;
-    record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.completion_tokens);
-    if (committed && !gone_) co_await sink_.end_stream(stream_error);
-    r.ok = true;  // once committed, the attempt is the answer, complete or not
-    if (!committed && !gone_) {
+    // The usage is the bill only when the stream ran to its end; an interrupted stream is
+    // settled conservatively (its partial usage undercounts what the provider bills).
+    r.usage_complete = decoder->finished() && !stream_error && !gone_;
+    if (!committed) {
+      // Nothing reached the client: the client left, or the stream failed before its first event.
       r.ok = false;
       r.failure = FailureClass::unknown_outcome;
       r.error = malformed_error(d, "stream failed before its first event");
+      record(group, dep, ex->status(), r.failure, started, 0);
+      co_return r;
     }
+    r.ok = true;  // once committed, the attempt is the answer, complete or not
+    record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.completion_tokens);
+    if (!gone_) co_await sink_.end_stream(stream_error);
     co_return r;
   }
 

@@ -108,6 +108,34 @@ export async function spendNanos(gw, key) {
   return nanos((await gw.keyInfo(key)).spend);
 }
 
+/// Polls /key/info until the key's spend is `expected` nanos (settlement runs just after the
+/// response is written, so an immediate read may still miss the last request); returns it.
+export async function expectSpend(gw, key, expected, what = 'key spend') {
+  const deadline = Date.now() + 2000;
+  let s;
+  for (;;) {
+    s = await spendNanos(gw, key);
+    if (s === expected || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(s, expected, `${what}: ${s} nanos, expected ${expected}`);
+  return s;
+}
+
+/// The spend-log row of one request (by its x-litellm-call-id), polled: rows are written by
+/// the store's writer after the response.
+export async function spendLogRow(gw, response) {
+  const id = response.headers.get('x-litellm-call-id');
+  assert.ok(id, 'the response has an x-litellm-call-id');
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const rows = await gw.admin(`/spend/logs?request_id=${encodeURIComponent(id)}`);
+    if (rows.length) return rows[0];
+    assert.ok(Date.now() < deadline, `no spend log row for request ${id}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /// Billed dollars of the mock for an upstream model at the given prices, in nanos, with the
 /// per-request rounding bound: {exact (BigInt picos), nanos (ceil of the total)}.
 export async function mockBill(mock, upstream, inPrice = IN_PRICE, outPrice = OUT_PRICE) {
