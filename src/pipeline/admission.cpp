@@ -159,7 +159,9 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
   if (!r) {
     const auto& f = r.error();
     d.outcome = AdmissionDecision::Outcome::budget_exceeded;
-    const std::string scope = std::string(budget::to_string(f.scope.kind)) + " " + f.scope.id;
+    const std::string scope = f.scope.kind == ScopeKind::global
+                                  ? std::string("global")
+                                  : std::string(budget::to_string(f.scope.kind)) + " " + f.scope.id;
     if (f.reason == budget::RefusalReason::budget_exceeded) {
       d.error = core::Error::gateway(429, "budget_exceeded",
                                      "Budget has been exceeded: " + scope + " cannot cover this request (max budget $" +
