@@ -56,7 +56,7 @@ http::Response health_response(std::string_view path, const pipeline::Services& 
   if (path != "/health/readiness") return json_response(200, "\"I'm alive!\"");
   json::object o;
   o["status"] = "healthy";
-  o["db"] = "not configured";
+  o["db"] = !s.store ? "not configured" : s.store->health().writable ? "connected" : "unavailable";
   o["model_groups"] = s.config->model_groups().size();
   return json_response(200, json::serialize(o));
 }

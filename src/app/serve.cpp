@@ -112,6 +112,10 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   unsigned short port = 0;
   try {
     port = server.listen(options.host, options.port);
+  } catch (const boost::system::system_error& e) {
+    std::cerr << "tollgate: cannot listen on " << options.host << ":" << options.port << ": " << e.code().message()
+              << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "tollgate: cannot listen on " << options.host << ":" << options.port << ": " << e.what() << "\n";
     return 1;
@@ -133,7 +137,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   std::thread signal_thread([&signal_ioc] { signal_ioc.run(); });
   std::signal(SIGPIPE, SIG_IGN);
 
-  const std::string shown_host = options.host == "0.0.0.0" ? "127.0.0.1" : options.host;
+  const std::string shown_host = options.host;
   std::printf("listening on http://%s:%u\n", shown_host.c_str(), static_cast<unsigned>(port));
   std::fflush(stdout);
   spdlog::info("tollgate serving {} model group(s) on {}:{} with {} worker thread(s)", cfg->model_groups().size(),

@@ -313,6 +313,18 @@ Server::~Server() {
 
 unsigned short Server::listen(const std::string& host, unsigned short port) {
   auto address = net::ip::make_address(host == "localhost" ? "127.0.0.1" : host);
+  if (port != 0) {
+    // SO_REUSEPORT would let a second process share the port silently; a plain bind first
+    // makes "port already in use" an error, as users expect.
+    tcp::acceptor probe(workers_.front()->ioc);
+    tcp::endpoint ep{address, port};
+    probe.open(ep.protocol());
+    probe.set_option(net::socket_base::reuse_address(true));
+    boost::system::error_code ec;
+    probe.bind(ep, ec);
+    if (ec) throw std::runtime_error("port " + std::to_string(port) + " is in use: " + ec.message());
+    probe.close();
+  }
   for (auto& w : workers_) {
     auto acc = std::make_unique<tcp::acceptor>(w->ioc);
     tcp::endpoint ep{address, port};

@@ -780,6 +780,11 @@ class Run {
               (a.failure ? std::string(policy::to_string(*a.failure)) : "ok");
       if (a.status) path += "(" + std::to_string(a.status) + ")";
     }
+    // A stream's headers go out before its attempt is recorded: add the serving attempt.
+    if (dep && (attempts_.empty() || attempts_.back().failure || attempts_.back().deployment != *dep)) {
+      if (!path.empty()) path += ", ";
+      path += cfg_.model_list[*dep].model_name + "/" + cfg_.model_list[*dep].id + ":ok(200)";
+    }
     if (!path.empty()) h.emplace_back("x-tollgate-attempts", path);
     if (!skipped_.empty()) {
       std::string s;

@@ -27,7 +27,7 @@ async function seedGateway(ctx, { litellm_settings = {}, general_settings = {} }
 async function assertRefused(gw, auth, kind, id, extra = {}) {
   const { mock } = state;
   const before = (await mock.model('paid-upstream')).requests;
-  const scope = `${kind} ${id}`;
+  const scope = kind === 'global' ? 'global' : `${kind} ${id}`;  // the global scope is named once
 
   // The fallback target is skipped: the client gets the free primary's own error.
   const fb = await gw.fetch('/v1/chat/completions', { auth, body: hi('free-model', extra) });

@@ -86,6 +86,16 @@ int main(int argc, char** argv) {
   try {
     auto address = asio::ip::make_address(host);
     tcp::endpoint ep(address, static_cast<unsigned short>(port));
+    if (port != 0) {
+      // SO_REUSEPORT would let a second process share the port silently: a plain bind first
+      // makes a port in use an error.
+      asio::io_context probe_ctx;
+      tcp::acceptor probe(probe_ctx);
+      probe.open(ep.protocol());
+      probe.set_option(asio::socket_base::reuse_address(true));
+      probe.bind(ep);
+      probe.close();
+    }
     for (long long t = 0; t < threads; ++t) {
       contexts.push_back(std::make_unique<asio::io_context>(1));
       auto acc = std::make_unique<tcp::acceptor>(*contexts.back());
