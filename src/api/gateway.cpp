@@ -208,55 +208,46 @@ std::expected<json::object, core::Error> parse_body(const std::string& text) {
 
 }  // namespace
 
-net::awaitable<void> Gateway::chat_completions(http::Request& req, http::ResponseWriter& w,
-                                               std::shared_ptr<const auth::Principal> principal) {
+std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http::Request& req, bool anthropic,
+                                                                    std::shared_ptr<const auth::Principal> principal) {
   pipeline::ChatCall call;
   call.start = services_->clock->now();
   call.call_id = core::new_uuid();
   auto body = parse_body(req.body());
-  if (!body) {
-    co_await send_error(w, Format::openai, body.error());
-    co_return;
+  if (!body) return std::unexpected(body.error());
+  if (anthropic) {
+    auto chat = providers::anthropic::messages_request_to_chat(*body);
+    if (!chat) return std::unexpected(core::Error::caller(400, "invalid_request_error", chat.error()));
+    *body = std::move(*chat);
+    call.include_usage = true;  // the Anthropic stream reports usage in message_delta
+    call.call_type = "anthropic_messages";
   }
-  if (auto err = decode_chat(std::move(*body), *services_, call)) {
-    co_await send_error(w, Format::openai, *err);
-    co_return;
-  }
-  if (auto err = bind_principal(call, principal, *identities_->current(), *services_->config)) {
-    co_await send_error(w, Format::openai, *err);
+  if (auto err = decode_chat(std::move(*body), *services_, call)) return std::unexpected(std::move(*err));
+  if (auto err = bind_principal(call, principal, *identities_->current(), *services_->config))
+    return std::unexpected(std::move(*err));
+  return call;
+}
+
+net::awaitable<void> Gateway::chat_completions(http::Request& req, http::ResponseWriter& w,
+                                               std::shared_ptr<const auth::Principal> principal) {
+  auto call = prepare_call(req, false, std::move(principal));
+  if (!call) {
+    co_await send_error(w, Format::openai, call.error());
     co_return;
   }
   OpenAiSink sink(w);
-  co_await pipeline::run_chat(services_, std::move(call), sink);
+  co_await pipeline::run_chat(services_, std::move(*call), sink);
 }
 
 net::awaitable<void> Gateway::messages(http::Request& req, http::ResponseWriter& w,
                                        std::shared_ptr<const auth::Principal> principal) {
-  pipeline::ChatCall call;
-  call.start = services_->clock->now();
-  call.call_id = core::new_uuid();
-  auto body = parse_body(req.body());
-  if (!body) {
-    co_await send_error(w, Format::anthropic, body.error());
+  auto call = prepare_call(req, true, std::move(principal));
+  if (!call) {
+    co_await send_error(w, Format::anthropic, call.error());
     co_return;
   }
-  auto chat = providers::anthropic::messages_request_to_chat(*body);
-  if (!chat) {
-    co_await send_error(w, Format::anthropic, core::Error::caller(400, "invalid_request_error", chat.error()));
-    co_return;
-  }
-  if (auto err = decode_chat(std::move(*chat), *services_, call)) {
-    co_await send_error(w, Format::anthropic, *err);
-    co_return;
-  }
-  if (auto err = bind_principal(call, principal, *identities_->current(), *services_->config)) {
-    co_await send_error(w, Format::anthropic, *err);
-    co_return;
-  }
-  call.include_usage = true;  // the Anthropic stream reports usage in message_delta
-  call.call_type = "anthropic_messages";
-  AnthropicSink sink(w, call.model);
-  co_await pipeline::run_chat(services_, std::move(call), sink);
+  AnthropicSink sink(w, call->model);
+  co_await pipeline::run_chat(services_, std::move(*call), sink);
 }
 
 }  // namespace tollgate::api

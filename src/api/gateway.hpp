@@ -2,6 +2,7 @@
 /// The gateway's HTTP surface: routes requests to the OpenAI, Anthropic, model-list and health
 /// endpoints, authenticates, decodes, and hands every model call to the one attempt loop.
 
+#include <expected>
 #include <memory>
 
 #include "api/admin.hpp"
@@ -25,6 +26,10 @@ class Gateway {
   static std::string protocol_error_body(int status, std::string_view message);
 
  private:
+  /// Parses, translates (Anthropic), validates and binds the caller: a ready call, or the error
+  /// to answer in the endpoint's format.
+  std::expected<pipeline::ChatCall, core::Error> prepare_call(const http::Request& req, bool anthropic,
+                                                              std::shared_ptr<const auth::Principal> principal);
   boost::asio::awaitable<void> chat_completions(http::Request& req, http::ResponseWriter& w,
                                                 std::shared_ptr<const auth::Principal> principal);
   boost::asio::awaitable<void> messages(http::Request& req, http::ResponseWriter& w,
