@@ -97,6 +97,34 @@ std::optional<core::Error> bind_principal(pipeline::ChatCall& call, const std::s
   return std::nullopt;
 }
 
+/// GET /tollgate/stats (master key): the store's group-commit figures and health, for
+/// operators and the bench harness.
+http::Response stats_response(const http::Request& req, const pipeline::Services& s, const auth::IdentityIndex& ids) {
+  auto principal = authenticate_request(req, s.config->general_settings.master_key, ids, Format::openai);
+  if (!principal) return std::move(principal.error());
+  if (!(*principal)->is_master)
+    return json_response(403, openai_error_json(core::Error::caller(403, "auth_error", "the master key is required")));
+  json::object o;
+  if (s.store) {
+    const auto st = s.store->writer_stats();
+    json::object g;
+    g["batches"] = st.batches;
+    g["records"] = st.records;
+    g["ledger_records"] = st.ledger_records;
+    g["spend_rows"] = st.spend_rows;
+    g["failed_batches"] = st.failed_batches;
+    g["failed_ledger_records"] = st.failed_ledger_records;
+    g["dropped_spend_rows"] = st.dropped_spend_rows;
+    g["max_batch"] = st.max_batch;
+    g["p50_us"] = st.p50_us;
+    g["p99_us"] = st.p99_us;
+    g["max_us"] = st.max_us;
+    o["group_commit"] = std::move(g);
+    o["store_writable"] = s.store->health().writable;
+  }
+  return json_response(200, json::serialize(o));
+}
+
 http::Response models_response(const pipeline::Services& s, const auth::Principal& principal) {
   json::array data;
   const auto created = static_cast<std::int64_t>(std::time(nullptr));
@@ -144,6 +172,10 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   if (admin_ && Admin::is_admin_path(path)) {
     auto res = admin_->handle(req);
     co_await w.send(std::move(res));
+    co_return;
+  }
+  if (path == "/tollgate/stats") {
+    co_await w.send(stats_response(req, *services_, *identities_->current()));
     co_return;
   }
   if (auto early = route_check(req, path, is_chat, is_messages, is_models, is_health, fmt)) {
