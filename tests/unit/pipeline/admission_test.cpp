@@ -1,0 +1,172 @@
+#include "pipeline/admission.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "budget/scope.hpp"
+#include "config/loader.hpp"
+
+using namespace tollgate;
+using budget::ScopeKind;
+
+namespace {
+
+std::shared_ptr<const config::Config> load(const std::string& yaml) {
+  auto r = config::load_config_string(
+      yaml, "<test>", config::EnvLookup([](std::string_view) -> std::optional<std::string> { return std::nullopt; }));
+  for (const auto& e : r.errors) ADD_FAILURE() << e.to_string();
+  return r.config;
+}
+
+const char* kConfig = R"(
+model_list:
+  - model_name: paid
+    litellm_params: {model: openai/paid, api_base: "http://127.0.0.1:1/v1", input_cost_per_token: 0.000001, output_cost_per_token: 0.000002}
+  - model_name: free
+    litellm_params: {model: openai/free, api_base: "http://127.0.0.1:1/v1", input_cost_per_token: 0, output_cost_per_token: 0}
+  - model_name: mystery
+    litellm_params: {model: openai/mystery-model, api_base: "http://127.0.0.1:1/v1"}
+litellm_settings:
+  max_budget: 100
+)";
+
+boost::json::object chat(int max_tokens) {
+  boost::json::object msg;
+  msg["role"] = "user";
+  msg["content"] = "hi";
+  boost::json::array msgs;
+  msgs.push_back(msg);
+  boost::json::object o;
+  o["model"] = "paid";
+  o["messages"] = msgs;
+  o["max_tokens"] = max_tokens;
+  return o;
+}
+
+auth::Principal full_principal() {
+  auth::Principal p;
+  auto key = std::make_shared<store::KeyRecord>();
+  key->token_hash = "kh";
+  key->team_id = "t1";
+  key->user_id = "u1";
+  key->max_budget_nanos = 5'000'000'000;
+  key->budget_limits = R"([{"budget_duration": "1d", "max_budget": 1.5}])";
+  key->model_max_budget = R"({"paid": {"max_budget": "0.25"}})";
+  p.key = key;
+  auto user = std::make_shared<store::UserRecord>();
+  user->user_id = "u1";
+  user->max_budget_nanos = 7;
+  p.user = user;
+  auto team = std::make_shared<store::TeamRecord>();
+  team->team_id = "t1";
+  team->max_budget_nanos = 9;
+  p.team = team;
+  auto m = std::make_shared<store::TeamMemberRecord>();
+  m->team_id = "t1";
+  m->user_id = "u1";
+  m->max_budget_in_team_nanos = 11;
+  p.membership = m;
+  p.end_user = "alice";
+  return p;
+}
+
+const budget::ScopeLimit* find(const std::vector<budget::ScopeLimit>& v, ScopeKind k) {
+  for (const auto& s : v)
+    if (s.scope.kind == k) return &s;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Scopes, EveryIdentityOfTheCallerApplies) {
+  auto cfg = load(kConfig);
+  auto scopes = pipeline::applicable_scopes(full_principal(), "paid", *cfg);
+  ASSERT_TRUE(find(scopes, ScopeKind::key));
+  EXPECT_EQ(find(scopes, ScopeKind::key)->max_budget, 5'000'000'000);
+  ASSERT_TRUE(find(scopes, ScopeKind::key_window));
+  EXPECT_EQ(find(scopes, ScopeKind::key_window)->max_budget, 1'500'000'000);
+  EXPECT_EQ(find(scopes, ScopeKind::key_window)->scope.id, budget::key_window_id("kh", "1d"));
+  ASSERT_TRUE(find(scopes, ScopeKind::key_model));
+  EXPECT_EQ(find(scopes, ScopeKind::key_model)->max_budget, 250'000'000);
+  // A team key: the user's personal budget is tracked but does not limit it.
+  ASSERT_TRUE(find(scopes, ScopeKind::user));
+  EXPECT_EQ(find(scopes, ScopeKind::user)->max_budget, budget::kMaxNanos);
+  EXPECT_EQ(find(scopes, ScopeKind::team)->max_budget, 9);
+  EXPECT_EQ(find(scopes, ScopeKind::team_member)->max_budget, 11);
+  EXPECT_EQ(find(scopes, ScopeKind::end_user)->scope.id, "alice");
+  EXPECT_EQ(find(scopes, ScopeKind::global)->max_budget, 100'000'000'000);
+  // No per-model budget for another group.
+  EXPECT_FALSE(find(pipeline::applicable_scopes(full_principal(), "free", *cfg), ScopeKind::key_model));
+}
+
+TEST(Scopes, UserBudgetAppliesToTeamKeysWhenConfigured) {
+  auto cfg = load(std::string(kConfig) + "general_settings:\n  apply_user_budget_to_team_keys: true\n");
+  auto scopes = pipeline::applicable_scopes(full_principal(), "paid", *cfg);
+  EXPECT_EQ(find(scopes, ScopeKind::user)->max_budget, 7);
+}
+
+TEST(Scopes, MalformedStoredBudgetFailsClosed) {
+  auto cfg = load(kConfig);
+  auto p = full_principal();
+  auto key = std::make_shared<store::KeyRecord>(*p.key);
+  key->budget_limits = "not json";
+  p.key = key;
+  auto scopes = pipeline::applicable_scopes(p, "paid", *cfg);
+  ASSERT_TRUE(find(scopes, ScopeKind::key_window));
+  EXPECT_EQ(find(scopes, ScopeKind::key_window)->max_budget, 0);
+}
+
+TEST(Admit, FreeModelIsNeverBlocked) {
+  auto cfg = load(kConfig);
+  budget::Ledger ledger;
+  const auto price = budget::resolve_deployment_price(cfg->model_list[1], budget::PriceTable::bundled());
+  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 0, std::nullopt}};  // an exhausted budget
+  auto d = pipeline::admit(ledger, *cfg, price, scopes, chat(10), std::chrono::system_clock::now());
+  EXPECT_EQ(d.outcome, pipeline::AdmissionDecision::Outcome::admitted);
+  EXPECT_TRUE(d.reservation.empty());
+}
+
+TEST(Admit, ReservesTheWorstCaseAndRefusesPastTheLimit) {
+  auto cfg = load(kConfig);
+  budget::Ledger ledger;
+  const auto price = budget::resolve_deployment_price(cfg->model_list[0], budget::PriceTable::bundled());
+  // Worst case: the input bound (every string byte — "user" and "hi" — + 8 per message + 16 per
+  // request = 30 tokens) at 1e-6 $/token (1,000 nanos) + 10 output tokens at 2,000 nanos = 50,000.
+  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 100'000, std::nullopt}};
+  auto now = std::chrono::system_clock::now();
+  auto a = pipeline::admit(ledger, *cfg, price, scopes, chat(10), now);
+  ASSERT_EQ(a.outcome, pipeline::AdmissionDecision::Outcome::admitted);
+  EXPECT_EQ(a.reservation.amount(), 50'000);
+  auto b = pipeline::admit(ledger, *cfg, price, scopes, chat(10), now);
+  ASSERT_EQ(b.outcome, pipeline::AdmissionDecision::Outcome::admitted);
+  auto c = pipeline::admit(ledger, *cfg, price, scopes, chat(10), now);
+  ASSERT_EQ(c.outcome, pipeline::AdmissionDecision::Outcome::budget_exceeded);
+  EXPECT_EQ(c.error.status, 429);
+  EXPECT_EQ(c.error.type, "budget_exceeded");
+  EXPECT_NE(c.error.message.find("key k"), std::string::npos) << c.error.message;
+  EXPECT_EQ(c.reason, "budget_exceeded key k");
+  ledger.settle(std::move(a.reservation), 1'000, budget::SettleKind::actual, now);
+  ledger.settle(std::move(b.reservation), 0, budget::SettleKind::no_usage, now);
+  EXPECT_EQ(pipeline::admit(ledger, *cfg, price, scopes, chat(10), now).outcome,
+            pipeline::AdmissionDecision::Outcome::admitted);
+}
+
+TEST(Admit, UnpricedIsRefusedOnlyWhereABudgetAttaches) {
+  auto cfg = load(kConfig);
+  budget::Ledger ledger;
+  const auto price = budget::resolve_deployment_price(cfg->model_list[2], budget::PriceTable::bundled());
+  ASSERT_EQ(price.status, budget::PriceStatus::unpriced);
+  const auto now = std::chrono::system_clock::now();
+  std::vector<budget::ScopeLimit> tracked{{{ScopeKind::key, "k"}, budget::kMaxNanos, std::nullopt}};
+  EXPECT_EQ(pipeline::admit(ledger, *cfg, price, tracked, chat(10), now).outcome,
+            pipeline::AdmissionDecision::Outcome::admitted);
+  std::vector<budget::ScopeLimit> limited{{{ScopeKind::key, "k"}, 1'000'000'000, std::nullopt}};
+  auto d = pipeline::admit(ledger, *cfg, price, limited, chat(10), now);
+  EXPECT_EQ(d.outcome, pipeline::AdmissionDecision::Outcome::unpriced_blocked);
+  EXPECT_EQ(d.error.status, 403);
+  EXPECT_EQ(d.error.type, "unpriced_model_blocked");
+  auto open = load(std::string(kConfig) + "general_settings:\n  block_unpriced_models: false\n");
+  EXPECT_EQ(pipeline::admit(ledger, *open, price, limited, chat(10), now).outcome,
+            pipeline::AdmissionDecision::Outcome::admitted);
+}
