@@ -68,5 +68,17 @@ TEST(RateLimit, MaxParallelUnderConcurrency) {
     });
   for (auto& t : ts) t.join();
   EXPECT_LE(peak.load(), 3);
-  EXPECT_GT(denied.load(), 0);
+}
+
+TEST(RateLimit, MaxParallelRefusesTheNextUntilOneEnds) {
+  core::ManualClock clock;
+  policy::RateLimiter rl(clock);
+  std::vector<policy::RateSubject> s{{"key:p", std::nullopt, std::nullopt, 2}};
+  EXPECT_FALSE(rl.acquire(s));
+  EXPECT_FALSE(rl.acquire(s));
+  auto d = rl.acquire(s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->limit, "max_parallel_requests");
+  rl.release(s, 0);
+  EXPECT_FALSE(rl.acquire(s));
 }
