@@ -68,7 +68,7 @@ function pooledFixed(t) {
   };
 }
 
-const targets = ['direct', 'nginx', 'tollgate'];
+const targets = ['direct', 'nginx', 'tollgate', 'tollgate+budget'];
 const T = {};
 for (const t of targets) {
   T[t] = {
@@ -83,6 +83,7 @@ for (const t of targets) {
   };
 }
 const gen = readJson('generator-max.json');
+const B = 'tollgate+budget';
 
 const f1 = (x) => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(1));
 const f2 = (x) => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(2));
@@ -102,8 +103,11 @@ out(`- Tools: ${meta.wrk}; nginx ${meta.nginx}; node ${meta.node}; Tollgate bina
 out(`- Setup: tollgate-mock ${meta.mock_threads} threads, zero latency; Tollgate ${meta.tollgate_threads} worker threads; ` +
     `nginx ${meta.nginx_workers} worker processes (upstream keepalive 64, access_log off). All on the same ${meta.nproc} CPUs as the load generators, nothing pinned.`);
 out(`- Load: throughput = \`wrk -t${meta.wrk_threads} -c${meta.conns} -d${meta.duration_s}s\` after a ${meta.warmup_s} s warm-up; ` +
-    `latency = bench/fixed_rate.mjs, open loop at ${meta.rate} req/s, ${meta.rounds} rounds × ${meta.lat_duration_s} s per target interleaved (direct, nginx, tollgate, direct, …) and pooled, ≤ ${meta.conns} keep-alive sockets; ` +
+    `latency = bench/fixed_rate.mjs, open loop at ${meta.rate} req/s, ${meta.rounds} rounds × ${meta.lat_duration_s} s per target interleaved (direct, nginx, tollgate, tollgate+budget, direct, …) and pooled, ≤ ${meta.conns} keep-alive sockets; ` +
     `body: non-streaming chat completion, max_tokens 16, bearer key.`);
+out(`- Targets: direct = tollgate-mock; nginx = plain reverse proxy; tollgate = Tollgate with the master key (no budget scope: no reservation, no ledger record, only a spend-log row); ` +
+    `${B} = the same Tollgate process with a virtual key created by \`POST /key/generate {"max_budget":1000000}\`: an atomic reservation at the key scope, a durable group-committed reserve record before the upstream call and a settle record after it, per request. ` +
+    'The bench model is priced (input $0.000001, output $0.000002 per token) for both Tollgate targets.');
 out();
 
 out(`### Throughput at ${meta.conns} connections (wrk)`);
@@ -125,7 +129,7 @@ out('| target | CPU s during the run | CPU µs per request |');
 out('|---|---:|---:|');
 for (const t of targets) {
   const w = T[t].wrk;
-  out(`| ${t}${t === 'direct' ? ' (tollgate-mock)' : ''} | ${f2(T[t].cpu)} | ${w?.requests ? f1((T[t].cpu * 1e6) / w.requests) : 'n/a'} |`);
+  out(`| ${t}${t === 'direct' ? ' (tollgate-mock)' : ''}${t === B ? ' (the same process, incl. its store writer thread)' : ''} | ${f2(T[t].cpu)} | ${w?.requests ? f1((T[t].cpu * 1e6) / w.requests) : 'n/a'} |`);
 }
 out();
 
@@ -152,7 +156,7 @@ out('| process | idle RSS (after start) | RSS after the runs | peak RSS (VmHWM) 
 out('|---|---:|---:|---:|');
 out(`| tollgate-mock (direct target) | — | ${mb(T.direct.rss)} | ${mb(T.direct.hwm)} |`);
 out(`| nginx (master + ${meta.nginx_workers} workers, summed) | ${mb(meta.nginx_idle_rss_kb)} | ${mb(T.nginx.rss)} | ${mb(T.nginx.hwm)} |`);
-out(`| tollgate | ${mb(meta.tollgate_idle_rss_kb)} | ${mb(T.tollgate.rss)} | ${mb(T.tollgate.hwm)} |`);
+out(`| tollgate (serves both Tollgate targets) | ${mb(meta.tollgate_idle_rss_kb)} | ${mb(T.tollgate.rss)} | ${mb(T.tollgate.hwm)} |`);
 out();
 
 const thrRatio = T.tollgate.wrk?.ok_rps && T.nginx.wrk?.ok_rps ? T.tollgate.wrk.ok_rps / T.nginx.wrk.ok_rps : null;
@@ -169,6 +173,71 @@ out(`- Added p50 tollgate / nginx: **${addRatio === null ? 'n/a (nginx added p50
     (nA.p90 > 0 ? `; added p90: ${f2(gA.p90 / nA.p90)}` : '') + (nA.p99 > 0 ? `; added p99: ${f2(gA.p99 / nA.p99)}` : ''));
 out();
 
+// ---- Admission + durable ledger (issue 3, "Performance")
+const b = T[B].fixed;
+const vsTg = (p) => (b && g ? b.latency_ms[p] - g.latency_ms[p] : null);
+const bA = { p50: vsTg('p50'), p90: vsTg('p90'), p99: vsTg('p99') };
+const cpuPer = (t) => (T[t].wrk?.requests && T[t].cpu !== null ? (T[t].cpu * 1e6) / T[t].wrk.requests : null);
+const gc = (f) => readJson(f)?.group_commit ?? null;
+const gcEnd = gc('tg-stats-end.json'), gcThr0 = gc('tg-stats-before-budget-throughput.json'), gcThr1 = gc('tg-stats-after-throughput.json');
+const storeWritable = readJson('tg-stats-end.json')?.store_writable;
+const keyInfo = readJson('budget-key-info.json');
+out(`### Admission + durable ledger: ${B} vs tollgate (issue 3)`);
+out();
+out('| figure | tollgate (master key) | tollgate+budget | added by admission + ledger |');
+out('|---|---:|---:|---:|');
+for (const p of ['p50', 'p90', 'p99']) {
+  const us = bA[p] === null ? 'n/a' : `${(bA[p] * 1000) >= 0 ? '+' : ''}${(bA[p] * 1000).toFixed(0)} µs`;
+  out(`| fixed-rate ${p} ms | ${f3(g?.latency_ms[p])} | ${f3(b?.latency_ms[p])} | ${signed(bA[p])} ms (${us}) |`);
+}
+out(`| fixed-rate p50 per round ms | ${g ? g.round_p50.map(f3).join(' / ') : 'n/a'} | ${b ? b.round_p50.map(f3).join(' / ') : 'n/a'} | ${g && b ? b.round_p50.map((x, i) => signed(x - g.round_p50[i])).join(' / ') : 'n/a'} |`);
+out(`| throughput req/s (2xx) at ${meta.conns} connections | ${int(T.tollgate.wrk?.ok_rps)} | ${int(T[B].wrk?.ok_rps)} | ratio ${f2(T[B].wrk?.ok_rps / T.tollgate.wrk?.ok_rps)} |`);
+const dCpu = cpuPer(B) !== null && cpuPer('tollgate') !== null ? cpuPer(B) - cpuPer('tollgate') : null;
+out(`| CPU µs per request (throughput run) | ${f1(cpuPer('tollgate'))} | ${f1(cpuPer(B))} | ${dCpu === null ? 'n/a' : (dCpu >= 0 ? '+' : '') + dCpu.toFixed(1)} |`);
+out();
+out('"added" = tollgate+budget − tollgate at the same percentile of the pooled fixed-rate samples: the same process, model and upstream; only the key differs. ' +
+    'At p50 the difference is of the order of the round-to-round spread; look at the per-round differences.');
+out();
+const gcRow = (label, x) => out(`| ${label} | ${x ? int(x.batches) : 'n/a'} | ${x ? int(x.records) : 'n/a'} | ${x ? int(x.ledger_records) : 'n/a'} | ${x ? int(x.spend_rows) : 'n/a'} | ${x && x.batches ? f2(x.records / x.batches) : 'n/a'} | ${x?.max_batch ?? 'n/a'} | ${x?.p50_us ?? 'n/a'} | ${x?.p99_us ?? 'n/a'} | ${x?.max_us ?? 'n/a'} | ${x ? (x.failed_batches ?? 0) + ' / ' + (x.dropped_spend_rows ?? 0) : 'n/a'} |`);
+const diff = (a, z) => (a && z ? { batches: z.batches - a.batches, records: z.records - a.records, ledger_records: z.ledger_records - a.ledger_records,
+  spend_rows: z.spend_rows - a.spend_rows, max_batch: null, p50_us: null, p99_us: null, max_us: null } : null);
+out('Group commit (`GET /tollgate/stats`). Latency = from enqueueing a ledger record to its commit being durable (what a request waits for before its upstream call), ' +
+    'p50/p99/max over the last 65,536 ledger records of the process; counts are cumulative since start:');
+out();
+out('| snapshot | batches | records | ledger records | spend rows | records per batch | max batch | p50 µs | p99 µs | max µs | failed batches / dropped spend rows |');
+out('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+gcRow('after the tollgate+budget throughput runs (wrk, 32 conns)', gcThr1);
+gcRow('after all runs (incl. the fixed-rate rounds)', gcEnd);
+const dThr = diff(gcThr0, gcThr1), dFix = diff(gcThr1, gcEnd);
+if (dThr) gcRow(`tollgate+budget throughput phase only (difference)`, dThr);
+if (dFix) gcRow(`fixed-rate phase only (difference; all 4 targets)`, dFix);
+out();
+out(`Store writable at the end: ${storeWritable ?? 'n/a'}.` +
+    (keyInfo?.info ? ` Budgeted key after the runs: spend $${keyInfo.info.spend}, reserved $${keyInfo.info.reserved_spend ?? 'n/a'}, max_budget $${keyInfo.info.max_budget}.` : ''));
+out();
+
+// ---- Micro benchmark
+const micro = readJson('micro.json');
+const mb1 = micro?.benchmarks?.filter((x) => x.run_type !== 'aggregate') ?? [];
+const nsPer = (x) => (x.items_per_second ? 1e9 / x.items_per_second : x.real_time);
+const scopeOnly = mb1.find((x) => x.name.startsWith('BM_ScopeBuildOnly'));
+const primary = mb1.find((x) => x.name === 'BM_ReserveSettle/64/real_time/threads:1');
+if (micro) {
+  out(`### Ledger micro benchmark (bench/ledger_bench.cpp, 1M keys in the ledger)`);
+  out();
+  out(`\`${path.basename(meta.micro_bin || 'tollgate_micro_bench')}\` built ${(read('micro-built.txt') || '').trim() || 'n/a'}, run after the load runs on the same machine. ` +
+      'One admission = `reserve` at key + team + global scopes and `settle`, a random key of 1,000,000 per iteration. ' +
+      'Arg = lock shards (64 = the default). ns per admission = 1e9 / items per second (all threads together; 2 threads share the 2 CPUs with nothing else of the benchmark). "net" subtracts the cost of picking a key and copying its id (1 thread only).');
+  out();
+  out('| benchmark | iterations | ns per admission (wall) | CPU ns per iteration | net of BM_ScopeBuildOnly |');
+  out('|---|---:|---:|---:|---:|');
+  for (const x of mb1) {
+    const isRs = x.name.startsWith('BM_ReserveSettle');
+    out(`| ${x.name} | ${int(x.iterations)} | ${isRs ? f1(nsPer(x)) : f1(x.real_time)} | ${f1(x.cpu_time)} | ${isRs && scopeOnly && x.threads === 1 ? f1(nsPer(x) - scopeOnly.real_time) : '—'} |`);
+  }
+  out();
+}
+
 const idleMb = meta.tollgate_idle_rss_kb / 1024;
 const goalThr = thrRatio !== null && thrRatio >= 0.5;
 const goalLat = addRatio !== null ? addRatio <= 2 : gA.p50 !== null && gA.p50 <= 0;
@@ -180,6 +249,15 @@ out('|---|---|---|');
 out(`| throughput ≥ 50% of nginx's at ${meta.conns} connections | ${thrRatio === null ? 'n/a' : (thrRatio * 100).toFixed(0) + '%'} | ${pass(goalThr)} |`);
 out(`| added p50 latency ≤ 2× nginx's | ${addRatio === null ? 'n/a' : f2(addRatio) + '×'} (${f3(gA.p50)} ms vs ${f3(nA.p50)} ms) | ${pass(goalLat)} |`);
 out(`| idle RSS < 30 MB | ${idleMb.toFixed(1)} MB | ${pass(goalRss)} |`);
+out();
+const goalAdm = bA.p50 !== null && bA.p50 * 1000 < 20;
+const goalMicro = primary ? nsPer(primary) < 2000 : null;
+out('### Goals (issue 3, "Performance")');
+out();
+out('| goal | measured | result |');
+out('|---|---|---|');
+out(`| admission + ledger add < 20 µs at p50 per request (tollgate+budget p50 − tollgate p50, ${meta.rate} req/s) | ${bA.p50 === null ? 'n/a' : (bA.p50 * 1000).toFixed(0) + ' µs'} | ${bA.p50 === null ? 'n/a' : pass(goalAdm)} |`);
+out(`| < 2 µs per admission in the micro benchmark with 1M keys (BM_ReserveSettle/64 shards/1 thread) | ${primary ? f1(nsPer(primary)) + ' ns' + (scopeOnly ? ` (${f1(nsPer(primary) - scopeOnly.real_time)} ns net of BM_ScopeBuildOnly)` : '') : 'not run (micro benchmark not built)'} | ${goalMicro === null ? 'n/a' : pass(goalMicro)} |`);
 out();
 
 // Sanity checks on the method itself.
@@ -208,6 +286,11 @@ for (const t of targets) {
     slow.map(([what, s]) => `${what} ${s} s`).join(', ') + '. The harness waits for a 200 before the next measurement, so the figures above are not affected; see bench/README.md.');
 }
 checks.push(errs.length ? `**errors:** ${errs.join('; ')}` : 'no non-2xx responses and no socket errors in any run');
+const smokeLedger = readNum('budget-smoke-ledger-records.txt');
+if (smokeLedger !== null) checks.push(`the budgeted key's smoke request wrote ${smokeLedger} ledger records (reserve + settle expected: 2); the master key writes none`);
+if (T[B].upstream !== null && T[B].wrk?.requests && gcThr0 && gcThr1) {
+  checks.push(`tollgate+budget throughput phase: ${int(gcThr1.ledger_records - gcThr0.ledger_records)} ledger records for ${int(T[B].upstream)} upstream requests of the measured run (the phase also includes the warm-up and streaming runs)`);
+}
 if (T.tollgate.upstream !== null && T.tollgate.wrk?.requests) {
   checks.push(`upstream requests seen by the simulator during Tollgate's throughput run: ${int(T.tollgate.upstream)} for ${int(T.tollgate.wrk.requests)} completed client requests ` +
     `(wrk does not count the ≤ ${meta.conns} requests still in flight when it stops)`);

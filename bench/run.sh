@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Tollgate load benchmark: direct-to-simulator vs. nginx reverse proxy vs. Tollgate.
+# Tollgate load benchmark: direct-to-simulator vs. nginx reverse proxy vs. Tollgate (master key,
+# no budget) vs. Tollgate with a budgeted virtual key ("tollgate+budget": admission + durable ledger).
 #
-#   bench/run.sh [--build-dir DIR] [--write-results] [--duration S] [--rate RPS] [--no-stream] [--keep-tmp]
+#   bench/run.sh [--build-dir DIR] [--write-results] [--duration S] [--rate RPS] [--no-stream] [--no-micro] [--keep-tmp]
 #
 # Starts tollgate-mock (zero latency), Tollgate and Debian's nginx on free loopback ports, all on
-# this machine in this run; then, for each target in turn (direct, nginx, tollgate): warm-up,
-# throughput at 32 connections (wrk) and a short streaming throughput run; then latency at a
-# fixed offered rate (bench/fixed_rate.mjs) in rounds interleaved over the targets; then the
-# peak RSS of each process. Prints a markdown report with ratios and the goals of issue 2;
+# this machine in this run; creates a virtual key with max_budget through Tollgate's admin API;
+# then, for each target in turn (direct, nginx, tollgate, tollgate+budget): warm-up, throughput
+# at 32 connections (wrk) and a short streaming throughput run; then latency at a fixed offered
+# rate (bench/fixed_rate.mjs) in rounds interleaved over the targets; then the peak RSS of each
+# process, Tollgate's group-commit figures (GET /tollgate/stats) and, if it is built, the ledger
+# micro benchmark. Prints a markdown report with ratios and the goals of issues 2 and 3;
 # --write-results also puts it in bench/RESULTS.md (a section per date, replaced on re-runs).
 # Environment: BUILD_DIR, DURATION, WARMUP, RATE, ROUNDS, LAT_DURATION, STREAM_DURATION,
 # MOCK_THREADS (defaults below). See bench/README.md. Every process started here is stopped on
@@ -20,6 +23,7 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 WRITE_RESULTS=0
 KEEP_TMP=0
 STREAM=1
+MICRO=1
 CONNS=32                       # wrk -c and the generator's maxSockets (the issue: "at 32 connections")
 WRK_THREADS=2                  # wrk -t
 DURATION="${DURATION:-10}"     # seconds of the wrk throughput run
@@ -39,8 +43,9 @@ while [[ $# -gt 0 ]]; do
     --duration) DURATION="$2"; shift 2 ;;
     --rate) RATE="$2"; shift 2 ;;
     --no-stream) STREAM=0; shift ;;
+    --no-micro) MICRO=0; shift ;;
     --keep-tmp) KEEP_TMP=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -158,6 +163,10 @@ model_list:
       model: openai/bench-model
       api_base: http://127.0.0.1:$MOCK_PORT/v1
       api_key: sk-bench-upstream
+      # Priced, so that a budgeted key's request is admitted against its budget (an unpriced
+      # model is refused where a budget attaches). The master key has no budget scope.
+      input_cost_per_token: 0.000001
+      output_cost_per_token: 0.000002
 general_settings:
   master_key: $MASTER_KEY
 tollgate_settings:
@@ -224,6 +233,34 @@ for port in "$MOCK_PORT" "$NGINX_PORT" "$TG_PORT"; do
   [[ $code == 200 ]] || { echo "run.sh: smoke request to port $port got HTTP $code:" >&2; cat "$TMP/smoke.json" >&2; exit 1; }
 done
 
+# Tollgate's group-commit figures (GET /tollgate/stats, master key) into FILE.
+tg_stats() {
+  curl -fsS -H "authorization: Bearer $MASTER_KEY" "http://127.0.0.1:$TG_PORT/tollgate/stats" >"$1" \
+    || { echo "run.sh: GET /tollgate/stats failed" >&2; exit 1; }
+}
+
+# The "tollgate+budget" target: the same Tollgate process, called with a virtual key that has a
+# budget, so every request reserves at the key scope, writes a durable (group-committed) reserve
+# record before the upstream call and a settle record after it.
+code="$(curl -sS -o "$TMP/key.json" -w '%{http_code}' -H 'content-type: application/json' \
+  -H "authorization: Bearer $MASTER_KEY" -d '{"key_alias":"bench-budget","max_budget":1000000}' \
+  "http://127.0.0.1:$TG_PORT/key/generate")"
+[[ $code == 200 ]] || { echo "run.sh: POST /key/generate got HTTP $code:" >&2; cat "$TMP/key.json" >&2; exit 1; }
+BUDGET_KEY="$(node -e 'console.log(require(process.argv[1]).key)' "$TMP/key.json")"
+[[ $BUDGET_KEY == sk-* ]] || { echo "run.sh: no key in the /key/generate answer:" >&2; cat "$TMP/key.json" >&2; exit 1; }
+tg_stats "$RES/tg-stats-before-budget-smoke.json"
+code="$(curl -sS -o "$TMP/smoke.json" -w '%{http_code}' -H 'content-type: application/json' \
+  -H "authorization: Bearer $BUDGET_KEY" -d "$BODY" "http://127.0.0.1:$TG_PORT/v1/chat/completions")"
+[[ $code == 200 ]] || { echo "run.sh: smoke request with the budgeted key got HTTP $code:" >&2; cat "$TMP/smoke.json" >&2; exit 1; }
+tg_stats "$RES/tg-stats-after-budget-smoke.json"
+# The budgeted request must have written ledger records (reserve + settle); else the target
+# would not measure what it claims to.
+node -e 'const a=require(process.argv[1]).group_commit, b=require(process.argv[2]).group_commit;
+  const d=b.ledger_records-a.ledger_records; console.log(d); process.exit(d>0?0:1)' \
+  "$RES/tg-stats-before-budget-smoke.json" "$RES/tg-stats-after-budget-smoke.json" >"$RES/budget-smoke-ledger-records.txt" \
+  || { echo "run.sh: the budgeted smoke request wrote no ledger record (see $RES/tg-stats-*.json)" >&2; exit 1; }
+log "budgeted virtual key created; its smoke request wrote $(cat "$RES/budget-smoke-ledger-records.txt") ledger records"
+
 mock_requests() {
   curl -fsS "http://127.0.0.1:$MOCK_PORT/mock/stats" | node -e \
     'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);console.log(j.requests_total??j.totals?.requests??-1)})' \
@@ -231,7 +268,7 @@ mock_requests() {
 }
 
 # ---------------------------------------------------------------- measure each target
-export BENCH_KEY="$MASTER_KEY" BENCH_MODEL="bench-model"
+export BENCH_MODEL="bench-model"
 
 # The generator's own ceiling, closed loop against the simulator (compare with wrk's direct figure).
 log "generator ceiling check (closed loop, $CONNS connections, 5 s, direct)"
@@ -242,11 +279,11 @@ run node "$BENCH/fixed_rate.mjs" --mode max --url "http://127.0.0.1:$MOCK_PORT/v
 # Needed because Tollgate counts the requests that wrk abandons when it stops as deployment
 # failures and cools the (only) deployment down for cooldown_time (5 s): see bench/README.md.
 wait_ready() {
-  local name="$1" url="$2" what="$3" t0 t1 code=000
+  local name="$1" url="$2" what="$3" key="$4" t0 t1 code=000
   t0="$(date +%s.%N)"
   for _ in $(seq 1 100); do
     code="$(curl -sS -o /dev/null -w '%{http_code}' -H 'content-type: application/json' \
-      -H "authorization: Bearer $MASTER_KEY" -d "$BODY" "$url" 2>/dev/null || echo 000)"
+      -H "authorization: Bearer $key" -d "$BODY" "$url" 2>/dev/null || echo 000)"
     [[ $code == 200 ]] && break
     sleep 0.2
   done
@@ -263,52 +300,59 @@ wait_ready() {
 
 # Throughput phase for one target: warm-up, wrk at fixed concurrency, streaming wrk.
 throughput_target() {
-  local name="$1" port="$2" pid="$3"
+  local name="$1" port="$2" pid="$3" key="$4"
   local url="http://127.0.0.1:$port/v1/chat/completions"
   local before after
   : >"$RES/$name-recovery.txt"
   log "$name: warm-up ${WARMUP}s"
-  run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${WARMUP}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-warmup.txt"
-  wait_ready "$name" "$url" after-warmup
+  BENCH_KEY="$key" run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${WARMUP}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-warmup.txt"
+  wait_ready "$name" "$url" after-warmup "$key"
   before="$(mock_requests)"
   local cpu0 cpu1; cpu0="$(cpu_ticks_tree "$pid")"
   log "$name: throughput, wrk -t$WRK_THREADS -c$CONNS -d${DURATION}s"
-  run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" --latency -s "$BENCH/chat.lua" "$url" >"$RES/$name-wrk.txt"
+  BENCH_KEY="$key" run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" --latency -s "$BENCH/chat.lua" "$url" >"$RES/$name-wrk.txt"
   cpu1="$(cpu_ticks_tree "$pid")"
   after="$(mock_requests)"
   echo "$(( after - before ))" >"$RES/$name-upstream-requests.txt"
   awk -v a="$cpu0" -v b="$cpu1" -v hz="$CLK_TCK" 'BEGIN {printf "%.2f\n", (b - a) / hz}' >"$RES/$name-cpu-s.txt"
   log "$name: $(grep 'Requests/sec' "$RES/$name-wrk.txt" | tr -s ' ')$(grep -o 'Non-2xx.*' "$RES/$name-wrk.txt" | sed 's/^/, /')"
-  wait_ready "$name" "$url" after-throughput
+  wait_ready "$name" "$url" after-throughput "$key"
   if [[ $STREAM == 1 ]]; then
     log "$name: streaming throughput ${STREAM_DURATION}s"
-    BENCH_STREAM=1 run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${STREAM_DURATION}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-stream.txt"
-    wait_ready "$name" "$url" after-streaming
+    BENCH_KEY="$key" BENCH_STREAM=1 run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${STREAM_DURATION}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-stream.txt"
+    wait_ready "$name" "$url" after-streaming "$key"
   fi
   kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name (pid $pid) died during its run" >&2; exit 1; }
 }
 
 # One fixed-rate round for one target.
 latency_round() {
-  local name="$1" port="$2" round="$3"
+  local name="$1" port="$2" round="$3" key="$4"
   local url="http://127.0.0.1:$port/v1/chat/completions"
   run node "$BENCH/fixed_rate.mjs" --url "$url" --rate "$RATE" --duration "$LAT_DURATION" --warmup 1 \
-    --connections "$CONNS" --key "$MASTER_KEY" --samples "$RES/$name-fixed-r$round.samples" >"$RES/$name-fixed-r$round.json"
+    --connections "$CONNS" --key "$key" --samples "$RES/$name-fixed-r$round.samples" >"$RES/$name-fixed-r$round.json"
   log "$name: round $round: $(node -e 'const j=require(process.argv[1]);console.log(`${j.achieved_rps} req/s, p50 ${j.latency_ms.p50} p90 ${j.latency_ms.p90} p99 ${j.latency_ms.p99} ms, non-2xx ${j.non2xx}, errors ${j.errors}`)' "$RES/$name-fixed-r$round.json")"
 }
 
 # Phase 1: throughput, one target after the other.
-throughput_target direct "$MOCK_PORT" "$MOCK_PID"
-throughput_target nginx "$NGINX_PORT" "$NGINX_PID"
-throughput_target tollgate "$TG_PORT" "$TG_PID"
+throughput_target direct "$MOCK_PORT" "$MOCK_PID" "$MASTER_KEY"
+throughput_target nginx "$NGINX_PORT" "$NGINX_PID" "$MASTER_KEY"
+throughput_target tollgate "$TG_PORT" "$TG_PID" "$MASTER_KEY"
+tg_stats "$RES/tg-stats-before-budget-throughput.json"
+throughput_target tollgate+budget "$TG_PORT" "$TG_PID" "$BUDGET_KEY"
+tg_stats "$RES/tg-stats-after-throughput.json"
 
 # Phase 2: latency at a fixed rate, interleaved rounds so that drift hits every target alike.
 for round in $(seq 1 "$ROUNDS"); do
   log "fixed rate ${RATE} req/s, round $round of $ROUNDS (${LAT_DURATION}s per target)"
-  latency_round direct "$MOCK_PORT" "$round"
-  latency_round nginx "$NGINX_PORT" "$round"
-  latency_round tollgate "$TG_PORT" "$round"
+  latency_round direct "$MOCK_PORT" "$round" "$MASTER_KEY"
+  latency_round nginx "$NGINX_PORT" "$round" "$MASTER_KEY"
+  latency_round tollgate "$TG_PORT" "$round" "$MASTER_KEY"
+  latency_round tollgate+budget "$TG_PORT" "$round" "$BUDGET_KEY"
 done
+# Group-commit figures after all runs (p50/p99/max over the last 65,536 ledger records).
+tg_stats "$RES/tg-stats-end.json"
+curl -fsS -H "authorization: Bearer $MASTER_KEY" "http://127.0.0.1:$TG_PORT/key/info?key=$BUDGET_KEY" >"$RES/budget-key-info.json" 2>/dev/null || true
 
 for t in direct:$MOCK_PID nginx:$NGINX_PID tollgate:$TG_PID; do
   name="${t%%:*}"; pid="${t##*:}"
@@ -316,6 +360,19 @@ for t in direct:$MOCK_PID nginx:$NGINX_PID tollgate:$TG_PID; do
   rss_tree_kb "$pid" VmHWM >"$RES/$name-hwm-kb.txt"
   rss_tree_kb "$pid" VmRSS >"$RES/$name-rss-kb.txt"
 done
+
+# Ledger micro benchmark (bench/ledger_bench.cpp), after the load runs so that it does not
+# disturb them; only if it is built (ninja -C BUILD_DIR tollgate_micro_bench). Not built here.
+MICRO_BIN="$BUILD_DIR/bench/tollgate_micro_bench"
+if [[ $MICRO == 1 && -x $MICRO_BIN ]]; then
+  log "ledger micro benchmark ($MICRO_BIN, BM_ReserveSettle + BM_ScopeBuildOnly, 1M keys; ~10 s)"
+  run "$MICRO_BIN" --benchmark_filter='^BM_(ReserveSettle|ScopeBuildOnly)(/|$)' \
+    --benchmark_out="$RES/micro.json" --benchmark_out_format=json >"$RES/micro.txt" 2>"$RES/micro.err" \
+    || { log "micro benchmark failed (see $RES/micro.err)"; rm -f "$RES/micro.json"; }
+  date -u -r "$MICRO_BIN" '+%Y-%m-%d %H:%MZ' >"$RES/micro-built.txt"
+elif [[ $MICRO == 1 ]]; then
+  log "micro benchmark not built ($MICRO_BIN); build it with ninja -C $BUILD_DIR tollgate_micro_bench"
+fi
 
 # ---------------------------------------------------------------- report
 cat >"$RES/meta.json" <<EOF
