@@ -23,7 +23,7 @@ namespace {
 
 using Reply = std::expected<json::value, core::Error>;
 
-enum class Method { get, post };
+enum class Method { get, post, get_or_post };
 
 struct Route {
   std::string_view path;
@@ -39,6 +39,8 @@ constexpr Route kRoutes[] = {
     {"/organization/new", Method::post},  {"/organization/info", Method::get},  {"/customer/new", Method::post},
     {"/customer/info", Method::get},      {"/customer/block", Method::post},    {"/customer/unblock", Method::post},
     {"/spend/logs", Method::get},         {"/global/spend", Method::get},
+    {"/tag/new", Method::post},           {"/tag/info", Method::get_or_post},   {"/tag/list", Method::get},
+    {"/tag/update", Method::post},        {"/tag/delete", Method::post},
 };
 
 const Route* find_route(std::string_view path) {
@@ -187,6 +189,22 @@ json::object customer_object(const store::CustomerRecord& c) {
   o["litellm_budget_table"] = std::move(bt);
   o["created_at"] = auth::iso8601_utc(c.created_at_ms);
   o["updated_at"] = auth::iso8601_utc(c.updated_at_ms);
+  return o;
+}
+
+json::object tag_object(const store::TagRecord& t) {
+  json::object o;
+  o["name"] = t.name;
+  o["description"] = opt_string(t.description);
+  o["models"] = json::array();
+  o["max_budget"] = admin::dollars_json(t.max_budget_nanos);
+  o["budget_duration"] = opt_value(t.budget_duration);
+  json::object bt;
+  bt["max_budget"] = admin::dollars_json(t.max_budget_nanos);
+  bt["budget_duration"] = opt_value(t.budget_duration);
+  o["litellm_budget_table"] = std::move(bt);
+  o["created_at"] = auth::iso8601_utc(t.created_at_ms);
+  o["updated_at"] = auth::iso8601_utc(t.updated_at_ms);
   return o;
 }
 
@@ -935,6 +953,106 @@ struct Admin::Impl {
     return json::value(std::move(o));
   }
 
+  // --- tag budgets ---
+  /// Fields of /tag/new and /tag/update. `models` / `model_info` are accepted and ignored
+  /// (LiteLLM tag routing is not implemented).
+  static std::optional<core::Error> check_tag_fields(const json::object& body) {
+    return admin::check_fields(body, {"name", "description", "max_budget", "budget_duration"},
+                               {"models", "model_info", "budget_id"});
+  }
+
+  static std::optional<core::Error> apply_tag_fields(const json::object& body, store::TagRecord& t) {
+    TG_TRY(apply_string(body, "description", t.description));
+    TG_TRY(apply_money(body, "max_budget", t.max_budget_nanos));
+    TG_TRY(apply_duration(body, "budget_duration", t.budget_duration));
+    return std::nullopt;
+  }
+
+  Reply tag_new(const json::object& body) const {
+    TG_TRY_R(check_tag_fields(body));
+    auto name = admin::require_string(body, "name");
+    if (!name) return std::unexpected(name.error());
+    store::TagRecord t;
+    t.name = *name;
+    TG_TRY_R(apply_tag_fields(body, t));
+    t.created_at_ms = t.updated_at_ms = now();
+    auto created = d.store->create_tag(t);
+    if (!created) return std::unexpected(store_error(created.error(), "tag " + *name));
+    refresh();
+    return json::value(tag_object(*created));
+  }
+
+  Reply tag_update(const json::object& body) const {
+    TG_TRY_R(check_tag_fields(body));
+    auto name = admin::require_string(body, "name");
+    if (!name) return std::unexpected(name.error());
+    auto t = d.store->get_tag(*name);
+    if (!t) return std::unexpected(store_error(t.error(), "tag " + *name));
+    TG_TRY_R(apply_tag_fields(body, *t));
+    t->updated_at_ms = now();
+    auto r = d.store->update_tag(*t);
+    if (!r) return std::unexpected(store_error(r.error(), "tag " + *name));
+    refresh();
+    return json::value(tag_object(*r));
+  }
+
+  Reply tag_delete(const json::object& body) const {
+    TG_TRY_R(admin::check_fields(body, {"name"}));
+    auto name = admin::require_string(body, "name");
+    if (!name) return std::unexpected(name.error());
+    auto r = d.store->delete_tag(*name);
+    if (!r) return std::unexpected(store_error(r.error(), "tag " + *name));
+    refresh();
+    json::object o;
+    o["message"] = "Tag " + *name + " deleted successfully";
+    o["name"] = *name;
+    return json::value(std::move(o));
+  }
+
+  /// GET /tag/info?names=a,b or POST /tag/info {"names": [...]}: {name: tag, ...}; 404 on the
+  /// first unknown name.
+  Reply tag_info(const std::string& target, const json::object& body, bool is_post) const {
+    std::vector<std::string> names;
+    if (is_post) {
+      TG_TRY_R(admin::check_fields(body, {"names"}));
+      auto v = admin::get_string_list(body, "names");
+      if (!v) return std::unexpected(v.error());
+      if (*v) names = std::move(**v);
+    } else if (auto q = admin::query_param(target, "names")) {
+      std::string_view rest = *q;
+      while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        auto part = rest.substr(0, comma);
+        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+        while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+        if (!part.empty()) names.emplace_back(part);
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+    }
+    if (names.empty()) return std::unexpected(bad_field("names", "missing required field: names"));
+    json::object o;
+    for (const auto& n : names) {
+      if (n.empty()) return std::unexpected(bad_field("names", "names must not contain an empty name"));
+      auto t = d.store->get_tag(n);
+      if (!t) {
+        auto e = store_error(t.error(), "tag " + n);
+        if (e.status == 404) e.param = "names";
+        return std::unexpected(e);
+      }
+      o[n] = tag_object(*t);
+    }
+    return json::value(std::move(o));
+  }
+
+  Reply tag_list() const {
+    auto tags = d.store->list_tags();
+    if (!tags) return std::unexpected(store_error(tags.error(), "tags"));
+    json::array a;
+    for (const auto& t : *tags) a.push_back(tag_object(t));
+    return json::value(std::move(a));
+  }
+
   // --- spend ---
   Reply spend_logs(const std::string& target) const {
     store::SpendLogFilter f;
@@ -1030,15 +1148,22 @@ http::Response Admin::handle(const http::Request& req) const {
         presented.empty() ? "Authentication Error, No api key passed in." : "Authentication Error, only the master key may call " + std::string(path),
         {}, "401"));
 
-  const bool want_get = route->method == Method::get;
   const auto m = req.method();
-  if (want_get ? !(m == bhttp::verb::get || m == bhttp::verb::head) : m != bhttp::verb::post) {
+  const bool is_get = m == bhttp::verb::get || m == bhttp::verb::head;
+  const bool is_post = m == bhttp::verb::post;
+  const bool allowed = route->method == Method::get    ? is_get
+                       : route->method == Method::post ? is_post
+                                                       : is_get || is_post;
+  if (!allowed) {
     auto res = error_response(core::Error::caller(405, "invalid_request_error",
                                                   "method " + std::string(req.method_string()) + " not allowed on " + std::string(path), {},
                                                   "method_not_allowed"));
-    res.set(bhttp::field::allow, want_get ? "GET, HEAD" : "POST");
+    res.set(bhttp::field::allow, route->method == Method::get    ? "GET, HEAD"
+                                 : route->method == Method::post ? "POST"
+                                                                 : "GET, HEAD, POST");
     return res;
   }
+  const bool want_get = !is_post;
   if (!impl_->d.store)
     return error_response(core::Error::gateway(503, "service_unavailable", "no database configured", "503"));
 
@@ -1071,6 +1196,11 @@ http::Response Admin::handle(const http::Request& req) const {
   else if (path == "/customer/info") r = a.customer_info(target);
   else if (path == "/customer/block") r = a.customer_block(body, true);
   else if (path == "/customer/unblock") r = a.customer_block(body, false);
+  else if (path == "/tag/new") r = a.tag_new(body);
+  else if (path == "/tag/info") r = a.tag_info(target, body, is_post);
+  else if (path == "/tag/list") r = a.tag_list();
+  else if (path == "/tag/update") r = a.tag_update(body);
+  else if (path == "/tag/delete") r = a.tag_delete(body);
   else if (path == "/spend/logs") r = a.spend_logs(target);
   else r = a.global_spend();
   if (!r) return error_response(r.error());

@@ -58,6 +58,10 @@ std::shared_ptr<const IdentityIndex> IdentityIndex::build(store::IdentitySnapsho
     auto id = c.user_id;
     idx->customers_.emplace(std::move(id), std::make_shared<const store::CustomerRecord>(std::move(c)));
   }
+  for (auto& t : s.tags) {
+    auto id = t.name;
+    idx->tags_.emplace(std::move(id), std::make_shared<const store::TagRecord>(std::move(t)));
+  }
   idx->generation_ = s.generation;
   return idx;
 }
@@ -80,6 +84,7 @@ std::shared_ptr<const store::OrganizationRecord> IdentityIndex::organization(std
 std::shared_ptr<const store::CustomerRecord> IdentityIndex::customer(std::string_view id) const {
   return find(customers_, id);
 }
+std::shared_ptr<const store::TagRecord> IdentityIndex::tag(std::string_view name) const { return find(tags_, name); }
 
 Identities::Identities() : index_(IdentityIndex::empty()) {}
 
@@ -139,6 +144,9 @@ AuthResult with_request(const std::shared_ptr<const Principal>& principal, const
         "End user " + p->end_user + " is blocked (/customer/block). Request rejected.", "user", "end_user_blocked"));
   for (const auto& t : request_tags)
     if (!t.empty() && std::find(p->tags.begin(), p->tags.end(), t) == p->tags.end()) p->tags.push_back(t);
+  p->tag_budgets.clear();
+  for (const auto& t : p->tags)
+    if (auto rec = index.tag(t)) p->tag_budgets.push_back(std::move(rec));
   return p;
 }
 

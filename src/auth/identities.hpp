@@ -45,6 +45,8 @@ class IdentityIndex {
   std::shared_ptr<const store::OrganizationRecord> organization(std::string_view organization_id) const;
   /// End user / customer by the id sent in requests (`user`).
   std::shared_ptr<const store::CustomerRecord> customer(std::string_view user_id) const;
+  /// Tag budget record by tag name.
+  std::shared_ptr<const store::TagRecord> tag(std::string_view name) const;
   /// Every key (unordered), for listings that do not need the store.
   std::size_t key_count() const { return keys_.size(); }
   /// `store::IdentitySnapshot::generation` this index was built from.
@@ -59,6 +61,7 @@ class IdentityIndex {
   Map<store::TeamMemberRecord> members_;  ///< by team_id + '\n' + user_id
   Map<store::OrganizationRecord> orgs_;
   Map<store::CustomerRecord> customers_;
+  Map<store::TagRecord> tags_;
   std::int64_t generation_ = 0;
 };
 
@@ -100,7 +103,8 @@ AuthResult authenticate(const IdentityIndex& index, std::string_view presented_k
                         std::int64_t now_ms);
 
 /// A copy of `principal` with the request's end user (body `user`), its customer record (if
-/// any) and tags (the key's tags, then `request_tags`, without duplicates).
+/// any) and tags (the key's tags, then `request_tags`, without duplicates), and the tag budget
+/// records of those tags (`Principal::tag_budgets`).
 /// A blocked customer → 403 (type `invalid_request_error`, code `end_user_blocked`, param `user`).
 AuthResult with_request(const std::shared_ptr<const Principal>& principal, const IdentityIndex& index,
                         std::string_view end_user, const std::vector<std::string>& request_tags);

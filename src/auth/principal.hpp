@@ -25,6 +25,8 @@ struct Principal {
   std::shared_ptr<const store::CustomerRecord> customer;        ///< the end user's budget record, if any
   /// The key's tags plus the request's `metadata.tags` / `tags`.
   std::vector<std::string> tags;
+  /// The tag budget records (`/tag/new`) of those tags that have one, in `tags` order.
+  std::vector<std::shared_ptr<const store::TagRecord>> tag_budgets;
 };
 
 }  // namespace tollgate::auth

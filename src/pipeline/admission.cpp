@@ -127,6 +127,8 @@ std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::s
       add(out, ScopeKind::end_user, p.end_user, config_dollars(cfg.litellm_settings.max_end_user_budget),
           cfg.litellm_settings.budget_duration);
   }
+  for (const auto& t : p.tag_budgets)
+    if (t) add(out, ScopeKind::tag, t->name, t->max_budget_nanos, t->budget_duration);
   if (cfg.litellm_settings.max_budget)
     add(out, ScopeKind::global, "global", config_dollars(cfg.litellm_settings.max_budget),
         cfg.litellm_settings.budget_duration);

@@ -112,6 +112,18 @@ struct CustomerRecord {
   bool operator==(const CustomerRecord&) const = default;
 };
 
+/// A tag budget (`/tag/new`): requests carrying this tag (key tags + the request's
+/// `metadata.tags` / `tags`) are charged to the `tag` scope whose id is the name.
+struct TagRecord {
+  std::string name;  ///< primary key: the tag as sent in requests
+  std::string description;
+  std::optional<std::int64_t> max_budget_nanos;  ///< nullopt = spend tracked, never refused
+  std::optional<std::string> budget_duration;
+  std::int64_t created_at_ms = 0;
+  std::int64_t updated_at_ms = 0;
+  bool operator==(const TagRecord&) const = default;
+};
+
 /// One budget scope a reservation was admitted against (DESIGN.md "Budget admission").
 struct LedgerScope {
   std::string kind;                 ///< "key", "user", "team", "team_member", "organization",

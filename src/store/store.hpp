@@ -63,6 +63,7 @@ struct IdentitySnapshot {
   std::vector<TeamMemberRecord> team_members;
   std::vector<OrganizationRecord> organizations;
   std::vector<CustomerRecord> customers;
+  std::vector<TagRecord> tags;
   /// Value of identity_generation() the snapshot corresponds to.
   std::int64_t generation = 0;
 };
@@ -201,6 +202,15 @@ class Store {
   virtual StoreResult<CustomerRecord> update_customer(const CustomerRecord& customer) = 0;
   virtual StoreResult<void> delete_customer(const std::string& user_id) = 0;
   virtual StoreResult<std::vector<CustomerRecord>> list_customers() = 0;
+
+  // --- tag budgets (`/tag/*`) ----------------------------------------------------------
+  /// Same contract as the key functions, keyed by name (conflict field "name").
+  virtual StoreResult<TagRecord> create_tag(const TagRecord& tag) = 0;
+  virtual StoreResult<TagRecord> get_tag(const std::string& name) = 0;
+  virtual StoreResult<TagRecord> update_tag(const TagRecord& tag) = 0;
+  virtual StoreResult<void> delete_tag(const std::string& name) = 0;
+  /// Every tag, by name.
+  virtual StoreResult<std::vector<TagRecord>> list_tags() = 0;
 
   /// Every identity, read in one consistent transaction.
   virtual StoreResult<IdentitySnapshot> load_all_identities() = 0;

@@ -200,6 +200,63 @@ e2e('a fallback target the key may not call (its models) is skipped the same way
   assert.equal((await mock.model('paid-upstream')).requests, 1);
 });
 
-e2e('scope tag: tag budgets', async () => {}, {
-  skip: 'tag budgets are not implemented: applicable_scopes() never adds a tag scope and no admin endpoint (/tag/new) or config sets a tag budget',
+e2e('scope tag: /tag/new budgets of the key\'s tags and the request\'s metadata.tags / tags', async (ctx) => {
+  const gw = await seedGateway(ctx);
+  const poor = await gw.admin('/tag/new', { name: 'tag-poor', description: 'the poor tag', max_budget: TINY });
+  assert.equal(poor.name, 'tag-poor');
+  assert.equal(Number(poor.max_budget), TINY);
+  await gw.admin('/tag/new', { name: 'tag-rich', max_budget: 1, budget_duration: '1d', models: [] });
+  await gw.admin('/tag/new', { name: 'tag-tracked' }); // no budget: spend tracked, never refused
+
+  // A tag of the key.
+  const tagged = await gw.generateKey({ max_budget: 1, tags: ['tag-poor'] });
+  await assertRefused(gw, tagged.key, 'tag', 'tag-poor');
+  // A tag of the request, in metadata.tags or top-level tags; the master key too.
+  const k = await gw.generateKey({ max_budget: 1 });
+  await assertRefused(gw, k.key, 'tag', 'tag-poor', { metadata: { tags: ['tag-rich', 'tag-poor'] } });
+  await assertRefused(gw, k.key, 'tag', 'tag-poor', { tags: ['tag-poor'] });
+  await assertRefused(gw, true, 'tag', 'tag-poor', { tags: ['tag-poor'] });
+  // Other tags (with a budget, tracked only, or without a record) and untagged requests are served.
+  await assertServed(gw, k.key, { tags: ['tag-rich', 'tag-tracked', 'no-record'] });
+  await assertServed(gw, k.key);
+
+  // Admin API: info (GET and POST), list, validation, duplicates, unknown names.
+  const info = await gw.admin('/tag/info?names=tag-poor,tag-rich');
+  assert.deepEqual(Object.keys(info).sort(), ['tag-poor', 'tag-rich']);
+  assert.equal(info['tag-rich'].budget_duration, '1d');
+  assert.equal(info['tag-poor'].description, 'the poor tag');
+  const infoPost = await gw.admin('/tag/info', { names: ['tag-tracked'] });
+  assert.equal(infoPost['tag-tracked'].max_budget, null);
+  const list = await gw.admin('/tag/list');
+  assert.deepEqual(list.map((t) => t.name), ['tag-poor', 'tag-rich', 'tag-tracked']);
+  const dup = await gw.fetch('/tag/new', { body: { name: 'tag-poor' } });
+  assert.equal(dup.status, 409, dup.text);
+  const bad = await gw.fetch('/tag/new', { body: { name: 'tag-x', max_budget: -1 } });
+  assert.equal(bad.status, 400, bad.text);
+  assert.equal(bad.json.error.param, 'max_budget');
+  const badDur = await gw.fetch('/tag/new', { body: { name: 'tag-x', budget_duration: 'soon' } });
+  assert.equal(badDur.status, 400, badDur.text);
+  assert.equal(badDur.json.error.param, 'budget_duration');
+  const noName = await gw.fetch('/tag/new', { body: { max_budget: 1 } });
+  assert.equal(noName.status, 400, noName.text);
+  assert.equal(noName.json.error.param, 'name');
+  const unknownField = await gw.fetch('/tag/new', { body: { name: 'tag-x', colour: 'red' } });
+  assert.equal(unknownField.status, 400, unknownField.text);
+  assert.equal(unknownField.json.error.param, 'colour');
+  const missing = await gw.fetch('/tag/info?names=tag-poor,nope', { method: 'GET' });
+  assert.equal(missing.json?.error?.param, 'names', missing.text);
+  assert.equal(missing.status, 404, missing.text);
+  assert.equal((await gw.fetch('/tag/update', { body: { name: 'nope', max_budget: 1 } })).status, 404);
+  assert.equal((await gw.fetch('/tag/list', { auth: k.key, method: 'GET' })).status, 401, 'master key only');
+
+  // Raising the budget admits the tag at once; deleting the tag removes its budget.
+  const up = await gw.admin('/tag/update', { name: 'tag-poor', max_budget: 1 });
+  assert.equal(Number(up.max_budget), 1);
+  assert.equal(up.description, 'the poor tag', 'fields absent from the update are kept');
+  await assertServed(gw, tagged.key);
+  await gw.admin('/tag/update', { name: 'tag-poor', max_budget: TINY });
+  await assertRefused(gw, tagged.key, 'tag', 'tag-poor');
+  await gw.admin('/tag/delete', { name: 'tag-poor' });
+  await assertServed(gw, tagged.key);
+  assert.equal((await gw.fetch('/tag/delete', { body: { name: 'tag-poor' } })).status, 404);
 });

@@ -179,6 +179,17 @@ CREATE INDEX spend_logs_key ON spend_logs(api_key, start_ms);
 CREATE INDEX spend_logs_user ON spend_logs("user", start_ms);
 CREATE INDEX spend_logs_team ON spend_logs(team_id, start_ms);
 )sql",
+      // 2: tag budgets (/tag/*).
+      R"sql(
+CREATE TABLE tags (
+  name TEXT PRIMARY KEY NOT NULL,
+  description TEXT,
+  max_budget_nanos INTEGER,
+  budget_duration TEXT,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+)sql",
   };
   return m;
 }
@@ -481,6 +492,34 @@ struct Entity<CustomerRecord> {
     r.blocked = s.i64(4) != 0;
     r.created_at_ms = s.i64(5);
     r.updated_at_ms = s.i64(6);
+    return r;
+  }
+};
+
+template <>
+struct Entity<TagRecord> {
+  static constexpr const char* table = "tags";
+  static constexpr const char* pk = "name";
+  static constexpr const char* what = "tag";
+  static constexpr const char* cols = "name,description,max_budget_nanos,budget_duration,created_at_ms,updated_at_ms";
+  static constexpr int ncols = 6;
+  static const std::string& id(const TagRecord& r) { return r.name; }
+  static void bind(Stmt& s, const TagRecord& r) {
+    s.bind(1, r.name);
+    s.bind_or_null(2, r.description);
+    s.bind(3, r.max_budget_nanos);
+    s.bind(4, r.budget_duration);
+    s.bind(5, r.created_at_ms);
+    s.bind(6, r.updated_at_ms);
+  }
+  static TagRecord read(const Stmt& s) {
+    TagRecord r;
+    r.name = s.text(0);
+    r.description = s.text(1);
+    r.max_budget_nanos = s.opt_i64(2);
+    r.budget_duration = s.opt_text(3);
+    r.created_at_ms = s.i64(4);
+    r.updated_at_ms = s.i64(5);
     return r;
   }
 };
@@ -908,6 +947,12 @@ class SqliteStore final : public Store {
   StoreResult<void> delete_customer(const std::string& id) override { return remove<CustomerRecord>(id); }
   StoreResult<std::vector<CustomerRecord>> list_customers() override { return list_all<CustomerRecord>(); }
 
+  StoreResult<TagRecord> create_tag(const TagRecord& t) override { return create(t); }
+  StoreResult<TagRecord> get_tag(const std::string& name) override { return get<TagRecord>(name); }
+  StoreResult<TagRecord> update_tag(const TagRecord& t) override { return update(t); }
+  StoreResult<void> delete_tag(const std::string& name) override { return remove<TagRecord>(name); }
+  StoreResult<std::vector<TagRecord>> list_tags() override { return list_all<TagRecord>(); }
+
   StoreResult<std::int64_t> read_generation(Db& db) {
     Stmt s;
     if (auto e = Stmt::prepare(db, "SELECT generation FROM identity_generation WHERE id = 1", s))
@@ -941,6 +986,7 @@ class SqliteStore final : public Store {
     TG_LOAD(teams, TeamRecord)
     TG_LOAD(organizations, OrganizationRecord)
     TG_LOAD(customers, CustomerRecord)
+    TG_LOAD(tags, TagRecord)
 #undef TG_LOAD
     auto members = members_where(db, nullptr, nullptr);
     if (!members) return std::unexpected(members.error());

@@ -179,6 +179,33 @@ TEST(WithRequest, BlockedCustomerIs403) {
   EXPECT_EQ(r.error().param, "user");
 }
 
+TEST(WithRequest, TagBudgetsAreTheTagsThatHaveARecordInTagOrder) {
+  store::IdentitySnapshot snap;
+  snap.keys.push_back(key("sk-tagged"));
+  snap.keys.back().tags = {"k-tag", "plain"};
+  snap.tags.push_back({.name = "req-tag", .max_budget_nanos = 5});
+  snap.tags.push_back({.name = "k-tag", .description = "d"});
+  auto idx = IdentityIndex::build(std::move(snap));
+  ASSERT_NE(idx->tag("k-tag"), nullptr);
+  EXPECT_EQ(idx->tag("nope"), nullptr);
+  EXPECT_EQ(idx->tag(""), nullptr);
+  auto p = authenticate(*idx, "sk-tagged", kMaster, kNow);
+  ASSERT_TRUE(p.has_value());
+  auto r = with_request(*p, *idx, "", {"req-tag", "unknown"});
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ((*r)->tag_budgets.size(), 2u);
+  EXPECT_EQ((*r)->tag_budgets[0]->name, "k-tag");
+  EXPECT_EQ((*r)->tag_budgets[1]->name, "req-tag");
+  EXPECT_EQ((*r)->tag_budgets[1]->max_budget_nanos, 5);
+  // The master key (no key tags) gets the request's tags' budgets too.
+  auto m = authenticate(*idx, kMaster, kMaster, kNow);
+  ASSERT_TRUE(m.has_value());
+  auto mr = with_request(*m, *idx, "", {"req-tag"});
+  ASSERT_TRUE(mr.has_value());
+  ASSERT_EQ((*mr)->tag_budgets.size(), 1u);
+  EXPECT_EQ((*mr)->tag_budgets[0]->name, "req-tag");
+}
+
 TEST(Identities, InstallSwapsIndex) {
   Identities ids;
   EXPECT_EQ(ids.current()->key_count(), 0u);
