@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-system1.81-dev
   libssl-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev sqlite3
   nodejs npm nginx wrk
 )
 missing=()
