@@ -793,8 +793,16 @@ class Run {
     }
     if (dep && !call_.stream) h.emplace_back("x-litellm-response-cost", budget::format_dollars(cost_preview_));
     if (const auto& k = principal().key) {
-      if (auto st = s_->ledger->state(budget::ScopeId{budget::ScopeKind::key, k->token_hash}, std::chrono::system_clock::now()))
-        h.emplace_back("x-litellm-key-spend", budget::format_dollars(st->spent + (dep ? cost_preview_ : 0)));
+      if (auto st = s_->ledger->state(budget::ScopeId{budget::ScopeKind::key, k->token_hash}, std::chrono::system_clock::now())) {
+        const budget::Nanos spent = st->spent + (dep ? cost_preview_ : 0);
+        h.emplace_back("x-litellm-key-spend", budget::format_dollars(spent));
+        // soft_budget only warns: a header for the caller and a log line for the operator.
+        if (k->soft_budget_nanos && spent >= *k->soft_budget_nanos) {
+          h.emplace_back("x-tollgate-soft-budget-exceeded", budget::format_dollars(*k->soft_budget_nanos));
+          spdlog::warn("key {} ({}) is over its soft budget: spent ${} of soft budget ${}", k->key_name, k->key_alias,
+                       budget::format_dollars(spent), budget::format_dollars(*k->soft_budget_nanos));
+        }
+      }
       if (k->max_budget_nanos) h.emplace_back("x-litellm-key-max-budget", budget::format_dollars(*k->max_budget_nanos));
     }
     return h;
