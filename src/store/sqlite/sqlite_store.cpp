@@ -1351,7 +1351,7 @@ class SqliteStore final : public Store {
                                  "AND s.kind = 'settle' AND s.seq > r.seq) ORDER BY r.seq",
                                  open))
         return e;
-      std::vector<std::pair<std::int64_t, LedgerRecord>> todo;
+      std::vector<std::pair<std::int64_t, LedgerRecord>> open_reservations;
       int rc;
       while ((rc = open.step()) == SQLITE_ROW) {
         LedgerRecord s;
@@ -1363,7 +1363,7 @@ class SqliteStore final : public Store {
         s.request_id = open.text(3);
         s.model = open.text(4);
         s.at_ms = now;
-        todo.emplace_back(open.i64(0), std::move(s));
+        open_reservations.emplace_back(open.i64(0), std::move(s));
       }
       if (rc != SQLITE_DONE) return db.last_error();
       Stmt copy, scopes;
@@ -1377,7 +1377,7 @@ class SqliteStore final : public Store {
                                  "WHERE seq = ? ORDER BY scope_kind, scope_id, window_start_ms",
                                  scopes))
         return e;
-      for (auto& [reserve_seq, rec] : todo) {
+      for (auto& [reserve_seq, rec] : open_reservations) {
         // Insert without scopes, then copy the reserve's scopes by its exact sequence.
         if (auto e = insert_ledger_no_scopes(db, rec)) return e;
         copy.reset();
