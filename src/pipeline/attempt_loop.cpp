@@ -337,11 +337,19 @@ class Run {
 
   const auth::Principal& principal() const { return *principal_; }
 
+  /// The caller's scopes for `group`, computed once per group per request (retries reuse them).
+  std::vector<budget::ScopeLimit> scopes_for(const std::string& group) {
+    for (const auto& [g, scopes] : scopes_by_group_)
+      if (g == group) return scopes;
+    scopes_by_group_.emplace_back(group, applicable_scopes(principal(), group, cfg_));
+    return scopes_by_group_.back().second;
+  }
+
   /// Admits `dep` for this caller: nullopt when admitted (the worst case is reserved in `held`,
   /// durably when a store is configured), else the refusal.
   net::awaitable<std::optional<Refusal>> admit_target(std::string group, std::size_t dep, bool is_fallback, Held& held) {
     const bool guarded = !is_fallback || cfg_.general_settings.enforce_fallback_budget;
-    auto scopes = applicable_scopes(principal(), group, cfg_);
+    auto scopes = scopes_for(group);
     // enforce_fallback_budget: false restores the unguarded fallback: spend is still recorded
     // against every scope, but no limit refuses it.
     if (!guarded)
@@ -824,6 +832,7 @@ class Run {
   std::vector<AttemptRecord> attempts_;
   std::shared_ptr<const auth::Principal> principal_;
   std::vector<policy::RateSubject> rate_subjects_;
+  std::vector<std::pair<std::string, std::vector<budget::ScopeLimit>>> scopes_by_group_;
   bool rate_admitted_ = false;
   std::vector<std::pair<std::string, std::string>> skipped_;  ///< fallback targets skipped: (group, reason)
   budget::Nanos cost_ = 0;          ///< what this request's attempts cost (settled)
