@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include "api/errors.hpp"
@@ -170,7 +172,11 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   const Format fmt = is_messages ? Format::anthropic : Format::openai;
 
   if (admin_ && Admin::is_admin_path(path)) {
-    auto res = admin_->handle(req);
+    // Admin handlers call the store synchronously: run them on the admin thread, never on this
+    // worker (its other connections keep streaming meanwhile).
+    auto run_admin = [this, &req]() -> net::awaitable<http::Response> { co_return admin_->handle(req); };
+    auto op = net::co_spawn(admin_thread_.get_executor(), run_admin, net::use_awaitable);
+    auto res = co_await std::move(op);
     co_await w.send(std::move(res));
     co_return;
   }

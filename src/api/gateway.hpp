@@ -5,6 +5,8 @@
 #include <expected>
 #include <memory>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include "api/admin.hpp"
 #include "auth/identities.hpp"
 #include "http/server.hpp"
@@ -37,6 +39,8 @@ class Gateway {
   std::shared_ptr<pipeline::Services> services_;
   std::shared_ptr<auth::Identities> identities_;
   std::shared_ptr<Admin> admin_;
+  /// One thread for admin requests (blocking store calls stay off the I/O workers).
+  boost::asio::thread_pool admin_thread_{1};
 };
 
 }  // namespace tollgate::api
