@@ -1,4 +1,5 @@
 #include "api/admin.hpp"
+#include "api/json_body.hpp"
 
 #include <algorithm>
 
@@ -1115,16 +1116,6 @@ namespace {
 
 http::Response error_response(const core::Error& e) { return json_response(e.status, openai_error_json(e)); }
 
-std::expected<json::object, core::Error> parse_object(const std::string& text) {
-  if (text.empty()) return json::object{};
-  boost::system::error_code ec;
-  json::parse_options opts;
-  opts.max_depth = 32;
-  auto v = json::parse(text, ec, {}, opts);
-  if (ec) return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body is not valid JSON: " + ec.message()));
-  if (!v.is_object()) return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body must be a JSON object"));
-  return std::move(v.as_object());
-}
 
 }  // namespace
 
@@ -1169,7 +1160,7 @@ http::Response Admin::handle(const http::Request& req) const {
 
   json::object body;
   if (!want_get) {
-    auto b = parse_object(req.body());
+    auto b = parse_json_object(req.body(), 32, true);
     if (!b) return error_response(b.error());
     body = std::move(*b);
   }

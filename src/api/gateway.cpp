@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "api/errors.hpp"
+#include "api/json_body.hpp"
 #include "api/sinks.hpp"
 #include "auth/access.hpp"
 #include "auth/credentials.hpp"
@@ -234,15 +235,6 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
   return std::nullopt;
 }
 
-std::expected<json::object, core::Error> parse_body(const std::string& text) {
-  boost::system::error_code ec;
-  json::parse_options opts;
-  opts.max_depth = 64;
-  auto v = json::parse(text, ec, {}, opts);
-  if (ec) return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body is not valid JSON: " + ec.message()));
-  if (!v.is_object()) return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body must be a JSON object"));
-  return std::move(v.as_object());
-}
 
 }  // namespace
 
@@ -251,7 +243,7 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
   pipeline::ChatCall call;
   call.start = services_->clock->now();
   call.call_id = core::new_uuid();
-  auto body = parse_body(req.body());
+  auto body = parse_json_object(req.body(), 64, false);
   if (!body) return std::unexpected(body.error());
   if (anthropic) {
     auto chat = providers::anthropic::messages_request_to_chat(*body);

@@ -1,0 +1,22 @@
+#include "api/json_body.hpp"
+
+#include <boost/json.hpp>
+
+namespace tollgate::api {
+
+std::expected<boost::json::object, core::Error> parse_json_object(std::string_view text, unsigned max_depth,
+                                                                  bool empty_is_object) {
+  if (text.empty() && empty_is_object) return boost::json::object{};
+  boost::system::error_code ec;
+  boost::json::parse_options opts;
+  opts.max_depth = max_depth;
+  auto v = boost::json::parse(text, ec, {}, opts);
+  if (ec)
+    return std::unexpected(
+        core::Error::caller(400, "invalid_request_error", "request body is not valid JSON: " + ec.message()));
+  if (!v.is_object())
+    return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body must be a JSON object"));
+  return std::move(v.as_object());
+}
+
+}  // namespace tollgate::api

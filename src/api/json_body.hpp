@@ -1,0 +1,18 @@
+#pragma once
+/// Request bodies: parsing a JSON object once, with a clear OpenAI-format error when it is not one.
+
+#include <expected>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+
+#include "core/error.hpp"
+
+namespace tollgate::api {
+
+/// Parses `text` as a JSON object (nesting at most `max_depth`). An empty body gives `{}` when
+/// `empty_is_object`. Errors: 400 invalid_request_error ("not valid JSON" / "must be a JSON object").
+std::expected<boost::json::object, core::Error> parse_json_object(std::string_view text, unsigned max_depth,
+                                                                  bool empty_is_object);
+
+}  // namespace tollgate::api
