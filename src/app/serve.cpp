@@ -10,56 +10,14 @@
 
 #include "api/admin.hpp"
 #include "api/gateway.hpp"
+#include "api/key_spend.hpp"
 #include "auth/identities.hpp"
 #include "http/client.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
-#include "budget/money.hpp"
-#include "budget/scope.hpp"
 #include "store/sqlite/sqlite_store.hpp"
-#include <boost/json.hpp>
 
 namespace tollgate::app {
-
-namespace {
-
-/// A JSON number for an amount of nano-dollars (display: the text is exact, the reader's
-/// parser decides the representation).
-boost::json::value dollars_json(budget::Nanos n) { return boost::json::parse(budget::format_dollars(n)); }
-
-/// `/key/info` spend figures from the in-memory ledger: the key's spend in its current window
-/// (spend), in-flight reservations, and each budget_limits window.
-boost::json::object key_spend_json(const budget::Ledger& ledger, const store::KeyRecord& k) {
-  const auto now = std::chrono::system_clock::now();
-  boost::json::object o;
-  const auto st = ledger.state(budget::ScopeId{budget::ScopeKind::key, k.token_hash}, now);
-  o["spend"] = dollars_json(st ? st->spent : 0);
-  o["reserved_spend"] = dollars_json(st ? st->reserved : 0);
-  if (st && st->window_end != budget::SystemTime::max())
-    o["budget_reset_at_ms"] =
-        std::chrono::duration_cast<std::chrono::milliseconds>(st->window_end.time_since_epoch()).count();
-  boost::system::error_code ec;
-  auto limits = boost::json::parse(k.budget_limits.empty() ? "[]" : k.budget_limits, ec);
-  boost::json::array windows;
-  if (!ec && limits.is_array()) {
-    for (const auto& e : limits.as_array()) {
-      if (!e.is_object()) continue;
-      const auto* d = e.as_object().if_contains("budget_duration");
-      if (!d || !d->is_string()) continue;
-      const std::string dur(d->as_string());
-      const auto ws = ledger.state(budget::ScopeId{budget::ScopeKind::key_window, budget::key_window_id(k.token_hash, dur)}, now);
-      boost::json::object w;
-      w["budget_duration"] = dur;
-      w["spend"] = dollars_json(ws ? ws->spent : 0);
-      if (auto* m = e.as_object().if_contains("max_budget")) w["max_budget"] = *m;
-      windows.push_back(std::move(w));
-    }
-  }
-  o["spend_windows"] = std::move(windows);
-  return o;
-}
-
-}  // namespace
 
 int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options) {
   const auto& ts = cfg->tollgate_settings;
@@ -94,7 +52,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   admin_deps.config = cfg;
   admin_deps.store = db;
   admin_deps.identities = identities;
-  admin_deps.spend_for_key = [services](const store::KeyRecord& k) { return key_spend_json(*services->ledger, k); };
+  admin_deps.spend_for_key = [services](const store::KeyRecord& k) { return api::key_spend_json(*services->ledger, *services->config, k); };
   auto admin = std::make_shared<api::Admin>(std::move(admin_deps));
   auto gateway = std::make_shared<api::Gateway>(services, identities, admin);
 

@@ -1,0 +1,37 @@
+#include "api/key_spend.hpp"
+
+#include <boost/json.hpp>
+
+#include "api/admin_fields.hpp"
+#include "pipeline/admission.hpp"
+
+namespace tollgate::api {
+
+boost::json::object key_spend_json(const budget::Ledger& ledger, const config::Config& cfg,
+                                   const store::KeyRecord& key) {
+  const auto now = std::chrono::system_clock::now();
+  auth::Principal p;
+  p.key = std::make_shared<const store::KeyRecord>(key);
+  boost::json::object o;
+  boost::json::array windows;
+  for (const auto& s : pipeline::applicable_scopes(p, std::string(), cfg)) {
+    const auto st = ledger.state(s.scope, now);
+    if (s.scope.kind == budget::ScopeKind::key) {
+      o["spend"] = admin::dollars_json(st ? st->spent : 0);
+      o["reserved_spend"] = admin::dollars_json(st ? st->reserved : 0);
+      if (st && st->window_end != budget::SystemTime::max())
+        o["budget_reset_at_ms"] =
+            std::chrono::duration_cast<std::chrono::milliseconds>(st->window_end.time_since_epoch()).count();
+    } else if (s.scope.kind == budget::ScopeKind::key_window) {
+      boost::json::object w;
+      w["budget_duration"] = s.scope.id.substr(key.token_hash.size() + 1);  // id is "<hash>/<duration>"
+      w["spend"] = admin::dollars_json(st ? st->spent : 0);
+      w["max_budget"] = admin::dollars_json(s.max_budget);
+      windows.push_back(std::move(w));
+    }
+  }
+  o["spend_windows"] = std::move(windows);
+  return o;
+}
+
+}  // namespace tollgate::api
