@@ -243,6 +243,8 @@ json::object spend_log_object(const store::SpendLogRow& r) {
   o["unknown_outcome"] = r.unknown_outcome;
   o["attempts"] = admin::json_text(r.attempts, json::array());
   o["skipped_fallbacks"] = admin::json_text(r.skipped_fallbacks, json::array());
+  o["degradation"] = opt_string(r.degradation);
+  o["decision"] = r.decision.empty() ? json::value(nullptr) : admin::json_text(r.decision, json::object());
   return o;
 }
 

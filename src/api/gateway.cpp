@@ -5,12 +5,17 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "api/errors.hpp"
+#include "api/jobs.hpp"
 #include "api/json_body.hpp"
+#include "api/ops.hpp"
 #include "api/sinks.hpp"
 #include "auth/access.hpp"
 #include "auth/credentials.hpp"
+#include "auth/request_binding.hpp"
+#include "policy/request_budget.hpp"
 #include "core/ids.hpp"
 #include "providers/anthropic/translate.hpp"
 
@@ -78,56 +83,6 @@ std::expected<std::shared_ptr<const auth::Principal>, http::Response> authentica
   return std::unexpected(json_response(e.status, error_json(fmt, e)));
 }
 
-/// Model access for the requested group, then the request's end user (`user`) and tags
-/// (`metadata.tags` / `tags`) onto the principal. Sets `call.principal`; the error otherwise.
-std::optional<core::Error> bind_principal(pipeline::ChatCall& call, const std::shared_ptr<const auth::Principal>& principal,
-                                          const auth::IdentityIndex& index, const config::Config& config) {
-  if (auto denied = auth::model_access_error(*principal, call.model, config)) return denied;
-  std::string end_user;
-  if (auto* u = call.body.if_contains("user"); u && u->is_string()) end_user = std::string(u->as_string());
-  std::vector<std::string> tags;
-  auto collect = [&tags](const json::value* v) {
-    if (v == nullptr || !v->is_array()) return;
-    for (const auto& t : v->as_array())
-      if (t.is_string()) tags.emplace_back(t.as_string());
-  };
-  if (auto* md = call.body.if_contains("metadata"); md && md->is_object()) collect(md->as_object().if_contains("tags"));
-  collect(call.body.if_contains("tags"));
-  call.body.erase("tags");  // LiteLLM's own field: not for the provider
-  auto bound = auth::with_request(principal, index, end_user, tags);
-  if (!bound) return bound.error();
-  call.principal = std::move(*bound);
-  return std::nullopt;
-}
-
-/// GET /tollgate/stats (master key): the store's group-commit figures and health, for
-/// operators and the bench harness.
-http::Response stats_response(const http::Request& req, const pipeline::Services& s, const auth::IdentityIndex& ids) {
-  auto principal = authenticate_request(req, s.config->general_settings.master_key, ids, Format::openai);
-  if (!principal) return std::move(principal.error());
-  if (!(*principal)->is_master)
-    return json_response(403, openai_error_json(core::Error::caller(403, "auth_error", "the master key is required")));
-  json::object o;
-  if (s.store) {
-    const auto st = s.store->writer_stats();
-    json::object g;
-    g["batches"] = st.batches;
-    g["records"] = st.records;
-    g["ledger_records"] = st.ledger_records;
-    g["spend_rows"] = st.spend_rows;
-    g["failed_batches"] = st.failed_batches;
-    g["failed_ledger_records"] = st.failed_ledger_records;
-    g["dropped_spend_rows"] = st.dropped_spend_rows;
-    g["max_batch"] = st.max_batch;
-    g["p50_us"] = st.p50_us;
-    g["p99_us"] = st.p99_us;
-    g["max_us"] = st.max_us;
-    o["group_commit"] = std::move(g);
-    o["store_writable"] = s.store->health().writable;
-  }
-  return json_response(200, json::serialize(o));
-}
-
 http::Response models_response(const pipeline::Services& s, const auth::Principal& principal) {
   json::array data;
   const auto created = static_cast<std::int64_t>(std::time(nullptr));
@@ -181,8 +136,18 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_await w.send(std::move(res));
     co_return;
   }
-  if (path == "/tollgate/stats") {
-    co_await w.send(stats_response(req, *services_, *identities_->current()));
+  if (is_ops_path(path)) {
+    co_await w.send(ops_response(req, path, *services_, *identities_->current()));
+    co_return;
+  }
+  if (path.starts_with(kJobsPrefix)) {
+    // A store read: on the admin thread, like the admin API.
+    auto run_job = [this, &req, path]() -> net::awaitable<http::Response> {
+      co_return job_response(req, path.substr(kJobsPrefix.size()), *services_, *identities_->current());
+    };
+    auto op = net::co_spawn(admin_thread_.get_executor(), run_job, net::use_awaitable);
+    auto res = co_await std::move(op);
+    co_await w.send(std::move(res));
     co_return;
   }
   if (auto early = route_check(req, path, is_chat, is_messages, is_models, is_health, fmt)) {
@@ -236,6 +201,41 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
 }
 
 
+/// Request budgets (issue 4 §3): the key's metadata `tollgate_request_budget`
+/// ({max_retries, max_fallbacks, deadline_ms, max_request_cost}) and the request's x-tollgate-*
+/// headers. Both may only tighten the group's budget (the attempt loop keeps the smaller value).
+/// A malformed header is the caller's error (400); malformed key metadata is logged and ignored.
+std::optional<core::Error> read_budget_overrides(const http::Request& req, pipeline::ChatCall& call) {
+  static constexpr std::pair<const char*, const char*> fields[] = {
+      {"max_retries", policy::kHeaderMaxRetries},
+      {"max_fallbacks", policy::kHeaderMaxFallbacks},
+      {"deadline_ms", policy::kHeaderDeadlineMs},
+      {"max_request_cost", policy::kHeaderMaxRequestCost}};
+  if (call.principal && call.principal->key && !call.principal->key->metadata.empty()) {
+    boost::system::error_code ec;
+    auto md = json::parse(call.principal->key->metadata, ec);
+    const json::value* rb = !ec && md.is_object() ? md.as_object().if_contains("tollgate_request_budget") : nullptr;
+    if (rb && rb->is_object()) {
+      for (const auto& [field, header] : fields) {
+        const auto* v = rb->as_object().if_contains(field);
+        if (!v || v->is_null()) continue;
+        const std::string text = v->is_string() ? std::string(v->as_string()) : json::serialize(*v);
+        if (auto bad = policy::parse_override_field(header, text, call.key_budget))
+          spdlog::warn("key {}: metadata.tollgate_request_budget.{} ignored: {}", call.principal->key->key_alias, field,
+                       *bad);
+      }
+    }
+  }
+  for (const auto& [field, header] : fields) {
+    auto it = req.find(header);
+    if (it == req.end()) continue;
+    const std::string_view value(it->value().data(), it->value().size());
+    if (auto bad = policy::parse_override_field(header, value, call.request_budget))
+      return core::Error::caller(400, "invalid_request_error", *bad, header, "invalid_budget_header");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http::Request& req, bool anthropic,
@@ -253,8 +253,10 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
     call.call_type = "anthropic_messages";
   }
   if (auto err = decode_chat(std::move(*body), *services_, call)) return std::unexpected(std::move(*err));
-  if (auto err = bind_principal(call, principal, *identities_->current(), *services_->config))
-    return std::unexpected(std::move(*err));
+  auto bound = auth::bind_request(principal, *identities_->current(), call.model, call.body, *services_->config);
+  if (!bound) return std::unexpected(std::move(bound.error()));
+  call.principal = std::move(*bound);
+  if (auto err = read_budget_overrides(req, call)) return std::unexpected(std::move(*err));
   return call;
 }
 

@@ -28,6 +28,10 @@ net::awaitable<bool> OpenAiSink::send_error(const core::Error& e, const pipeline
   co_return co_await w_.send(json_response(e.status, openai_error_json(e), headers));
 }
 
+net::awaitable<bool> OpenAiSink::send_json(int status, std::string body, const pipeline::Headers& headers) {
+  co_return co_await w_.send(json_response(status, std::move(body), headers));
+}
+
 net::awaitable<bool> OpenAiSink::begin_stream(const pipeline::Headers& headers) {
   bhttp::response<bhttp::empty_body> head{bhttp::status::ok, 11};
   head.set(bhttp::field::content_type, "text/event-stream");

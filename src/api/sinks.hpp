@@ -17,6 +17,7 @@ class OpenAiSink : public pipeline::ResponseSink {
   boost::asio::awaitable<bool> send_completion(const boost::json::object& completion, std::string raw,
                                                const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> send_error(const core::Error& error, const pipeline::Headers& headers) override;
+  boost::asio::awaitable<bool> send_json(int status, std::string body, const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> begin_stream(const pipeline::Headers& headers) override;
   boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks,
                                              const providers::Usage& usage) override;

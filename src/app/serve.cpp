@@ -12,9 +12,11 @@
 #include "api/gateway.hpp"
 #include "api/key_spend.hpp"
 #include "auth/identities.hpp"
+#include "auth/request_binding.hpp"
 #include "http/client.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
+#include "pipeline/job_runner.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
 namespace tollgate::app {
@@ -85,6 +87,27 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   copts.verify = ts.tls_verify;
   copts.max_idle_per_upstream = static_cast<std::size_t>(std::max(1, ts.max_idle_connections_per_upstream));
 
+  // Deferred jobs (degradation mode `deferred`): stored in the database, run on their own thread
+  // as the key that queued them once their model group takes traffic again.
+  auto resolve = [identities, cfg](const store::JobRecord& job, boost::json::object& body)
+      -> std::expected<std::shared_ptr<const auth::Principal>, core::Error> {
+    auto index = identities->current();
+    std::shared_ptr<const auth::Principal> p;
+    if (job.api_key.empty()) {
+      auto master = std::make_shared<auth::Principal>();
+      master->is_master = !cfg->general_settings.master_key.empty();
+      p = std::move(master);
+    } else {
+      auto r = auth::principal_for_key_hash(*index, job.api_key, auth::unix_now_ms());
+      if (!r) return std::unexpected(r.error());
+      p = std::move(*r);
+    }
+    return auth::bind_request(p, *index, job.model_group, body, *cfg);
+  };
+  auto jobs = std::make_unique<pipeline::JobRunner>(services, resolve, copts, pipeline::JobRunner::Options{});
+  services->jobs = jobs.get();
+  jobs->start();
+
   // Signals: a dedicated context so workers never handle them.
   boost::asio::io_context signal_ioc;
   boost::asio::signal_set signals(signal_ioc, SIGINT, SIGTERM);
@@ -112,6 +135,8 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     }
     http::UpstreamPool::install(pool.get());
   });
+  jobs->stop();
+  services->jobs = nullptr;
   signal_ioc.stop();
   signal_thread.join();
   return 0;

@@ -115,6 +115,12 @@ AuthResult authenticate(const IdentityIndex& index, std::string_view presented, 
     if (presented.empty()) return std::unexpected(auth_error("Authentication Error, No api key passed in."));
     return std::unexpected(auth_error("Authentication Error, Invalid proxy server token passed"));
   }
+  return principal_for_key_hash(index, key->token_hash, now_ms);
+}
+
+AuthResult principal_for_key_hash(const IdentityIndex& index, std::string_view token_hash, std::int64_t now_ms) {
+  auto key = index.key(token_hash);
+  if (!key) return std::unexpected(auth_error("Authentication Error, Invalid proxy server token passed"));
   if (key->blocked)
     return std::unexpected(auth_error("Authentication Error, key is blocked. Unblock it with /key/unblock."));
   if (key->expires_at_ms && *key->expires_at_ms <= now_ms)

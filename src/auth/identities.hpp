@@ -102,6 +102,11 @@ using AuthResult = std::expected<std::shared_ptr<const Principal>, core::Error>;
 AuthResult authenticate(const IdentityIndex& index, std::string_view presented_key, std::string_view master_key,
                         std::int64_t now_ms);
 
+/// The Principal of the virtual key whose SHA-256 is `token_hash`, with the same checks as
+/// authenticate() (unknown, blocked, expired key or blocked team → 401). Deferred jobs run as
+/// the key that queued them, which is known by its hash only.
+AuthResult principal_for_key_hash(const IdentityIndex& index, std::string_view token_hash, std::int64_t now_ms);
+
 /// A copy of `principal` with the request's end user (body `user`), its customer record (if
 /// any) and tags (the key's tags, then `request_tags`, without duplicates), and the tag budget
 /// records of those tags (`Principal::tag_budgets`).

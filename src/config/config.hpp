@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "config/policy.hpp"
+
 namespace tollgate::config {
 
 using std::chrono::milliseconds;
@@ -124,6 +126,8 @@ struct Config {
   RouterSettings router_settings;
   GeneralSettings general_settings;
   TollgateSettings tollgate_settings;
+  /// `fallback_policy:` (config/policy.hpp; docs/failure_policy.md).
+  FallbackPolicyConfig fallback_policy;
   /// `environment_variables:` as resolved (LiteLLM sets these into os.environ at startup;
   /// Tollgate resolves `os.environ/NAME` against them first, see loader.hpp).
   std::map<std::string, std::string> environment_variables;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -150,6 +151,31 @@ struct GroupRef {
   int line;
   bool star_allowed;
 };
+
+/// Where a value was written: YAML path and 1-based line.
+struct Site {
+  std::string path;
+  int line = 0;
+};
+
+/// The three fallback lists that form the fallback graph (default_fallbacks is left out: it
+/// applies only to groups without their own rule and is not a chain).
+constexpr std::array<std::string_view, 3> kFallbackLists{"fallbacks", "context_window_fallbacks",
+                                                          "content_policy_fallbacks"};
+
+/// "a, b or c" from an enum's names (enumerators 0..count-1).
+template <class E>
+std::string names_of(int count) {
+  std::string out;
+  for (int i = 0; i < count; ++i) {
+    if (i > 0) out += i + 1 == count ? " or " : ", ";
+    out += to_string(static_cast<E>(i));
+  }
+  return out;
+}
+constexpr int kPolicyActionCount = 7;
+constexpr int kTransportEventCount = 7;
+constexpr int kDegradationModeCount = 6;
 
 /// One load: collects problems and walks the document.
 class Loader {
@@ -336,11 +362,26 @@ class Loader {
     return milliseconds{ms};
   }
 
-  /// Integer milliseconds (tollgate_settings `*_ms`).
-  std::optional<milliseconds> millis(const YAML::Node& v, const std::string& path, int line) {
-    auto n = integer(v, path, line, 1);
+  /// Integer milliseconds (tollgate_settings and fallback_policy `*_ms`), at least `min`.
+  std::optional<milliseconds> millis(const YAML::Node& v, const std::string& path, int line,
+                                     std::int64_t min = 1) {
+    auto n = integer(v, path, line, min);
     if (!n) return std::nullopt;
     return milliseconds{*n};
+  }
+
+  /// A ratio 0 < r <= 1, written as a decimal number (0.5, 1, 5e-1).
+  std::optional<double> ratio(const YAML::Node& v, const std::string& path, int line) {
+    line = line_of(v, line);
+    auto text = decimal(v, path, line);
+    if (!text) return std::nullopt;
+    double r = 0;
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), r);
+    if (ec != std::errc{} || end != text->data() + text->size() || !(r > 0) || r > 1) {
+      error(path, line, "must be greater than 0 and at most 1, got " + *text);
+      return std::nullopt;
+    }
+    return r;
   }
 
   std::optional<std::vector<std::string>> string_list(const YAML::Node& v, const std::string& path,
@@ -366,9 +407,12 @@ class Loader {
     return out;
   }
 
-  /// `[{"a": ["b", "c"]}, ...]` or `{"a": [...], "d": [...]}`.
-  std::vector<FallbackRule> fallbacks(const YAML::Node& v, const std::string& path, int line) {
+  /// `[{"a": ["b", "c"]}, ...]` or `{"a": [...], "d": [...]}`. `sites` receives, for each
+  /// returned rule, where each of its targets was written (for the fallback-cycle check).
+  std::vector<FallbackRule> fallbacks(const YAML::Node& v, const std::string& path, int line,
+                                      std::vector<std::vector<Site>>& sites) {
     line = line_of(v, line);
+    sites.clear();
     std::vector<FallbackRule> rules;
     auto one_map = [&](const YAML::Node& m, const std::string& mpath, int mline) {
       for_each_entry(m, mpath, mline, [&](const std::string& from, const YAML::Node& to,
@@ -379,9 +423,13 @@ class Loader {
           return;
         }
         refs_.push_back(GroupRef{from, rpath, rline, true});
-        for (std::size_t i = 0; i < targets->size(); ++i)
+        std::vector<Site> rule_sites;
+        for (std::size_t i = 0; i < targets->size(); ++i) {
           refs_.push_back(GroupRef{(*targets)[i], index(rpath, i), line_of(to[i], rline), false});
+          rule_sites.push_back(Site{index(rpath, i), line_of(to[i], rline)});
+        }
         rules.push_back(FallbackRule{from, std::move(*targets)});
+        sites.push_back(std::move(rule_sites));
       });
     };
     if (v.IsNull()) return rules;
@@ -638,9 +686,9 @@ class Loader {
                                       const std::string& p, int l) {
       if (k == "num_retries") s.num_retries = small_int(val, p, l);
       else if (k == "request_timeout") s.request_timeout = seconds(val, p, l, false);
-      else if (k == "fallbacks") s.fallbacks = fallbacks(val, p, l);
-      else if (k == "context_window_fallbacks") s.context_window_fallbacks = fallbacks(val, p, l);
-      else if (k == "content_policy_fallbacks") s.content_policy_fallbacks = fallbacks(val, p, l);
+      else if (k == "fallbacks") s.fallbacks = fallbacks(val, p, l, fallback_sites_[k]);
+      else if (k == "context_window_fallbacks") s.context_window_fallbacks = fallbacks(val, p, l, fallback_sites_[k]);
+      else if (k == "content_policy_fallbacks") s.content_policy_fallbacks = fallbacks(val, p, l, fallback_sites_[k]);
       else if (k == "default_fallbacks") default_fallbacks(val, p, l, s);
       else if (k == "max_budget") s.max_budget = decimal(val, p, l);
       else if (k == "max_end_user_budget") s.max_end_user_budget = decimal(val, p, l);
@@ -709,7 +757,9 @@ class Loader {
         }
       } else if (k == "fallbacks" || k == "context_window_fallbacks" || k == "content_policy_fallbacks") {
         // The Router accepts these too; they land in litellm_settings (router_settings wins).
-        router_fallbacks_.push_back({k, fallbacks(val, p, l)});
+        RouterFallbacks rf{k, {}, {}};
+        rf.rules = fallbacks(val, p, l, rf.sites);
+        router_fallbacks_.push_back(std::move(rf));
       } else if (k == "default_fallbacks") {
         LitellmSettings tmp;
         default_fallbacks(val, p, l, tmp);
@@ -810,6 +860,290 @@ class Loader {
     });
   }
 
+  // ---- fallback_policy (config/policy.hpp) -----------------------------------------------
+
+  void load_fallback_policy(const YAML::Node& v, const std::string& path, int line, Config& cfg) {
+    FallbackPolicyConfig& fp = cfg.fallback_policy;
+    fp.defaults.path = join(path, "defaults");
+    fp.defaults.line = line;
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "deadline_slack_ms") {
+        if (auto d = millis(val, p, l, 0)) fp.deadline_slack = *d;
+      } else if (k == "provider_circuit") {
+        load_provider_circuit(val, p, l, fp.provider_circuit);
+      } else if (k == "defaults") {
+        fp.defaults.path = p;
+        fp.defaults.line = l;
+        load_group_policy(val, p, l, fp.defaults);
+      } else if (k == "model_groups") {
+        for_each_entry(val, p, l, [&](const std::string& group, const YAML::Node& gval,
+                                      const std::string& gp, int gl) {
+          if (group == "*") {
+            error(gp, gl, "\"*\" is not allowed in model_groups; use fallback_policy.defaults for every group");
+            return;
+          }
+          refs_.push_back(GroupRef{group, gp, gl, false});
+          GroupPolicyConfig g;
+          g.group = group;
+          g.path = gp;
+          g.line = gl;
+          load_group_policy(gval, gp, gl, g);
+          fp.model_groups.push_back(std::move(g));
+        });
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  void load_provider_circuit(const YAML::Node& v, const std::string& path, int line,
+                             ProviderCircuitConfig& pc) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "open_ratio") {
+        if (auto r = ratio(val, p, l)) pc.open_ratio = *r;
+      } else if (k == "min_deployments") {
+        if (auto n = small_int(val, p, l, 1)) pc.min_deployments = *n;
+      } else if (k == "cooldown_ms") {
+        if (auto d = millis(val, p, l, 0)) pc.cooldown = *d;
+      } else if (k == "commercial_limit_cooldown_ms") {
+        if (auto d = millis(val, p, l, 0)) pc.commercial_limit_cooldown = *d;
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  /// `defaults:` or `model_groups.<group>:`.
+  void load_group_policy(const YAML::Node& v, const std::string& path, int line, GroupPolicyConfig& g) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "classes") {
+        for_each_entry(val, p, l, [&](const std::string& name, const YAML::Node& rule,
+                                      const std::string& cp, int cl) {
+          auto cls = parse_failure_class(name);
+          if (!cls) {
+            error(cp, cl, "unknown failure class \"" + name + "\" (expected " +
+                              names_of<FailureClass>(kFailureClassCount) + ")");
+            return;
+          }
+          ClassRuleConfig r;
+          r.cls = *cls;
+          load_class_rule(rule, cp, cl, r);
+          g.classes.push_back(std::move(r));
+        });
+      } else if (k == "budgets") {
+        load_budgets(val, p, l, g.budgets);
+      } else if (k == "circuit") {
+        load_circuit(val, p, l, g.circuit);
+      } else if (k == "feature_circuit") {
+        load_feature_circuit(val, p, l, g.feature_circuit);
+      } else if (k == "degradation") {
+        if (val.IsNull()) return;
+        if (auto d = load_degradation(val, p, l, g.path)) g.degradation = std::move(*d);
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  void load_class_rule(const YAML::Node& v, const std::string& path, int line, ClassRuleConfig& r) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "status") {
+        if (val.IsNull()) return;
+        if (!val.IsSequence()) {
+          error(p, line_of(val, l), std::string("expected a list of HTTP statuses, got ") + type_name(val));
+          return;
+        }
+        std::vector<int> statuses;
+        bool ok = true;
+        for (std::size_t i = 0; i < val.size(); ++i) {
+          const std::string ip = index(p, i);
+          auto n = small_int(val[i], ip, l);
+          if (!n) {
+            if (val[i].IsNull()) error(ip, line_of(val[i], l), "expected an HTTP status, got null");
+            ok = false;
+          } else if (*n < 100 || *n > 599) {
+            error(ip, line_of(val[i], l), "not an HTTP status (100..599): " + std::to_string(*n));
+            ok = false;
+          } else {
+            statuses.push_back(*n);
+          }
+        }
+        if (ok) r.status = std::move(statuses);
+      } else if (k == "codes") {
+        r.codes = string_list(val, p, l);
+      } else if (k == "messages") {
+        r.messages = string_list(val, p, l);
+      } else if (k == "transport") {
+        auto names = string_list(val, p, l);
+        if (!names) return;
+        std::vector<TransportEvent> events;
+        bool ok = true;
+        for (std::size_t i = 0; i < names->size(); ++i) {
+          const std::string& name = (*names)[i];
+          auto e = parse_transport_event(name);
+          const int il = line_of(val[i], l);
+          if (!e) {
+            error(index(p, i), il, "unknown transport event \"" + name + "\" (expected " +
+                                        names_of<TransportEvent>(kTransportEventCount) + ")");
+            ok = false;
+          } else if (*e == TransportEvent::none) {
+            // Every complete response has transport "none": listing it would capture them all.
+            error(index(p, i), il, "transport event \"none\" cannot be matched; use status or codes");
+            ok = false;
+          } else {
+            events.push_back(*e);
+          }
+        }
+        if (ok) r.transport = std::move(events);
+      } else if (k == "action") {
+        if (auto s = str(val, p, l)) {
+          if (auto a = parse_policy_action(*s)) r.action = *a;
+          else
+            error(p, line_of(val, l), "unknown action \"" + *s + "\" (expected " +
+                                          names_of<PolicyAction>(kPolicyActionCount) + "; \"retry\" = retry_then_fallback)");
+        }
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  void load_budgets(const YAML::Node& v, const std::string& path, int line, RequestBudgetConfig& b) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "max_retries") {
+        if (auto n = small_int(val, p, l, 0)) b.max_retries = *n;
+      } else if (k == "max_fallbacks") {
+        if (auto n = small_int(val, p, l, 0)) b.max_fallbacks = *n;
+      } else if (k == "deadline_ms") {
+        if (auto d = millis(val, p, l, 1)) b.deadline = *d;
+      } else if (k == "min_time_left_ms") {
+        if (auto d = millis(val, p, l, 0)) b.min_time_left = *d;
+      } else if (k == "max_request_cost") {
+        if (auto c = decimal(val, p, l)) b.max_request_cost = *c;
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+    if (b.deadline && b.min_time_left && *b.min_time_left >= *b.deadline)
+      warn(join(path, "min_time_left_ms"), line,
+           "min_time_left_ms is not below deadline_ms: no attempt could start");
+  }
+
+  void load_circuit(const YAML::Node& v, const std::string& path, int line, CircuitConfig& c) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "consecutive_failures") {
+        if (auto n = small_int(val, p, l, 1)) c.consecutive_failures = *n;
+      } else if (k == "failure_ratio") {
+        if (auto r = ratio(val, p, l)) c.failure_ratio = *r;
+      } else if (k == "window_ms") {
+        if (auto d = millis(val, p, l, 1)) c.window = *d;
+      } else if (k == "min_requests") {
+        if (auto n = small_int(val, p, l, 1)) c.min_requests = *n;
+      } else if (k == "cooldown_ms") {
+        if (auto d = millis(val, p, l, 0)) c.cooldown = *d;
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  void load_feature_circuit(const YAML::Node& v, const std::string& path, int line,
+                            FeatureCircuitConfig& c) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                      const std::string& p, int l) {
+      if (k == "consecutive_failures") {
+        if (auto n = small_int(val, p, l, 1)) c.consecutive_failures = *n;
+      } else if (k == "cooldown_ms") {
+        if (auto d = millis(val, p, l, 0)) c.cooldown = *d;
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  /// A whole `degradation:` block (it is not layered field by field: a group's own block
+  /// replaces the defaults' one). nullopt when it is unusable (errors reported).
+  std::optional<DegradationConfig> load_degradation(const YAML::Node& v, const std::string& path,
+                                                    int line, const std::string& layer_path) {
+    DegradationConfig d;
+    bool has_mode = false, ok = true, seen_max_tokens = false;
+    std::optional<Site> model_site, max_tokens_site, caveat_site, max_age_site;
+    const std::size_t errors_before = errors.size();
+    const bool is_map = for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
+                                                          const std::string& p, int l) {
+      const Site site{p, line_of(val, l)};
+      if (k == "mode") {
+        if (auto s = str(val, p, l)) {
+          has_mode = true;
+          if (auto m = parse_degradation_mode(*s)) d.mode = *m;
+          else {
+            ok = false;
+            error(p, site.line, "unknown degradation mode \"" + *s + "\" (expected " +
+                                    names_of<DegradationMode>(kDegradationModeCount) + ")");
+          }
+        }
+      } else if (k == "model") {
+        if (auto s = str(val, p, l)) {
+          d.model = *s;
+          model_site = site;
+        }
+      } else if (k == "max_tokens") {
+        seen_max_tokens = !val.IsNull();
+        if ((d.max_tokens = integer(val, p, l, 1))) max_tokens_site = site;
+      } else if (k == "caveat") {
+        if (auto s = str(val, p, l)) {
+          d.caveat = *s;
+          caveat_site = site;
+        }
+      } else if (k == "max_age_ms") {
+        if ((d.max_age = millis(val, p, l, 1))) max_age_site = site;
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+    if (!is_map) return std::nullopt;
+    if (!has_mode) {
+      if (ok && errors.size() == errors_before)
+        error(join(path, "mode"), line, "mode is required (" +
+                                            names_of<DegradationMode>(kDegradationModeCount) + ")");
+      return std::nullopt;
+    }
+    if (!ok) return std::nullopt;
+    const bool needs_model = d.mode == DegradationMode::equivalent || d.mode == DegradationMode::reduced;
+    const std::string mode_name(to_string(d.mode));
+    if (needs_model) {
+      if (d.model.empty()) {
+        error(join(path, "model"), model_site ? model_site->line : line,
+              "mode " + mode_name + " needs model (the model group that serves degraded requests)");
+        ok = false;
+      } else {
+        refs_.push_back(GroupRef{d.model, model_site->path, model_site->line, false});
+        degradation_model_sites_[layer_path] = *model_site;
+      }
+    } else if (model_site) {
+      warn(model_site->path, model_site->line, "used only by modes equivalent and reduced, ignored for mode " + mode_name);
+    }
+    if (d.mode == DegradationMode::reduced && !d.max_tokens) {
+      // An invalid max_tokens was reported already.
+      if (!seen_max_tokens) error(join(path, "max_tokens"), line, "mode reduced needs max_tokens (the output cap)");
+      ok = false;
+    } else if (d.mode != DegradationMode::reduced && max_tokens_site) {
+      warn(max_tokens_site->path, max_tokens_site->line, "used only by mode reduced, ignored for mode " + mode_name);
+    }
+    if (d.mode != DegradationMode::reduced && caveat_site)
+      warn(caveat_site->path, caveat_site->line, "used only by mode reduced, ignored for mode " + mode_name);
+    if (d.mode != DegradationMode::stale_cache && max_age_site)
+      warn(max_age_site->path, max_age_site->line, "used only by mode stale_cache, ignored for mode " + mode_name);
+    if (!ok) return std::nullopt;
+    return d;
+  }
+
   // ---- whole document -------------------------------------------------------------------
 
   void load(const YAML::Node& root, Config& cfg) {
@@ -848,6 +1182,8 @@ class Loader {
         load_general_settings(val, p, l, cfg);
       } else if (k == "tollgate_settings") {
         load_tollgate_settings(val, p, l, cfg);
+      } else if (k == "fallback_policy") {
+        load_fallback_policy(val, p, l, cfg);
       } else if (k == "environment_variables") {
         // loaded above
       } else if (k == "include") {
@@ -864,6 +1200,7 @@ class Loader {
       warn("model_list", 0, "model_list is empty: no model can be served");
     assign_ids(cfg);
     check_group_refs(cfg);
+    check_fallback_cycles(cfg);
 
     cfg.effective_num_retries = router_retries ? cfg.router_settings.num_retries
                                 : cfg.litellm_settings.num_retries ? *cfg.litellm_settings.num_retries
@@ -877,14 +1214,16 @@ class Loader {
 
   void merge_router_fallbacks(Config& cfg) {
     LitellmSettings& ls = cfg.litellm_settings;
-    for (auto& [key, rules] : router_fallbacks_) {
+    for (RouterFallbacks& rf : router_fallbacks_) {
+      const std::string& key = rf.key;
       auto& dst = key == "fallbacks" ? ls.fallbacks
                   : key == "context_window_fallbacks" ? ls.context_window_fallbacks
                                                       : ls.content_policy_fallbacks;
       if (!dst.empty())
         warn("router_settings." + key, 0,
              "also set in litellm_settings." + key + "; the router_settings value is used");
-      dst = std::move(rules);
+      dst = std::move(rf.rules);
+      fallback_sites_[key] = std::move(rf.sites);
     }
     if (has_router_default_fallbacks_) {
       if (!ls.default_fallbacks.empty())
@@ -915,6 +1254,86 @@ class Loader {
     }
   }
 
+  /// The fallback graph over model groups: litellm_settings.{fallbacks, context_window_fallbacks,
+  /// content_policy_fallbacks} (without "*" rules) plus each group's degradation model
+  /// (equivalent / reduced; the group's own degradation, else defaults.degradation). Any cycle,
+  /// a group falling back to itself included, is an error at the edge that closes it. A group
+  /// inheriting a defaults degradation to itself is no edge: it is the degradation target.
+  void check_fallback_cycles(const Config& cfg) {
+    struct Edge {
+      std::string to;
+      Site site;
+    };
+    const std::vector<std::string> groups = cfg.model_groups();
+    const std::set<std::string> known(groups.begin(), groups.end());
+    std::map<std::string, std::vector<Edge>> graph;
+    const LitellmSettings& ls = cfg.litellm_settings;
+    for (std::string_view list : kFallbackLists) {
+      const std::string key(list);
+      const std::vector<FallbackRule>& rules = key == "fallbacks"                  ? ls.fallbacks
+                                               : key == "context_window_fallbacks" ? ls.context_window_fallbacks
+                                                                                   : ls.content_policy_fallbacks;
+      const auto& sites = fallback_sites_[key];
+      for (std::size_t r = 0; r < rules.size(); ++r) {
+        const FallbackRule& rule = rules[r];
+        if (rule.from == "*" || !known.contains(rule.from)) continue;
+        for (std::size_t t = 0; t < rule.to.size(); ++t) {
+          if (!known.contains(rule.to[t])) continue;
+          Site site = r < sites.size() && t < sites[r].size() ? sites[r][t]
+                                                              : Site{"litellm_settings." + key, 0};
+          graph[rule.from].push_back(Edge{rule.to[t], std::move(site)});
+        }
+      }
+    }
+    const FallbackPolicyConfig& fp = cfg.fallback_policy;
+    auto degradation_edge = [&](const std::string& group, const GroupPolicyConfig& layer, bool inherited) {
+      const DegradationConfig& d = *layer.degradation;
+      if (d.mode != DegradationMode::equivalent && d.mode != DegradationMode::reduced) return;
+      if (!known.contains(d.model) || (inherited && d.model == group)) return;
+      auto it = degradation_model_sites_.find(layer.path);
+      Site site = it != degradation_model_sites_.end() ? it->second : Site{join(layer.path, "degradation.model"), layer.line};
+      graph[group].push_back(Edge{d.model, std::move(site)});
+    };
+    for (const std::string& g : groups) {
+      const GroupPolicyConfig* own = nullptr;
+      for (const GroupPolicyConfig& layer : fp.model_groups)
+        if (layer.group == g && layer.degradation) own = &layer;
+      if (own) degradation_edge(g, *own, false);
+      else if (fp.defaults.degradation) degradation_edge(g, fp.defaults, true);
+    }
+
+    // Depth-first search; every edge to a group still on the stack closes a cycle.
+    enum class Mark { unseen, on_stack, done };
+    std::map<std::string, Mark> marks;
+    std::vector<std::string> stack;
+    std::set<std::vector<std::string>> reported;
+    auto visit = [&](auto&& self, const std::string& node) -> void {
+      marks[node] = Mark::on_stack;
+      stack.push_back(node);
+      for (const Edge& e : graph[node]) {
+        const Mark m = marks[e.to];
+        if (m == Mark::unseen) {
+          self(self, e.to);
+        } else if (m == Mark::on_stack) {
+          const auto from = std::find(stack.begin(), stack.end(), e.to);
+          std::vector<std::string> cycle(from, stack.end());
+          // One report per cycle, whichever of its groups it is entered from.
+          std::vector<std::string> canonical = cycle;
+          std::rotate(canonical.begin(), std::min_element(canonical.begin(), canonical.end()), canonical.end());
+          if (!reported.insert(canonical).second) continue;
+          std::string text;
+          for (const std::string& g : cycle) text += g + " -> ";
+          text += e.to;
+          error(e.site.path, e.site.line, "circular fallback chain: " + text);
+        }
+      }
+      stack.pop_back();
+      marks[node] = Mark::done;
+    };
+    for (const std::string& g : groups)
+      if (marks[g] == Mark::unseen) visit(visit, g);
+  }
+
   void check_group_refs(const Config& cfg) {
     const std::vector<std::string> groups = cfg.model_groups();
     const std::set<std::string> known(groups.begin(), groups.end());
@@ -930,7 +1349,16 @@ class Loader {
   std::map<std::string, std::string> overlay_;
   std::vector<GroupRef> refs_;
   std::set<std::string> broken_groups_;
-  std::vector<std::pair<std::string, std::vector<FallbackRule>>> router_fallbacks_;
+  struct RouterFallbacks {
+    std::string key;
+    std::vector<FallbackRule> rules;
+    std::vector<std::vector<Site>> sites;
+  };
+  std::vector<RouterFallbacks> router_fallbacks_;
+  /// Per fallback list (kFallbackLists), per rule, per target: where it was written.
+  std::map<std::string, std::vector<std::vector<Site>>> fallback_sites_;
+  /// Per policy layer (GroupPolicyConfig::path): where its degradation.model was written.
+  std::map<std::string, Site> degradation_model_sites_;
   std::vector<std::string> router_default_fallbacks_;
   bool has_router_default_fallbacks_ = false;
   std::vector<int> id_lines_;

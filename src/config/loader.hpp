@@ -1,6 +1,7 @@
 #pragma once
 /// Loading a LiteLLM proxy config file (docs.litellm.ai "proxy/configs" and
-/// "proxy/config_settings") plus Tollgate's `tollgate_settings:` into an immutable Config.
+/// "proxy/config_settings") plus Tollgate's `tollgate_settings:` and `fallback_policy:` into an
+/// immutable Config.
 ///
 /// Policy (full reference: docs/config.md):
 /// - Any string scalar may be `os.environ/NAME`; it is replaced by the variable's value,
@@ -10,8 +11,14 @@
 ///   except LiteLLM's cosmetic keys (drop_params, set_verbose, callbacks, ...).
 /// - Wrong types, negative counts/prices/durations, unknown providers, fallbacks naming
 ///   a model group that is not in `model_list`, and duplicate `model_info.id`s are errors.
+/// - `fallback_policy:` (config/policy.hpp) is checked for unknown class / action / transport
+///   event / degradation mode names, `model_groups` keys and degradation models that are not
+///   model groups, negative or out-of-range values, and circular fallback chains (over
+///   fallbacks, context_window_fallbacks, content_policy_fallbacks and degradation models),
+///   each reported with its YAML path; any of these is an error.
 /// - Durations in LiteLLM keys are seconds (int or decimal) converted to milliseconds;
-///   `tollgate_settings` durations are integer milliseconds in `*_ms` keys; sizes are bytes.
+///   `tollgate_settings` and `fallback_policy` durations are integer milliseconds in `*_ms`
+///   keys; sizes are bytes.
 /// - Prices/budgets stay decimal text (no floating point); scientific notation such as
 ///   `2.5e-06` is rewritten as plain decimal text ("0.0000025").
 ///

@@ -307,4 +307,18 @@ void Exchange::finish() {
   s_->conn.reset();
 }
 
+net::awaitable<std::expected<std::unique_ptr<UpstreamExchange>, TransportError>> PooledTransport::start(
+    const OutgoingRequest& req, SteadyTime deadline, CancelToken* token) {
+  auto* pool = UpstreamPool::current();
+  if (pool == nullptr) {
+    TransportError e;
+    e.kind = TransportError::Kind::connect_failed;
+    e.message = "no upstream connection pool on this thread";
+    co_return std::unexpected(std::move(e));
+  }
+  auto started = co_await Exchange::start(*pool, req, deadline, token);
+  if (!started) co_return std::unexpected(std::move(started.error()));
+  co_return std::unique_ptr<UpstreamExchange>(std::move(*started));
+}
+
 }  // namespace tollgate::http

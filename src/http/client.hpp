@@ -96,32 +96,64 @@ class UpstreamPool {
   std::unordered_map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
 };
 
+/// One upstream request/response exchange as the attempt loop uses it: the response head is in,
+/// the body is read with read_all() or streamed with read_some(). An interface so that the
+/// policy simulator (`tollgate simulate`) can replay scripted outcomes through the same attempt
+/// loop without a network.
+class UpstreamExchange {
+ public:
+  virtual ~UpstreamExchange() = default;
+  virtual int status() const = 0;
+  /// Header value or empty.
+  virtual std::string_view header(std::string_view name) const = 0;
+  /// Reads the whole body (at most `limit` bytes, else body_too_large) before `deadline`.
+  virtual net::awaitable<std::expected<std::string, TransportError>> read_all(std::size_t limit, SteadyTime deadline) = 0;
+  /// Appends the next available body bytes to `out` before `deadline`; returns how many were
+  /// appended, 0 at the end of the body.
+  virtual net::awaitable<std::expected<std::size_t, TransportError>> read_some(std::string& out, SteadyTime deadline) = 0;
+  virtual bool done() const = 0;
+  /// Aborts the exchange now (client gone, deadline): pending reads fail with `cancelled`.
+  virtual void cancel() = 0;
+  /// Releases the exchange (a pooled connection goes back to its pool when reusable).
+  virtual void finish() = 0;
+};
+
+/// Starts upstream exchanges: connects (or reuses), sends the request and reads the response
+/// head before `deadline`; `token` (optional) aborts the wait with a `cancelled` error.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual net::awaitable<std::expected<std::unique_ptr<UpstreamExchange>, TransportError>> start(
+      const OutgoingRequest& req, SteadyTime deadline, CancelToken* token) = 0;
+};
+
+/// The network transport: Exchange::start on the calling worker thread's UpstreamPool.
+class PooledTransport final : public Transport {
+ public:
+  net::awaitable<std::expected<std::unique_ptr<UpstreamExchange>, TransportError>> start(
+      const OutgoingRequest& req, SteadyTime deadline, CancelToken* token) override;
+};
+
 /// One request/response exchange on a pooled connection. Created by start(); read the body
 /// with read_all() or stream it with read_some(); destroy (or finish()) to release.
-class Exchange {
+class Exchange final : public UpstreamExchange {
  public:
-  ~Exchange();
+  ~Exchange() override;
   /// Connects (or reuses), sends the request and reads the response head before `deadline`.
   /// `token` (optional) aborts the wait: the result is then a `cancelled` error.
   static net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> start(
       UpstreamPool& pool, const OutgoingRequest& req, SteadyTime deadline, CancelToken* token = nullptr);
 
-  int status() const;
+  int status() const override;
   const boost::beast::http::fields& headers() const;
-  /// Header value or empty.
-  std::string_view header(std::string_view name) const;
-
-  /// Reads the whole body (at most `limit` bytes, else body_too_large) before `deadline`.
-  net::awaitable<std::expected<std::string, TransportError>> read_all(std::size_t limit, SteadyTime deadline);
-  /// Appends the next available body bytes to `out` before `deadline`; returns how many were
-  /// appended, 0 at the end of the body.
-  net::awaitable<std::expected<std::size_t, TransportError>> read_some(std::string& out, SteadyTime deadline);
-  bool done() const;
-  /// Aborts the exchange now (client gone, deadline): pending reads fail with `cancelled`.
+  std::string_view header(std::string_view name) const override;
+  net::awaitable<std::expected<std::string, TransportError>> read_all(std::size_t limit, SteadyTime deadline) override;
+  net::awaitable<std::expected<std::size_t, TransportError>> read_some(std::string& out, SteadyTime deadline) override;
+  bool done() const override;
   /// Safe to call from a callback on the same thread.
-  void cancel();
+  void cancel() override;
   /// Returns the connection to the pool when the body was read completely and keep-alive holds.
-  void finish();
+  void finish() override;
 
  private:
   struct State;

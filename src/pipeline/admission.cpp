@@ -154,9 +154,7 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
     d.reason = "unpriced_model_blocked";
     return d;
   }
-  const auto in = budget::input_token_upper_bound(chat);
-  const auto out = budget::output_token_upper_bound(chat, price.price.max_output_tokens);
-  const Nanos worst = budget::worst_case_cost(price.price, in, out);
+  const Nanos worst = worst_case(price, chat);
   auto r = ledger.reserve(scopes, worst, now);
   if (!r) {
     const auto& f = r.error();
@@ -192,6 +190,14 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
     d.ledger_scopes.push_back(std::move(ls));
   }
   return d;
+}
+
+budget::Nanos worst_case(const budget::ResolvedPrice& price, const json::object& chat) {
+  if (price.status == budget::PriceStatus::priced_zero) return 0;
+  if (price.status == budget::PriceStatus::unpriced) return budget::kMaxNanos;
+  const auto in = budget::input_token_upper_bound(chat);
+  const auto out = budget::output_token_upper_bound(chat, price.price.max_output_tokens);
+  return budget::worst_case_cost(price.price, in, out);
 }
 
 budget::Nanos attempt_cost(const budget::ResolvedPrice& price, const providers::Usage& usage) {

@@ -54,6 +54,11 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
                         const std::vector<budget::ScopeLimit>& scopes, const boost::json::object& chat,
                         std::chrono::system_clock::time_point now);
 
+/// The worst-case cost of sending `chat` to a deployment priced `price`, the amount admission
+/// reserves: 0 for a priced-zero model, budget::kMaxNanos for an unpriced one (it cannot be
+/// bounded). Used for the request's cost ceiling (max_request_cost).
+budget::Nanos worst_case(const budget::ResolvedPrice& price, const boost::json::object& chat);
+
 /// The actual cost of an attempt from its usage (0 for an unpriced or free model).
 budget::Nanos attempt_cost(const budget::ResolvedPrice& price, const providers::Usage& usage);
 

@@ -15,6 +15,8 @@
 #include "budget/money.hpp"
 #include "core/ids.hpp"
 #include "pipeline/admission.hpp"
+#include "pipeline/replay.hpp"
+#include "pipeline/trace.hpp"
 #include "http/client.hpp"
 #include "http/sse.hpp"
 #include "policy/failure.hpp"
@@ -28,13 +30,49 @@ namespace json = boost::json;
 using std::chrono::milliseconds;
 using policy::FailureClass;
 
+namespace {
+
+/// Every circuit transition: a log line, a counter, and an alert when a provider opens.
+std::function<void(const policy::CircuitTransition&)> circuit_logger(std::shared_ptr<telemetry::Registry> metrics,
+                                                                     std::shared_ptr<telemetry::Alerts> alerts) {
+  return [metrics, alerts](const policy::CircuitTransition& t) {
+    spdlog::warn("circuit {} {}: {} -> {} ({})", t.scope, t.id, policy::to_string(t.from), policy::to_string(t.to),
+                 t.reason);
+    metrics->counter("tollgate_circuit_transitions_total", "Circuit state changes", {"scope", "id", "to"})
+        .inc({t.scope, t.id, std::string(policy::to_string(t.to))});
+    if (t.scope == "provider" && t.to == policy::CircuitState::open)
+      alerts->raise("provider_circuit_open", t.id, "provider " + t.id + " circuit opened: " + t.reason);
+  };
+}
+
+/// Circuit states as gauges, read at scrape time: 0 closed, 1 half-open, 2 open.
+void watch_circuits(telemetry::Registry& metrics, const policy::Circuits& circuits) {
+  metrics.on_collect([&circuits](telemetry::Exposition& out) {
+    for (const auto& c : circuits.snapshot()) {
+      const double v = c.state == policy::CircuitState::closed ? 0 : c.state == policy::CircuitState::half_open ? 1 : 2;
+      out.gauge("tollgate_circuit_state", "Circuit state: 0 closed, 1 half-open, 2 open", {{"scope", c.scope}, {"id", c.id}}, v);
+    }
+  });
+}
+
+}  // namespace
+
 std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
                                          std::shared_ptr<store::Store> store) {
   auto s = std::make_shared<Services>();
   s->config = cfg;
   s->clock = &clock;
   s->groups = std::make_unique<routing::ModelGroups>(*cfg);
-  s->router = std::make_unique<routing::RouterState>(cfg, clock);
+  s->policies = std::make_unique<policy::PolicySet>(*cfg);
+  s->metrics = std::make_shared<telemetry::Registry>();
+  s->alerts = std::make_shared<telemetry::Alerts>();
+  s->circuits = std::make_unique<policy::Circuits>(policy::Circuits::setup_from(*cfg), clock,
+                                                   circuit_logger(s->metrics, s->alerts));
+  s->router = std::make_unique<routing::RouterState>(cfg, clock, s->circuits.get());
+  s->stale_cache = std::make_unique<policy::StaleCache>();
+  s->transport = std::make_shared<http::PooledTransport>();
+  watch_circuits(*s->metrics, *s->circuits);
+  s->alerts->register_metrics(*s->metrics);
   s->limiter = std::make_unique<policy::RateLimiter>(clock);
   for (const auto& d : cfg->model_list) s->prices.push_back(budget::resolve_deployment_price(d, budget::PriceTable::bundled()));
   budget::LedgerOptions lo;
@@ -97,6 +135,7 @@ struct AttemptResult {
   FailureClass failure = FailureClass::transient_provider_error;
   core::Error error;                         ///< the error as the client would see it
   std::optional<milliseconds> retry_after;   ///< upstream hint
+  int status = 0;                            ///< upstream HTTP status, 0 = transport failure
 };
 
 /// How a whole group (its deployments and retries) ended.
@@ -106,6 +145,9 @@ struct GroupResult {
   FailureClass failure = FailureClass::transient_provider_error;
   std::optional<core::Error> error;
   std::optional<Refusal> refusal;  ///< the last admission refusal (set when a target was refused)
+  std::string stop_reason;         ///< why the group was left (budget, deadline, Retry-After, circuit)
+  bool circuit_blocked = false;    ///< a deployment was not tried because its circuit was open
+  bool deadline_hit = false;       ///< the group was left because too little time was left
 };
 
 /// Appends `rec` to the durable ledger and waits (without blocking the thread) until the
@@ -163,6 +205,7 @@ class Run {
       : s_(std::move(s)), cfg_(*s_->config), call_(std::move(call)), sink_(sink) {
     deadline_ = call_.start + cfg_.effective_timeout;
     principal_ = call_.principal ? call_.principal : std::make_shared<const auth::Principal>();
+    table_ = &s_->policies->for_group(call_.model).classes;
     sink_.on_client_gone([this] { on_client_gone(); });
   }
   ~Run() {
@@ -185,7 +228,7 @@ class Run {
     return out;
   }
 
-  net::awaitable<void> go() {
+  net::awaitable<RunOutcome> go() {
     rate_subjects_ = rate_subjects();
     if (!rate_subjects_.empty()) {
       if (auto denied = s_->limiter->acquire(rate_subjects_)) {
@@ -195,58 +238,224 @@ class Run {
                                         "rate_limit_exceeded");
         auto headers = common_headers(std::nullopt);
         headers.emplace_back("retry-after", std::to_string((denied->retry_after.count() + 999) / 1000));
+        trace_.outcome = "refused";
         co_await sink_.send_error(err, headers);
         finish(false, 429);
-        co_return;
+        co_return outcome_;
       }
       rate_admitted_ = true;
     }
+    set_budget();
+    const auto& gp = s_->policies->for_group(call_.model);
+    // A group that is itself the degradation target (defaults.degradation naming it) does not
+    // degrade to itself.
+    const bool self_target = (gp.degradation.mode == config::DegradationMode::equivalent ||
+                              gp.degradation.mode == config::DegradationMode::reduced) &&
+                             gp.degradation.model == call_.model;
+    const bool can_degrade =
+        call_.allow_degradation && gp.degradation.mode != config::DegradationMode::none && !self_target;
+    policy::Permit feature = policy::Permit::closed;
+    if (can_degrade) {
+      feature = s_->circuits->acquire_feature(call_.model);
+      if (feature == policy::Permit::denied) {
+        // The group cannot keep its budgets right now: its degradation mode answers directly.
+        trace_step_skip(call_.model, "feature circuit open");
+        co_await degrade(gp.degradation, "feature circuit of '" + call_.model + "' is open", std::nullopt);
+        co_return outcome_;
+      }
+    }
+    auto walk = co_await walk_targets();
+    if (can_degrade && !walk.neutral) s_->circuits->on_feature_result(call_.model, walk.met_budget, feature);
+    else if (can_degrade && feature == policy::Permit::probe) s_->circuits->on_feature_result(call_.model, true, feature);
+    if (walk.answered) co_return outcome_;
+    if (can_degrade && walk.may_degrade) {
+      co_await degrade(gp.degradation, walk.why, walk.error);
+      co_return outcome_;
+    }
+    co_await fail(walk.error, walk.status_hint);
+    co_return outcome_;
+  }
+
+ private:
+  /// How the walk over the primary and its fallbacks ended.
+  struct Walk {
+    bool answered = false;     ///< a response (success or refusal) was sent, or the client is gone
+    bool met_budget = true;    ///< feature circuit: false when time, money or targets ran out
+    bool neutral = false;      ///< the caller's own error: says nothing about the group's health
+    bool may_degrade = false;  ///< the failure's action allows the degradation mode
+    std::string why;           ///< why nothing served it (degradation label / trace)
+    std::optional<core::Error> error;  ///< the error the client gets if nothing else answers
+    int status_hint = 0;
+  };
+
+  /// Effective budgets: the group's configured ones, tightened by the key, then by the request.
+  void set_budget() {
+    const auto& gp = s_->policies->for_group(call_.model);
+    std::vector<std::string> ignored;
+    auto b = policy::tighten(gp.budget, call_.key_budget, &ignored);
+    std::vector<std::string> ignored_req;
+    b = policy::tighten(b, call_.request_budget, &ignored_req);
+    for (auto& i : ignored) trace_.ignored.push_back("key metadata " + i);
+    for (auto& i : ignored_req) trace_.ignored.push_back(i);
+    for (const auto& i : trace_.ignored)
+      spdlog::info("request {}: budget override ignored (only tightening is allowed): {}", call_.call_id, i);
+    trace_.budget = b;
+    deadline_ = call_.start + b.deadline;
+  }
+
+  milliseconds time_left() const {
+    return std::chrono::duration_cast<milliseconds>(deadline_ - s_->clock->now());
+  }
+  bool time_for_an_attempt() const {
+    const auto left = time_left();
+    return left.count() > 0 && left >= trace_.budget.min_time_left;
+  }
+
+  net::awaitable<Walk> walk_targets() {
+    Walk w;
     GroupResult primary = co_await try_group(call_.model, false);
     if (primary.ok || gone_) {
       finish(primary.ok, primary.ok ? std::nullopt : std::optional<int>(499));
-      co_return;
+      w.answered = true;
+      co_return w;
     }
-    if (!primary.attempted && primary.refusal) {
+    if (!primary.attempted && primary.refusal && !primary.circuit_blocked) {
       // The caller cannot pay for (or we cannot meter) the model it asked for: refuse, no fallback.
+      trace_.outcome = "refused";
+      trace_step_stop(primary.refusal->reason);
       auto headers = common_headers(std::nullopt);
       co_await sink_.send_error(primary.refusal->error, headers);
-      {
       finish(false, primary.refusal->error.status);
-      co_return;
+      w.answered = true;
+      w.neutral = primary.refusal->reason.rfind("max_request_cost", 0) != 0;
+      w.met_budget = w.neutral;
+      co_return w;
     }
+    w.error = primary.error;
+    const auto cls = primary.failure;
+    const auto action = primary.attempted ? table_->action(cls) : policy::Action::retry_then_fallback;
+    w.neutral = primary.attempted && (cls == FailureClass::caller_fix_required ||
+                                      cls == FailureClass::context_overflow || cls == FailureClass::content_policy);
+    w.met_budget = w.neutral;
+    if (action == policy::Action::fail_fast) {
+      trace_step_stop("fail_fast: " + std::string(policy::to_string(cls)) + " is not retried or sent elsewhere");
+      w.why = std::string(policy::to_string(cls));
+      co_return w;
     }
-    const auto action = policy::default_action(primary.failure);
-    const auto fallbacks = routing::fallback_groups(cfg_, call_.model, action);
+    if (action == policy::Action::stop_and_alert) {
+      stop_and_alert(primary);
+      w.error = primary.error;
+      co_return w;
+    }
+    w.may_degrade = true;
+    w.why = primary.stop_reason.empty() ? std::string(policy::to_string(cls)) : primary.stop_reason;
+    if (action == policy::Action::degrade) {
+      w.why = std::string(policy::to_string(cls)) + " (action degrade)";
+      co_return w;
+    }
+    const auto fallbacks = routing::fallback_groups(cfg_, call_.model, cls);
     for (const auto& group : fallbacks) {
-      if (gone_ || s_->clock->now() >= deadline_) break;
+      if (gone_) break;
       if (!s_->groups->contains(group)) continue;
+      if (trace_.fallbacks_used >= trace_.budget.max_fallbacks) {
+        skipped_.emplace_back(group, "fallback_budget_exhausted");
+        trace_step_skip(group, "fallback budget exhausted (" + std::to_string(trace_.budget.max_fallbacks) + ")");
+        w.why = "fallback budget exhausted";
+        break;
+      }
+      if (!time_for_an_attempt()) {
+        skipped_.emplace_back(group, "deadline");
+        trace_step_skip(group, "deadline: " + std::to_string(std::max<long long>(0, time_left().count())) + " ms left");
+        w.why = "deadline";
+        w.met_budget = false;
+        break;
+      }
       // A target the key may not call is skipped like one it cannot pay for.
       if (cfg_.general_settings.enforce_fallback_model_access && !auth::may_call(principal(), group, cfg_)) {
         skipped_.emplace_back(group, "model_access_denied");
+        trace_step_skip(group, "model_access_denied");
         continue;
       }
+      TraceStep step;
+      step.kind = TraceStep::Kind::fallback;
+      step.group = group;
+      step.reason = std::string(policy::to_string(cls));
+      trace_.steps.push_back(std::move(step));
       GroupResult r = co_await try_group(group, true);
       if (r.ok || gone_) {
-      finish(r.ok, r.ok ? std::nullopt : std::optional<int>(499));
-      co_return;
-    }
-      if (!r.attempted && r.refusal) skipped_.emplace_back(group, r.refusal->reason);
+        finish(r.ok, r.ok ? std::nullopt : std::optional<int>(499));
+        w.answered = true;
+        co_return w;
+      }
+      if (!r.attempted && r.refusal) {
+        skipped_.emplace_back(group, r.refusal->reason);
+        trace_step_skip(group, r.refusal->reason);
+        if (r.refusal->reason.rfind("max_request_cost", 0) == 0) w.met_budget = false;
+      }
+      if (r.attempted) {
+        const auto fa = s_->policies->for_group(group).classes.action(r.failure);
+        if (fa == policy::Action::stop_and_alert) {
+          stop_and_alert(r);
+          w.may_degrade = false;
+          co_return w;
+        }
+        if (fa == policy::Action::fail_fast) break;  // the fallback says the request itself is wrong
+      }
+      if (!r.stop_reason.empty()) w.why = r.stop_reason;
     }
     if (gone_) {
       finish(false, 499);
-      co_return;
+      w.answered = true;
+      co_return w;
     }
-    core::Error err = primary.error ? *primary.error
-                                    : core::Error::gateway(503, "api_error",
-                                                           "no deployment of model group '" + call_.model + "' is available",
-                                                           "no_deployments_available");
+    if (!time_for_an_attempt()) w.met_budget = false;
+    co_return w;
+  }
+
+  /// Commercial limit (or any class configured stop_and_alert): no retry, no fallback that would
+  /// hide a billing problem, an operator alert, and the client told why.
+  void stop_and_alert(GroupResult& r) {
+    const std::string cls(policy::to_string(r.failure));
+    std::string where = call_.model;
+    std::string provider;
+    if (last_dep_) {
+      const auto& d = cfg_.model_list[*last_dep_];
+      provider = d.provider_prefix;
+      where = d.model_name + " (" + d.id + ", provider " + d.provider_prefix + ")";
+    }
+    const std::string upstream = r.error ? r.error->message : std::string();
+    alert(cls, provider.empty() ? where : provider,
+          "request " + call_.call_id + ": " + where + " answered " + cls + (upstream.empty() ? "" : ": " + upstream));
+    trace_step_stop("stop_and_alert: " + cls + " from " + where + "; no retry, no fallback to another provider");
+    if (r.error) {
+      core::Error& e = *r.error;
+      e.message = "Stopped by fallback policy: " + where + " answered " + cls +
+                  "; the request was not retried or sent to another provider (a second provider would hide a "
+                  "billing or quota problem) and an alert was raised. Upstream said: " +
+                  (upstream.empty() ? std::string("(no message)") : upstream);
+      e.upstream_body.clear();  // our own message, in the client's format
+      e.headers.emplace_back("x-tollgate-policy", "stop_and_alert; class=" + cls);
+    }
+  }
+
+  void alert(const std::string& kind, const std::string& subject, const std::string& message) {
+    if (s_->alerts) s_->alerts->raise(kind, subject, message);
+    else spdlog::error("ALERT {} {}: {}", kind, subject, message);
+  }
+
+  /// Sends the final error of a request that nothing could serve.
+  net::awaitable<void> fail(std::optional<core::Error> error, int) {
+    core::Error err = error ? *error
+                            : core::Error::gateway(503, "api_error",
+                                                   "no deployment of model group '" + call_.model + "' is available",
+                                                   "no_deployments_available");
+    trace_.outcome = "failed";
     auto headers = common_headers(std::nullopt);
     for (const auto& h : err.headers) headers.push_back(h);
     co_await sink_.send_error(err, headers);
     finish(false, err.status);
   }
 
- private:
   void on_client_gone() {
     gone_ = true;
     if (exchange_) exchange_->cancel();
@@ -254,71 +463,328 @@ class Run {
     if (timer_) timer_->cancel();
   }
 
+  void trace_step_skip(const std::string& group, const std::string& reason) {
+    TraceStep s;
+    s.kind = TraceStep::Kind::skip;
+    s.group = group;
+    s.reason = reason;
+    trace_.steps.push_back(std::move(s));
+  }
+  void trace_step_stop(const std::string& reason) {
+    TraceStep s;
+    s.kind = TraceStep::Kind::stop;
+    s.reason = reason;
+    trace_.steps.push_back(std::move(s));
+  }
+
+  /// Sets the decision on the last attempt step (what the loop does after it).
+  void decide(const std::string& decision) {
+    for (auto it = trace_.steps.rbegin(); it != trace_.steps.rend(); ++it)
+      if (it->kind == TraceStep::Kind::attempt) {
+        if (it->decision.empty()) it->decision = decision;
+        return;
+      }
+  }
+
   net::awaitable<GroupResult> try_group(std::string group, bool is_fallback) {
     GroupResult out;
-    std::vector<std::size_t> tried, refused;
+    std::vector<std::size_t> tried, refused, denied;
     std::optional<milliseconds> hint;
-    const int retries = std::max(0, cfg_.effective_num_retries);
+    const auto& gpol = s_->policies->for_group(group);
+    table_ = &gpol.classes;
     bool counted_fallback = false;
-    for (int n = 0; n <= retries;) {
+    for (int n = 0;; ) {
       if (gone_) break;
+      if (n > 0 && trace_.retries_used >= trace_.budget.max_retries) {
+        out.stop_reason = "retry budget exhausted (" + std::to_string(trace_.budget.max_retries) + ")";
+        decide("fallback");
+        break;
+      }
       auto dep = s_->router->select(group, tried, core::uniform01());
-      if (!dep || std::find(refused.begin(), refused.end(), *dep) != refused.end()) break;
+      if (!dep || std::find(refused.begin(), refused.end(), *dep) != refused.end() ||
+          std::find(denied.begin(), denied.end(), *dep) != denied.end())
+        break;
       const bool same_again = std::find(tried.begin(), tried.end(), *dep) != tried.end();
       if (n > 0) {
+        // A Retry-After longer than the time left: no point waiting, go to the fallback now.
+        if (hint && *hint >= time_left()) {
+          out.stop_reason = "retry-after " + std::to_string(hint->count()) + " ms exceeds the " +
+                            std::to_string(std::max<long long>(0, time_left().count())) + " ms left";
+          decide("fallback");
+          break;
+        }
         // A fresh deployment needs no wait; the same one waits out its backoff / Retry-After.
         routing::BackoffPolicy bp;
         bp.minimum = cfg_.router_settings.retry_after;
         milliseconds delay = same_again ? routing::backoff_delay(bp, n, hint, core::uniform01()) : bp.minimum;
-        if (s_->clock->now() + delay >= deadline_) break;  // no time left: go to the fallback now
+        if (s_->clock->now() + delay >= deadline_) {
+          out.stop_reason = "deadline: no time for the backoff of " + std::to_string(delay.count()) + " ms";
+          decide("fallback");
+          break;
+        }
         if (delay.count() > 0) {
           co_await sleep(delay);
           if (gone_) break;
         }
       }
-      if (s_->clock->now() >= deadline_) break;
+      if (!time_for_an_attempt()) {
+        out.stop_reason = "deadline: " + std::to_string(std::max<long long>(0, time_left().count())) + " ms left";
+        out.deadline_hit = true;
+        decide("fallback");
+        break;
+      }
+      // Circuit: an open deployment (or provider) is not tried; half-open lets one probe through.
+      const auto permit = s_->circuits->acquire(*dep);
+      if (permit == policy::Permit::denied) {
+        denied.push_back(*dep);
+        tried.push_back(*dep);
+        out.circuit_blocked = true;
+        continue;
+      }
+      // Cost ceiling over all of the request's attempts.
+      const budget::Nanos worst = worst_case(s_->prices[*dep], call_.body);
+      if (trace_.budget.max_request_cost < budget::kMaxNanos &&
+          budget::saturating_add(trace_.reserved_total, worst) > trace_.budget.max_request_cost) {
+        s_->circuits->release(*dep, permit);
+        refused.push_back(*dep);
+        tried.push_back(*dep);
+        out.refusal = Refusal{core::Error::gateway(429, "budget_exceeded",
+                                                   "max_request_cost: this request's attempts may reserve at most $" +
+                                                       budget::format_dollars(trace_.budget.max_request_cost) +
+                                                       "; $" + budget::format_dollars(trace_.reserved_total) +
+                                                       " is reserved and the next attempt needs up to $" +
+                                                       (worst >= budget::kMaxNanos ? std::string("an unknown amount (unpriced model)")
+                                                                                   : budget::format_dollars(worst)),
+                                                   "max_request_cost"),
+                              "max_request_cost"};
+        continue;
+      }
       // Admission right before the send: the reservation is never held across a wait.
       Held held(*s_->ledger);
       if (auto refusal = co_await admit_target(group, *dep, is_fallback, held)) {
+        s_->circuits->release(*dep, permit);
         refused.push_back(*dep);
         tried.push_back(*dep);
         out.refusal = std::move(refusal);
         continue;
       }
-      if (gone_ || s_->clock->now() >= deadline_) {
+      if (gone_ || !time_for_an_attempt()) {
+        s_->circuits->release(*dep, permit);
         settle_held(held, *dep, budget::SettleKind::no_usage, 0);  // admitted but never sent
         break;
       }
-      if (n > 0) ++retries_attempted_;
+      if (n > 0) ++trace_.retries_used;
       if (is_fallback && !counted_fallback) {
-        ++fallbacks_attempted_;
+        ++trace_.fallbacks_used;
         counted_fallback = true;
       }
+      trace_.reserved_total = budget::saturating_add(trace_.reserved_total, worst >= budget::kMaxNanos ? 0 : worst);
       out.attempted = true;
       ++n;
+      permit_ = permit;
+      reserved_now_ = held.reservation.empty() ? 0 : held.reservation.amount();
       AttemptResult r = co_await attempt(group, *dep);
+      const budget::Nanos before = cost_;
       settle(held, *dep, r);
+      if (!trace_.steps.empty() && trace_.steps.back().kind == TraceStep::Kind::attempt)
+        trace_.steps.back().charged = cost_ - before;
       if (r.ok) {
         out.ok = true;
+        served_dep_ = *dep;
+        decide("served");
         co_return out;
       }
       out.failure = r.failure;
       out.error = std::move(r.error);
       hint = r.retry_after;
       tried.push_back(*dep);
-      const auto action = policy::default_action(r.failure);
-      if (action == policy::Action::next_deployment) s_->router->cool_down(*dep);
-      if (action != policy::Action::retry_then_fallback && action != policy::Action::next_deployment) break;
+      const auto action = gpol.classes.action(r.failure);
+      if (action == policy::Action::next_deployment) {
+        const auto& d = cfg_.model_list[*dep];
+        s_->circuits->open_deployment(*dep, std::string(policy::to_string(r.failure)));
+        alert(std::string(policy::to_string(r.failure)), d.id,
+              "deployment " + d.id + " of " + d.model_name + " answered " + std::to_string(r.status) +
+                  ": its own credentials or configuration are wrong; its circuit is open");
+      }
+      const bool walks_on = action == policy::Action::retry_then_fallback || action == policy::Action::retry_with_circuit ||
+                            action == policy::Action::next_deployment;
+      if (!walks_on) {
+        decide(action == policy::Action::fallback ? "fallback"
+               : action == policy::Action::degrade ? "degrade"
+                                                   : "stop");
+        break;
+      }
+      decide(action == policy::Action::next_deployment ? "next_deployment" : "retry");
     }
     if (!out.attempted && !out.error && !out.refusal) {
       out.failure = FailureClass::retryable_capacity;
+      const std::string why = out.circuit_blocked ? "every deployment's circuit is open"
+                                                  : "every deployment is cooling down or at its rpm/tpm limit";
       auto err = core::Error::gateway(429, "rate_limit_exceeded",
-                                      "no deployment of model group '" + group +
-                                          "' is available: every deployment is cooling down or at its rpm/tpm limit",
+                                      "no deployment of model group '" + group + "' is available: " + why,
                                       "no_deployments_available");
       out.error = err;
+      if (out.circuit_blocked) trace_step_skip(group, "circuit open");
+      if (out.stop_reason.empty()) out.stop_reason = out.circuit_blocked ? "circuit open" : "no deployment available";
     }
+    // A retry that was decided but could not start (deadline, budget, nothing left to select)
+    // means the walk moves on.
+    for (auto it = trace_.steps.rbegin(); it != trace_.steps.rend(); ++it)
+      if (it->kind == TraceStep::Kind::attempt) {
+        if ((it->decision == "retry" || it->decision == "next_deployment") && !out.ok && it->group == group &&
+            &*it == &trace_.steps.back())
+          it->decision = "fallback";
+        break;
+      }
     co_return out;
+  }
+
+  /// The cache key of this request for the stale_cache mode.
+  std::string cache_key() const {
+    json::object b = call_.body;
+    b.erase("stream");
+    b.erase("stream_options");
+    const auto& p = principal();
+    const std::string caller = p.key ? "key:" + p.key->token_hash : p.is_master ? "master" : "anonymous";
+    return policy::StaleCache::key_for(caller, call_.model, json::serialize(b));
+  }
+
+  /// Runs the group's degradation mode (issue 4 §5). `why` says what led here; `error` is the
+  /// error the client gets when the mode cannot answer either.
+  net::awaitable<void> degrade(const config::DegradationConfig& dc, std::string why, std::optional<core::Error> error) {
+    const std::string mode(config::to_string(dc.mode));
+    TraceStep st;
+    st.kind = TraceStep::Kind::degrade;
+    st.group = dc.model;
+    st.reason = mode + " (" + why + ")";
+    trace_.steps.push_back(std::move(st));
+    switch (dc.mode) {
+      case config::DegradationMode::none: break;
+      case config::DegradationMode::equivalent:
+      case config::DegradationMode::reduced: {
+        if (!s_->groups->contains(dc.model) || !time_for_an_attempt()) break;
+        if (dc.mode == config::DegradationMode::reduced && dc.max_tokens) cap_output_tokens(*dc.max_tokens);
+        degradation_ = mode;
+        caveat_ = dc.caveat;
+        GroupResult r = co_await try_group(dc.model, true);
+        if (r.ok || gone_) {
+          trace_.degradation = r.ok ? mode : std::string();
+          finish(r.ok, r.ok ? std::nullopt : std::optional<int>(499));
+          co_return;
+        }
+        degradation_.clear();
+        if (!r.attempted && r.refusal) trace_step_skip(dc.model, r.refusal->reason);
+        break;
+      }
+      case config::DegradationMode::stale_cache: {
+        const auto max_age = dc.max_age.value_or(milliseconds(3'600'000));
+        auto hit = s_->stale_cache->get(cache_key(), max_age, s_->clock->now());
+        if (!hit) {
+          trace_step_stop("stale_cache: no answer to an identical request in the last " +
+                          std::to_string(max_age.count()) + " ms");
+          break;
+        }
+        auto parsed = parse_completion(hit->body);
+        if (!parsed) break;
+        degradation_ = mode;
+        cache_age_ = hit->age;
+        trace_.degradation = mode;
+        co_await send_cached(*parsed, std::move(hit->body));
+        finish(true, std::nullopt);
+        co_return;
+      }
+      case config::DegradationMode::deferred: {
+        if (!s_->jobs) {
+          trace_step_stop("deferred: no job store is configured");
+          break;
+        }
+        store::JobRecord job;
+        job.model_group = call_.model;
+        job.call_type = call_.call_type;
+        if (principal().key) job.api_key = principal().key->token_hash;
+        json::object b = call_.body;
+        b.erase("stream");
+        b.erase("stream_options");
+        job.request_body = json::serialize(b);
+        job.status = "queued";
+        auto stored = co_await s_->jobs->defer(std::move(job));
+        if (!stored) {
+          trace_step_stop("deferred: the job could not be stored: " + stored.error());
+          break;
+        }
+        degradation_ = mode;
+        trace_.degradation = mode;
+        trace_.outcome = "deferred";
+        auto headers = common_headers(std::nullopt);
+        headers.emplace_back("location", "/v1/tollgate/jobs/" + stored->id);
+        auto body = job_accepted_json(*stored, why);
+        co_await sink_.send_json(202, body, headers);
+        finish(false, 202);
+        co_return;
+      }
+      case config::DegradationMode::fail_fast: {
+        trace_.degradation = mode;
+        degradation_ = mode;
+        auto err = core::Error::gateway(
+            503, "api_error",
+            "model group '" + call_.model + "' is degraded by policy (fallback_policy degradation mode fail_fast): " +
+                why + (error ? "; last upstream error: " + error->message : std::string()),
+            "degraded_fail_fast");
+        co_await fail(err, 0);
+        co_return;
+      }
+    }
+    co_await fail(std::move(error), 0);
+  }
+
+  /// The reduced mode's output cap, applied to the body every later attempt sends.
+  void cap_output_tokens(std::int64_t cap) {
+    // One of the two fields: OpenAI refuses a request that sets both.
+    const char* k = call_.body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    if (auto* v = call_.body.if_contains(k); v && v->is_int64() && v->as_int64() > 0 && v->as_int64() <= cap) return;
+    call_.body[k] = cap;
+  }
+
+  static std::optional<json::object> parse_completion(const std::string& text) {
+    boost::system::error_code ec;
+    auto v = json::parse(text, ec);
+    if (ec || !v.is_object()) return std::nullopt;
+    return std::move(v.as_object());
+  }
+
+  /// Answers from the stale cache, as JSON or as an event stream.
+  net::awaitable<void> send_cached(const json::object& completion, std::string raw) {
+    auto headers = common_headers(std::nullopt);
+    if (!call_.stream) {
+      if (!co_await sink_.send_completion(completion, std::move(raw), headers)) gone_ = true;
+      co_return;
+    }
+    if (!co_await sink_.begin_stream(headers)) {
+      gone_ = true;
+      co_return;
+    }
+    const auto chunks = completion_to_chunks(completion, call_.include_usage);
+    Usage u;
+    if (auto* uv = completion.if_contains("usage")) u = providers::usage_from_openai(*uv);
+    if (!co_await sink_.stream_chunks(chunks, u)) {
+      gone_ = true;
+      co_return;
+    }
+    const std::optional<core::Error> no_error;
+    co_await sink_.end_stream(no_error);
+  }
+
+  static std::string job_accepted_json(const store::JobRecord& job, const std::string& why) {
+    json::object o;
+    o["id"] = job.id;
+    o["object"] = "tollgate.job";
+    o["status"] = job.status;
+    o["model"] = job.model_group;
+    o["created"] = job.created_ms / 1000;
+    o["degradation"] = "deferred";
+    o["reason"] = why;
+    o["url"] = "/v1/tollgate/jobs/" + job.id;
+    return json::serialize(o);
   }
 
   /// A reservation held for one attempt; settled as `unknown` if the attempt is abandoned.
@@ -425,6 +891,10 @@ class Run {
   }
 
   net::awaitable<void> sleep(milliseconds d) {
+    if (s_->virtual_time) {  // simulation: time is virtual
+      s_->virtual_time->advance(d);
+      co_return;
+    }
     auto exec = co_await net::this_coro::executor;
     net::steady_timer t(exec, d);
     timer_ = &t;
@@ -440,12 +910,13 @@ class Run {
   }
 
   /// Fills in the failure of an attempt that got an HTTP error status.
-  AttemptResult upstream_failure(const config::Deployment& d, const providers::Provider& p, http::Exchange& ex,
+  AttemptResult upstream_failure(const config::Deployment& d, const providers::Provider& p, http::UpstreamExchange& ex,
                                  std::string body) {
     AttemptResult r;
     const int status = ex.status();
+    r.status = status;
     policy::Outcome oc = p.parse_error(status, body);
-    r.failure = policy::classify(oc);
+    r.failure = table_->classify(oc);
     core::Error& e = r.error;
     e.status = status;
     e.origin = core::ErrorOrigin::upstream;
@@ -464,18 +935,55 @@ class Run {
     return r;
   }
 
+  /// Keeps a full (not degraded) answer for the stale_cache mode of the requested group.
+  void remember_answer(const json::object& completion, const std::string& raw) {
+    if (!degradation_.empty()) return;
+    if (s_->policies->for_group(call_.model).degradation.mode != config::DegradationMode::stale_cache) return;
+    s_->stale_cache->put(cache_key(), raw.empty() ? json::serialize(completion) : raw, s_->clock->now());
+  }
+
+  /// The class of a transport-level event through the group's table.
+  FailureClass classify_event(policy::TransportEvent ev, int status) const {
+    policy::Outcome oc;
+    oc.transport = ev;
+    oc.status = status;
+    return table_->classify(oc);
+  }
+
+  /// Records a finished attempt: headers, trace, routing statistics and the circuits.
   void record(const std::string& group, std::size_t dep, int status, std::optional<FailureClass> failure,
               core::SteadyTime started, long long tokens) {
     const auto now = s_->clock->now();
     const auto dur = ms_between(started, now);
     upstream_ms_ += dur;
     attempts_.push_back(AttemptRecord{group, dep, status, failure, dur});
-    // Only the deployment's own failures count toward its cooldown: not the caller's errors,
+    const auto& d = cfg_.model_list[dep];
+    TraceStep st;
+    st.kind = TraceStep::Kind::attempt;
+    st.group = group;
+    st.deployment = d.id;
+    st.provider = d.provider_prefix;
+    st.circuit = permit_ == policy::Permit::probe ? "half_open" : "closed";
+    st.status = status;
+    if (failure) {
+      st.failure_class = std::string(policy::to_string(*failure));
+      st.action = std::string(policy::to_string(table_->action(*failure)));
+    }
+    st.duration_ms = dur;
+    st.reserved = reserved_now_;
+    trace_.steps.push_back(std::move(st));
+    s_->router->on_attempt_end(dep, failure.has_value(), milliseconds(dur), tokens);
+    // Only the deployment's own failures count against its circuit: not the caller's errors,
     // and not an attempt the client abandoned by hanging up.
-    const bool deployment_failed = failure.has_value() && !gone_ && *failure != FailureClass::caller_fix_required &&
-                                   *failure != FailureClass::context_overflow &&
-                                   *failure != FailureClass::content_policy;
-    s_->router->on_attempt_end(dep, deployment_failed, milliseconds(dur), tokens);
+    if (!failure) {
+      s_->circuits->on_success(dep);
+    } else if (!gone_ && policy::counts_against_deployment(*failure)) {
+      s_->circuits->on_failure(dep, *failure);
+    } else {
+      s_->circuits->release(dep, permit_);
+    }
+    permit_ = policy::Permit::closed;
+    if (s_->metrics) count_attempt(group, d, failure);
   }
 
   net::awaitable<AttemptResult> attempt(std::string group, std::size_t dep) {
@@ -493,21 +1001,20 @@ class Run {
       record(group, dep, 0, r.failure, started, 0);
       co_return r;
     }
-    auto* pool = http::UpstreamPool::current();
     const auto dl = attempt_deadline(d);
     http::CancelToken token;
     token_ = &token;
-    auto started_ex = co_await http::Exchange::start(*pool, *req, dl, &token);
+    auto started_ex = co_await s_->transport->start(*req, dl, &token);
     token_ = nullptr;
     if (!started_ex) {
       policy::Outcome oc;
       oc.transport = transport_event(started_ex.error());
-      r.failure = policy::classify(oc);
+      r.failure = table_->classify(oc);
       r.error = transport_error(started_ex.error(), d);
       record(group, dep, 0, r.failure, started, 0);
       co_return r;
     }
-    std::unique_ptr<http::Exchange> ex = std::move(*started_ex);
+    std::unique_ptr<http::UpstreamExchange> ex = std::move(*started_ex);
     exchange_ = ex.get();
     if (gone_) ex->cancel();
     const auto limit = static_cast<std::size_t>(cfg_.tollgate_settings.max_upstream_body_bytes);
@@ -527,7 +1034,7 @@ class Run {
       if (!body) {
         policy::Outcome oc;
         oc.transport = transport_event(body.error());
-        r.failure = policy::classify(oc);
+        r.failure = table_->classify(oc);
         r.error = body.error().kind == http::TransportError::Kind::body_too_large
                       ? malformed_error(d, "answered a body larger than " + std::to_string(limit) + " bytes")
                       : transport_error(body.error(), d);
@@ -539,7 +1046,7 @@ class Run {
       exchange_ = nullptr;
       auto completion = provider.parse_response(d, *body);
       if (!completion) {
-        r.failure = FailureClass::transient_provider_error;
+        r.failure = classify_event(policy::TransportEvent::malformed_body, status);
         r.error = malformed_error(d, "answered an invalid response: " + completion.error());
         record(group, dep, status, r.failure, started, 0);
         co_return r;
@@ -553,6 +1060,7 @@ class Run {
       cost_preview_ = attempt_cost(s_->prices[dep], u);
       auto headers = common_headers(dep);
       std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
+      remember_answer(*completion, raw);
       if (!co_await sink_.send_completion(*completion, std::move(raw), headers)) gone_ = true;
       r.ok = true;
       co_return r;
@@ -565,7 +1073,7 @@ class Run {
 
   /// Streams an upstream 2xx to the client. Until the first chunk is ready nothing is sent, so
   /// a stream that breaks before its first event still counts as a failed attempt.
-  net::awaitable<AttemptResult> relay_stream(std::string group, std::size_t dep, std::unique_ptr<http::Exchange> ex,
+  net::awaitable<AttemptResult> relay_stream(std::string group, std::size_t dep, std::unique_ptr<http::UpstreamExchange> ex,
                                              core::SteadyTime started, core::SteadyTime first_byte_deadline) {
     const auto& d = cfg_.model_list[dep];
     const auto& provider = providers::provider_for(d.provider);
@@ -580,7 +1088,7 @@ class Run {
 
     const auto ct = ex->header("content-type");
     if (ct.find("text/event-stream") == std::string_view::npos) {
-      r.failure = FailureClass::transient_provider_error;
+      r.failure = classify_event(policy::TransportEvent::malformed_body, ex->status());
       r.error = malformed_error(d, "answered a stream request without an event stream (content-type '" +
                                        std::string(ct) + "')");
       exchange_ = nullptr;
@@ -596,7 +1104,7 @@ class Run {
         if (!committed) {
           policy::Outcome oc;
           oc.transport = transport_event(got.error());
-          r.failure = policy::classify(oc);
+          r.failure = table_->classify(oc);
           r.error = transport_error(got.error(), d);
           exchange_ = nullptr;
           record(group, dep, ex->status(), r.failure, started, 0);
@@ -610,7 +1118,7 @@ class Run {
       if (!parser.feed(raw, [&](const http::SseEvent& ev) { decoder->on_event(ev, chunks); })) {
         // An event line beyond the parser's limit: garbage, not an LLM stream.
         if (!committed) {
-          r.failure = FailureClass::transient_provider_error;
+          r.failure = classify_event(policy::TransportEvent::malformed_body, ex->status());
           r.error = malformed_error(d, "sent a malformed event stream");
           ex->cancel();
           exchange_ = nullptr;
@@ -621,7 +1129,7 @@ class Run {
         break;
       }
       if (auto err = decoder->error(); err && !committed) {
-        r.failure = policy::classify(*err);
+        r.failure = table_->classify(*err);
         r.error.status = err->status;
         r.error.type = err->error_type.empty() ? "api_error" : err->error_type;
         r.error.code = err->error_code;
@@ -657,7 +1165,7 @@ class Run {
       if (decoder->finished() || at_end) {
         if (!decoder->finished()) {
           if (!committed) {
-            r.failure = FailureClass::transient_provider_error;
+            r.failure = classify_event(policy::TransportEvent::malformed_body, ex->status());
             r.error = malformed_error(d, "ended its stream before sending any event");
             exchange_ = nullptr;
             record(group, dep, ex->status(), r.failure, started, 0);
@@ -688,7 +1196,7 @@ class Run {
     if (!committed) {
       // Nothing reached the client: the client left, or the stream failed before its first event.
       r.ok = false;
-      r.failure = FailureClass::unknown_outcome;
+      r.failure = classify_event(policy::TransportEvent::reset_after_send, ex->status());
       r.error = malformed_error(d, "stream failed before its first event");
       record(group, dep, ex->status(), r.failure, started, 0);
       co_return r;
@@ -701,6 +1209,21 @@ class Run {
 
   /// Writes the request's spend log row (off the request path: the store's writer batches it).
   void finish(bool ok, std::optional<int> status) {
+    outcome_.served = ok;
+    outcome_.status = ok ? 200 : status.value_or(0);
+    if (!ok && !attempts_.empty() && attempts_.back().failure) {
+      const auto c = *attempts_.back().failure;
+      outcome_.retryable = c == FailureClass::retryable_capacity || c == FailureClass::transient_provider_error ||
+                           c == FailureClass::unknown_outcome;
+    } else if (!ok && attempts_.empty()) {
+      outcome_.retryable = status.value_or(0) == 429 || status.value_or(0) >= 500;
+    }
+    trace_.elapsed_ms = ms_between(call_.start, s_->clock->now());
+    trace_.charged_total = cost_;
+    if (trace_.outcome.empty()) trace_.outcome = ok ? (trace_.degradation.empty() ? "served" : "degraded") : gone_ ? "client_gone" : "failed";
+    if (ok && served_dep_) trace_.served_by = cfg_.model_list[*served_dep_].model_name + "/" + cfg_.model_list[*served_dep_].id;
+    if (ok && trace_.degradation == "stale_cache") trace_.served_by = "stale_cache";
+    if (s_->metrics) count_request(ok, outcome_.status);
     if (!s_->store || cfg_.general_settings.disable_spend_logs) return;
     const auto& p = principal();
     store::SpendLogRow row;
@@ -717,7 +1240,7 @@ class Run {
     row.request_tags = p.tags;
     row.requested_model = call_.model;
     row.model_group = call_.model;
-    const auto served = ok ? last_dep_ : std::nullopt;
+    const auto served = ok ? served_dep_ : std::nullopt;
     if (served) {
       const auto& d = cfg_.model_list[*served];
       row.model_group = d.model_name;
@@ -759,6 +1282,8 @@ class Run {
     row.request_duration_ms = elapsed;
     row.status = ok ? "success" : "failure";
     if (status) row.error_status = std::to_string(*status);
+    row.degradation = trace_.degradation;
+    row.decision = json::serialize(trace_.to_json());
     s_->store->append_spend_log(std::move(row));
   }
 
@@ -767,9 +1292,9 @@ class Run {
     const auto now = s_->clock->now();
     const long long total = ms_between(call_.start, now);
     h.emplace_back("x-litellm-call-id", call_.call_id);
-    h.emplace_back("x-litellm-attempted-retries", std::to_string(retries_attempted_));
-    h.emplace_back("x-litellm-max-retries", std::to_string(cfg_.effective_num_retries));
-    h.emplace_back("x-litellm-attempted-fallbacks", std::to_string(fallbacks_attempted_));
+    h.emplace_back("x-litellm-attempted-retries", std::to_string(trace_.retries_used));
+    h.emplace_back("x-litellm-max-retries", std::to_string(trace_.budget.max_retries));
+    h.emplace_back("x-litellm-attempted-fallbacks", std::to_string(trace_.fallbacks_used));
     h.emplace_back("x-litellm-response-duration-ms", std::to_string(total));
     h.emplace_back("x-litellm-overhead-duration-ms", std::to_string(std::max(0LL, total - upstream_ms_)));
     const auto served = dep ? dep : last_dep_;
@@ -800,6 +1325,28 @@ class Run {
       h.emplace_back("x-tollgate-skipped-fallbacks", s);
     }
     if (dep && !call_.stream) h.emplace_back("x-litellm-response-cost", budget::format_dollars(cost_preview_));
+    {
+      DecisionTrace t = trace_;
+      t.elapsed_ms = total;
+      if (dep && (t.steps.empty() || t.steps.back().kind != TraceStep::Kind::attempt ||
+                  !t.steps.back().failure_class.empty() || t.steps.back().deployment != cfg_.model_list[*dep].id)) {
+        TraceStep st;
+        st.kind = TraceStep::Kind::attempt;
+        st.group = cfg_.model_list[*dep].model_name;
+        st.deployment = cfg_.model_list[*dep].id;
+        t.steps.push_back(std::move(st));
+      }
+      h.emplace_back("x-tollgate-decision", header_safe(t.compact()));
+    }
+    if (!degradation_.empty()) {
+      std::string label = degradation_;
+      if (degradation_ == "stale_cache") {
+        label += "; age=" + std::to_string(cache_age_.count() / 1000) + "s";
+        h.emplace_back("age", std::to_string(cache_age_.count() / 1000));
+      }
+      h.emplace_back("x-tollgate-degradation", label);
+      if (!caveat_.empty()) h.emplace_back("x-tollgate-degradation-caveat", header_safe(caveat_));
+    }
     if (const auto& k = principal().key) {
       if (auto st = s_->ledger->state(budget::ScopeId{budget::ScopeKind::key, k->token_hash}, std::chrono::system_clock::now())) {
         const budget::Nanos spent = st->spent + (dep ? cost_preview_ : 0);
@@ -816,17 +1363,57 @@ class Run {
     return h;
   }
 
+  /// Header values are one line of visible ASCII: anything else becomes a space.
+  static std::string header_safe(std::string v) {
+    for (auto& c : v)
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = ' ';
+    return v;
+  }
+
+  void count_request(bool ok, int status) {
+    auto& m = *s_->metrics;
+    m.counter("tollgate_requests_total", "Model requests by requested model group and result",
+              {"model_group", "result", "degradation"})
+        .inc({call_.model, ok ? "served" : std::to_string(status), trace_.degradation.empty() ? "none" : trace_.degradation});
+    m.histogram("tollgate_request_duration_ms", "Whole-request latency in milliseconds, all attempts included",
+                {"model_group"}, {50, 100, 250, 500, 1000, 2000, 5000, 10000, 30000, 60000})
+        .observe({call_.model}, static_cast<double>(trace_.elapsed_ms));
+    const long long over = trace_.elapsed_ms - trace_.budget.deadline.count();
+    if (over > 0)
+      m.counter("tollgate_deadline_overruns_total", "Requests that ended after their deadline", {"model_group"})
+          .inc({call_.model});
+    if (trace_.retries_used > 0)
+      m.counter("tollgate_retries_total", "Retries spent", {"model_group"}).add({call_.model}, trace_.retries_used);
+    if (trace_.fallbacks_used > 0)
+      m.counter("tollgate_fallbacks_total", "Fallback targets attempted", {"model_group"})
+          .add({call_.model}, trace_.fallbacks_used);
+  }
+
+  void count_attempt(const std::string& group, const config::Deployment& d, std::optional<FailureClass> failure) {
+    s_->metrics
+        ->counter("tollgate_upstream_attempts_total", "Upstream attempts by deployment and outcome (ok or failure class)",
+                  {"model_group", "deployment", "provider", "outcome"})
+        .inc({group, d.id, d.provider_prefix, failure ? std::string(policy::to_string(*failure)) : std::string("ok")});
+  }
+
   std::shared_ptr<Services> s_;
   const config::Config& cfg_;
   ChatCall call_;
   ResponseSink& sink_;
   core::SteadyTime deadline_{};
   bool gone_ = false;
-  http::Exchange* exchange_ = nullptr;
+  http::UpstreamExchange* exchange_ = nullptr;
   http::CancelToken* token_ = nullptr;
   net::steady_timer* timer_ = nullptr;
-  int retries_attempted_ = 0;
-  int fallbacks_attempted_ = 0;
+  RunOutcome outcome_;
+  DecisionTrace trace_;
+  const policy::ClassTable* table_ = nullptr;   ///< classification table of the group being tried
+  policy::Permit permit_ = policy::Permit::closed;  ///< circuit permit of the attempt in flight
+  budget::Nanos reserved_now_ = 0;              ///< reservation of the attempt in flight
+  std::optional<std::size_t> served_dep_;
+  std::string degradation_;                     ///< label of a degraded answer ("reduced", ...)
+  std::string caveat_;
+  milliseconds cache_age_{0};
   long long upstream_ms_ = 0;
   std::optional<std::size_t> last_dep_;
   std::vector<AttemptRecord> attempts_;
@@ -844,9 +1431,9 @@ class Run {
 
 }  // namespace
 
-net::awaitable<void> run_chat(std::shared_ptr<Services> services, ChatCall call, ResponseSink& sink) {
+net::awaitable<RunOutcome> run_chat(std::shared_ptr<Services> services, ChatCall call, ResponseSink& sink) {
   Run run(std::move(services), std::move(call), sink);
-  co_await run.go();
+  co_return co_await run.go();
 }
 
 }  // namespace tollgate::pipeline

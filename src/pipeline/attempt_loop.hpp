@@ -16,20 +16,44 @@
 #include "budget/pricing.hpp"
 #include "config/config.hpp"
 #include "core/clock.hpp"
+#include "http/client.hpp"
+#include "pipeline/jobs.hpp"
 #include "pipeline/sink.hpp"
+#include "policy/circuit.hpp"
+#include "policy/group_policy.hpp"
 #include "policy/rate_limit.hpp"
+#include "policy/request_budget.hpp"
+#include "policy/stale_cache.hpp"
+#include "telemetry/alerts.hpp"
+#include "telemetry/metrics.hpp"
 #include "routing/router.hpp"
 #include "store/store.hpp"
 
 namespace tollgate::pipeline {
 
-/// Shared per-process services of the pipeline. The config is immutable; RouterState is
-/// internally synchronised.
+/// Shared per-process services of the pipeline. The config and policies are immutable; the
+/// router, circuits, ledger, limiter and cache are internally synchronised.
 struct Services {
   std::shared_ptr<const config::Config> config;
   const core::Clock* clock = &core::SystemClock::instance();
   std::unique_ptr<routing::ModelGroups> groups;
+  /// Each model group's compiled failure policy (classes, budgets, degradation).
+  std::unique_ptr<policy::PolicySet> policies;
+  /// Deployment, provider and feature circuits (read by the router and the attempt loop).
+  std::unique_ptr<policy::Circuits> circuits;
   std::unique_ptr<routing::RouterState> router;
+  /// Answers kept for the `stale_cache` degradation mode.
+  std::unique_ptr<policy::StaleCache> stale_cache;
+  /// Prometheus metrics (GET /metrics) and operator alerts (GET /tollgate/alerts).
+  std::shared_ptr<telemetry::Registry> metrics;
+  std::shared_ptr<telemetry::Alerts> alerts;
+  /// How attempts reach upstreams: the network (PooledTransport), or scripted (`tollgate simulate`).
+  std::shared_ptr<http::Transport> transport;
+  /// Simulation only: time is virtual, waits (backoff, Retry-After) advance this clock instead.
+  core::ManualClock* virtual_time = nullptr;
+  /// Where the `deferred` degradation mode queues jobs; null = deferral unavailable (answered
+  /// as fail_fast naming the reason).
+  JobQueue* jobs = nullptr;
   /// The in-memory budget ledger: a cache of the durable ledger in `store`.
   std::unique_ptr<budget::Ledger> ledger;
   /// Each deployment's resolved price (index = Config::model_list index).
@@ -57,10 +81,23 @@ struct ChatCall {
   /// Who is calling (never null once authenticated; a default Principal when no auth is configured).
   std::shared_ptr<const auth::Principal> principal;
   std::string call_type = "acompletion";  ///< spend log call_type ("acompletion", "anthropic_messages")
+  /// Budget tightening from the key's metadata (`tollgate_request_budget`) and from the request's
+  /// x-tollgate-* headers, applied in that order over the group's configured budget.
+  policy::BudgetOverride key_budget;
+  policy::BudgetOverride request_budget;
+  /// False for the run of a deferred job: it may not be degraded (deferred) again.
+  bool allow_degradation = true;
+};
+
+/// What a run ended with, for callers that need it (the deferred-job runner).
+struct RunOutcome {
+  bool served = false;
+  int status = 0;
+  bool retryable = false;  ///< failed with a capacity/transient/unknown class: worth running again later
 };
 
 /// Runs `call` to completion, writing the answer (or the right error) to `sink`. Never throws
 /// for expected failures; every upstream attempt goes through here.
-boost::asio::awaitable<void> run_chat(std::shared_ptr<Services> services, ChatCall call, ResponseSink& sink);
+boost::asio::awaitable<RunOutcome> run_chat(std::shared_ptr<Services> services, ChatCall call, ResponseSink& sink);
 
 }  // namespace tollgate::pipeline

@@ -27,6 +27,8 @@ class ResponseSink {
   /// upstream's own serialisation of it when it may be relayed unchanged (else empty).
   virtual boost::asio::awaitable<bool> send_completion(const boost::json::object& completion, std::string raw,
                                                        const Headers& headers) = 0;
+  /// A JSON answer the gateway makes itself, not a completion (202 for a deferred job).
+  virtual boost::asio::awaitable<bool> send_json(int status, std::string body, const Headers& headers) = 0;
   /// A failure before anything was sent.
   virtual boost::asio::awaitable<bool> send_error(const core::Error& error, const Headers& headers) = 0;
   /// Starts a 200 event stream.

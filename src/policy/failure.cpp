@@ -6,95 +6,168 @@
 namespace tollgate::policy {
 namespace {
 
+using FC = FailureClass;
+
+/// Classes in matching priority order (failure.hpp): the specific beats the generic.
+constexpr FC kPriority[] = {
+    FC::commercial_limit,         FC::context_overflow,   FC::content_policy,
+    FC::deployment_misconfigured, FC::retryable_capacity, FC::transient_provider_error,
+    FC::caller_fix_required,      FC::unknown_outcome,
+};
+static_assert(std::size(kPriority) == config::kFailureClassCount);
+
+constexpr std::size_t idx(FC c) { return static_cast<std::size_t>(c); }
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
 bool contains_ci(std::string_view hay, std::string_view needle) {
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-  });
+  if (needle.empty()) return false;  // an empty pattern would match everything
+  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
+                        [](char a, char b) { return lower(a) == lower(b); });
   return it != hay.end();
 }
 
-bool is_context_overflow(const Outcome& o) {
-  if (o.error_code == "context_length_exceeded" || o.error_type == "context_length_exceeded") return true;
-  // Providers without a code say it in words (Anthropic: "prompt is too long: N tokens > M maximum").
-  return contains_ci(o.message, "context length") || contains_ci(o.message, "context window") ||
-         contains_ci(o.message, "prompt is too long") || contains_ci(o.message, "too many tokens");
+bool equals_ci(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
 }
 
-bool is_content_policy(const Outcome& o) {
-  return o.error_code == "content_filter" || o.error_code == "content_policy_violation" ||
-         o.error_type == "content_filter" || o.error_type == "content_policy_violation" ||
-         contains_ci(o.message, "content management policy") || contains_ci(o.message, "content policy");
+template <class T>
+bool has(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-bool is_commercial(const Outcome& o) {
-  static constexpr std::string_view codes[] = {"insufficient_quota", "billing_error",
-                                               "organization_spend_limit_exceeded", "billing_hard_limit_reached",
-                                               "billing_not_active", "quota_exceeded"};
-  for (auto c : codes)
-    if (o.error_code == c || o.error_type == c) return true;
-  return o.status == 402;
+/// Removes from `v` every element equal (by `eq`) to one of `taken`.
+template <class T, class Eq>
+void remove_all(std::vector<T>& v, const std::vector<T>& taken, Eq eq) {
+  std::erase_if(v, [&](const T& x) {
+    return std::any_of(taken.begin(), taken.end(), [&](const T& t) { return eq(x, t); });
+  });
+}
+
+/// One class's default rule, in the shape of a config override.
+config::ClassRuleConfig rule(FC c, std::vector<int> status, std::vector<std::string> codes,
+                             std::vector<std::string> messages, std::vector<TransportEvent> transport, Action action) {
+  config::ClassRuleConfig r;
+  r.cls = c;
+  r.status = std::move(status);
+  r.codes = std::move(codes);
+  r.messages = std::move(messages);
+  r.transport = std::move(transport);
+  r.action = action;
+  return r;
+}
+
+/// The default table (failure.hpp; docs/failure_policy.md), as data: an empty table with every
+/// class's rule given in full.
+ClassTable build_defaults() {
+  using TE = TransportEvent;
+  const std::vector<config::ClassRuleConfig> rules = {
+      rule(FC::retryable_capacity, {408, 429, 503, 504, 529},
+           {"rate_limit_exceeded", "rate_limit_error", "overloaded_error"}, {}, {}, Action::retry_then_fallback),
+      rule(FC::transient_provider_error, {500, 502}, {}, {},
+           {TE::connect_failed, TE::failed_before_send, TE::malformed_body, TE::oversized_body},
+           Action::retry_with_circuit),
+      rule(FC::caller_fix_required, {400, 404, 413, 422}, {}, {}, {}, Action::fail_fast),
+      // Providers without a code say it in words (Anthropic: "prompt is too long: N tokens > M maximum").
+      rule(FC::context_overflow, {}, {"context_length_exceeded"},
+           {"context length", "context window", "prompt is too long", "too many tokens"}, {}, Action::fallback),
+      rule(FC::content_policy, {}, {"content_filter", "content_policy_violation"},
+           {"content management policy", "content policy"}, {}, Action::fallback),
+      rule(FC::commercial_limit, {402},
+           {"insufficient_quota", "billing_error", "organization_spend_limit_exceeded", "billing_hard_limit_reached",
+            "billing_not_active", "quota_exceeded"},
+           {}, {}, Action::stop_and_alert),
+      rule(FC::deployment_misconfigured, {401, 403}, {}, {}, {}, Action::next_deployment),
+      rule(FC::unknown_outcome, {}, {}, {}, {TE::reset_after_send, TE::timeout_after_send},
+           Action::retry_then_fallback),
+  };
+  return ClassTable{}.with(rules);
 }
 
 }  // namespace
 
-FailureClass classify(const Outcome& o) {
-  switch (o.transport) {
-    case TransportEvent::connect_failed:
-    case TransportEvent::failed_before_send:
-    case TransportEvent::malformed_body:
-    case TransportEvent::oversized_body:
-      return FailureClass::transient_provider_error;
-    case TransportEvent::reset_after_send:
-    case TransportEvent::timeout_after_send:
-      return FailureClass::unknown_outcome;
-    case TransportEvent::none:
-      break;
+const ClassTable& ClassTable::defaults() {
+  static const ClassTable table = build_defaults();
+  return table;
+}
+
+ClassTable ClassTable::with(const std::vector<config::ClassRuleConfig>& overrides) const {
+  ClassTable t = *this;
+  for (const config::ClassRuleConfig& o : overrides) {
+    const std::size_t me = idx(o.cls);
+    if (me >= t.rules_.size()) continue;
+    // A list named by an override claims its entries: they leave every other class's list, so
+    // that "move 503 to caller_fix_required" works whatever the priority order says.
+    for (std::size_t other = 0; other < t.rules_.size(); ++other) {
+      if (other == me) continue;
+      ClassRule& r = t.rules_[other];
+      if (o.status) remove_all(r.status, *o.status, std::equal_to<>{});
+      if (o.codes) remove_all(r.codes, *o.codes, std::equal_to<>{});
+      if (o.messages) remove_all(r.messages, *o.messages, [](const std::string& a, const std::string& b) { return equals_ci(a, b); });
+      if (o.transport) remove_all(r.transport, *o.transport, std::equal_to<>{});
+    }
+    ClassRule& mine = t.rules_[me];
+    if (o.status) mine.status = *o.status;
+    if (o.codes) mine.codes = *o.codes;
+    if (o.messages) mine.messages = *o.messages;
+    if (o.transport) mine.transport = *o.transport;
+    if (o.action) mine.action = *o.action;
   }
-  if (is_commercial(o)) return FailureClass::commercial_limit;
+  return t;
+}
+
+FailureClass ClassTable::classify(const Outcome& o) const {
+  // (1) transport event
+  if (o.transport != TransportEvent::none) {
+    for (FC c : kPriority)
+      if (has(rules_[idx(c)].transport, o.transport)) return c;
+  }
+  // (2) error code / type, exact
+  if (!o.error_code.empty() || !o.error_type.empty()) {
+    for (FC c : kPriority) {
+      for (const std::string& code : rules_[idx(c)].codes) {
+        if (code.empty()) continue;
+        if (code == o.error_code || code == o.error_type) return c;
+      }
+    }
+  }
+  // (3) message substrings, 4xx only
   const int s = o.status;
-  if (s == 400 || s == 413 || s == 422) {
-    if (is_context_overflow(o)) return FailureClass::context_overflow;
-    if (is_content_policy(o)) return FailureClass::content_policy;
-    return FailureClass::caller_fix_required;
+  if (s >= 400 && s < 500 && !o.message.empty()) {
+    for (FC c : kPriority)
+      for (const std::string& m : rules_[idx(c)].messages)
+        if (contains_ci(o.message, m)) return c;
   }
-  if (s == 401 || s == 403) return FailureClass::deployment_misconfigured;
-  if (s == 408 || s == 429 || s == 503 || s == 504 || s == 529) return FailureClass::retryable_capacity;
-  if (s >= 500) return FailureClass::transient_provider_error;
-  if (s >= 400) {
-    if (is_context_overflow(o)) return FailureClass::context_overflow;
-    return FailureClass::caller_fix_required;
+  // (4) status
+  if (s != 0) {
+    for (FC c : kPriority)
+      if (has(rules_[idx(c)].status, s)) return c;
   }
-  // A 1xx/2xx/3xx counted as a failure: the body was not usable.
-  return FailureClass::transient_provider_error;
+  // (5) no rule
+  if (s >= 500 && s < 600) return FC::transient_provider_error;
+  if (s >= 400 && s < 500) return FC::caller_fix_required;
+  // A 1xx/2xx/3xx counted as a failure (the body was not usable), or no response at all.
+  return FC::transient_provider_error;
 }
 
-std::string_view to_string(FailureClass c) {
-  switch (c) {
-    case FailureClass::retryable_capacity: return "retryable_capacity";
-    case FailureClass::transient_provider_error: return "transient_provider_error";
-    case FailureClass::caller_fix_required: return "caller_fix_required";
-    case FailureClass::context_overflow: return "context_overflow";
-    case FailureClass::content_policy: return "content_policy";
-    case FailureClass::commercial_limit: return "commercial_limit";
-    case FailureClass::deployment_misconfigured: return "deployment_misconfigured";
-    case FailureClass::unknown_outcome: return "unknown_outcome";
-  }
-  return "unknown";
-}
+FailureClass classify(const Outcome& outcome) { return ClassTable::defaults().classify(outcome); }
 
-Action default_action(FailureClass c) {
+Action default_action(FailureClass c) { return ClassTable::defaults().action(c); }
+
+bool counts_against_deployment(FailureClass c) {
   switch (c) {
-    case FailureClass::retryable_capacity:
-    case FailureClass::transient_provider_error:
-    case FailureClass::unknown_outcome:
-      return Action::retry_then_fallback;
-    case FailureClass::caller_fix_required: return Action::fail_fast;
-    case FailureClass::context_overflow: return Action::context_window_fallback;
-    case FailureClass::content_policy: return Action::content_policy_fallback;
-    case FailureClass::commercial_limit: return Action::stop_and_alert;
-    case FailureClass::deployment_misconfigured: return Action::next_deployment;
+    case FC::retryable_capacity:
+    case FC::transient_provider_error:
+    case FC::unknown_outcome:
+    case FC::deployment_misconfigured:
+    case FC::commercial_limit:
+      return true;
+    case FC::caller_fix_required:
+    case FC::context_overflow:
+    case FC::content_policy:
+      return false;
   }
-  return Action::fail_fast;
+  return false;
 }
 
 }  // namespace tollgate::policy

@@ -1,62 +1,74 @@
 #pragma once
-/// Failure classification (seed 003, "Classify failure before routing"): every attempt's
-/// outcome is put in exactly one class, and the class decides what happens next.
+/// Failure classification as data (seed 003, "Classify failure before routing"; issue 4 §1-2).
+/// Every failed attempt is put in exactly one class by a ClassTable — the default table below,
+/// with per-model-group overrides from `fallback_policy` — and the class's action decides what
+/// the attempt loop does next. docs/failure_policy.md documents the default table.
 
+#include <array>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "config/policy.hpp"
 
 namespace tollgate::policy {
 
-/// The classes of a failed attempt. Names are the policy vocabulary used in config, logs,
-/// headers and docs (docs/failure_policy.md).
-enum class FailureClass {
-  retryable_capacity,        ///< 429 rate limit, 503, 529 overloaded, 504, 408
-  transient_provider_error,  ///< 500, 502, other 5xx, connect refused/reset before send, malformed upstream body
-  caller_fix_required,       ///< 400 invalid request, 404, 413, 422 and other 4xx the caller must fix
-  context_overflow,          ///< context_length_exceeded: the prompt does not fit this model
-  content_policy,            ///< content_filter / content_policy_violation
-  commercial_limit,          ///< insufficient_quota, billing errors, 402
-  deployment_misconfigured,  ///< 401/403 for the deployment's own credentials
-  unknown_outcome,           ///< timeout or reset after the request was sent: it may have been billed
-};
-
-/// What happened on the wire, beyond the HTTP status.
-enum class TransportEvent {
-  none,                ///< a complete HTTP response was received
-  connect_failed,      ///< DNS, refused, TLS handshake: nothing was sent
-  failed_before_send,  ///< the connection broke while writing the request
-  reset_after_send,    ///< the connection broke after the request was sent, before a complete response
-  timeout_after_send,  ///< no (complete) response within the attempt's timeout
-  malformed_body,      ///< a response arrived but is not what the provider's API returns (HTML, garbage)
-  oversized_body,      ///< the response exceeded tollgate_settings.max_upstream_body_bytes
-};
+using config::FailureClass;
+using config::TransportEvent;
+using Action = config::PolicyAction;
+using config::to_string;
 
 /// The observable facts of one failed attempt.
 struct Outcome {
   int status = 0;                 ///< HTTP status; 0 when no response
-  std::string error_type;         ///< provider `error.type` (OpenAI) / `error.type` (Anthropic)
+  std::string error_type;         ///< provider `error.type` (OpenAI and Anthropic)
   std::string error_code;         ///< provider `error.code` (OpenAI), empty when absent
   std::string message;            ///< provider message (used for context/content heuristics)
   TransportEvent transport = TransportEvent::none;
 };
 
-/// Classifies a failed attempt with the default table (docs/failure_policy.md). Pure; thread-safe.
-FailureClass classify(const Outcome& outcome);
-
-/// The class's name as used in config and telemetry ("retryable_capacity", ...).
-std::string_view to_string(FailureClass c);
-
-/// What the attempt loop does next with a failure of this class.
-enum class Action {
-  retry_then_fallback,     ///< retry in the group (backoff), then the group's `fallbacks`
-  context_window_fallback, ///< no retry; `context_window_fallbacks` only
-  content_policy_fallback, ///< no retry; `content_policy_fallbacks` only
-  fail_fast,               ///< return the error to the caller now
-  stop_and_alert,          ///< commercial limit: no retry, no fallback that would hide a billing problem
-  next_deployment,         ///< misconfigured: cool this deployment down, try the group's next one, then fallbacks
+/// The matching rule and action of one class.
+struct ClassRule {
+  std::vector<int> status;               ///< HTTP statuses
+  std::vector<std::string> codes;        ///< provider error.code or error.type, exact
+  std::vector<std::string> messages;     ///< case-insensitive substrings of the message (4xx only)
+  std::vector<TransportEvent> transport; ///< transport events
+  Action action = Action::fail_fast;
 };
 
-/// The default action of each class (seed 003's table).
+/// A classification table. Matching order (first hit wins), so that the specific beats the
+/// generic: (1) transport event; (2) error code/type, classes in priority order commercial_limit,
+/// context_overflow, content_policy, deployment_misconfigured, retryable_capacity,
+/// transient_provider_error, caller_fix_required, unknown_outcome; (3) message substrings, same
+/// order, only for 4xx statuses; (4) status, same order; (5) no rule: 5xx → transient,
+/// other 4xx → caller_fix_required, anything else (an unusable 2xx) → transient.
+/// Immutable after construction; thread-safe to share.
+class ClassTable {
+ public:
+  /// The default table (seed 003 and issue 4 §1-2).
+  static const ClassTable& defaults();
+  /// This table with `overrides` applied in order: each replaces the lists it names and the action.
+  /// The entries of a named list are also removed from the same list of every other class, so an
+  /// override can move a status, code, message or transport event to another class regardless of
+  /// the priority order (e.g. `caller_fix_required: {status: [400, 404, 413, 422, 503]}`).
+  ClassTable with(const std::vector<config::ClassRuleConfig>& overrides) const;
+
+  FailureClass classify(const Outcome& outcome) const;
+  Action action(FailureClass c) const { return rules_[static_cast<std::size_t>(c)].action; }
+  const ClassRule& rule(FailureClass c) const { return rules_[static_cast<std::size_t>(c)]; }
+
+ private:
+  std::array<ClassRule, config::kFailureClassCount> rules_{};
+};
+
+/// Classifies with the default table. Pure; thread-safe.
+FailureClass classify(const Outcome& outcome);
+/// The default table's action for `c`.
 Action default_action(FailureClass c);
+
+/// Whether a failure of this class counts against the deployment's circuit (its own fault):
+/// capacity, transient, unknown outcome, misconfigured, commercial — not the caller's errors.
+bool counts_against_deployment(FailureClass c);
 
 }  // namespace tollgate::policy

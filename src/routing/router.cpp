@@ -24,7 +24,7 @@ const std::vector<std::string>* rule_for(const std::vector<config::FallbackRule>
 }
 }  // namespace
 
-std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_view group, policy::Action action) {
+std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_view group, policy::FailureClass cls) {
   std::vector<std::string> out;
   auto add = [&](const std::vector<std::string>* list) {
     if (!list) return;
@@ -32,24 +32,20 @@ std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_
       if (g != group && std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
   };
   const auto& ls = cfg.litellm_settings;
-  switch (action) {
-    case policy::Action::retry_then_fallback:
-    case policy::Action::next_deployment:
+  switch (cls) {
+    case policy::FailureClass::context_overflow: add(rule_for(ls.context_window_fallbacks, group)); break;
+    case policy::FailureClass::content_policy: add(rule_for(ls.content_policy_fallbacks, group)); break;
+    default:
       add(rule_for(ls.fallbacks, group));
       add(&ls.default_fallbacks);
       break;
-    case policy::Action::context_window_fallback: add(rule_for(ls.context_window_fallbacks, group)); break;
-    case policy::Action::content_policy_fallback: add(rule_for(ls.content_policy_fallbacks, group)); break;
-    case policy::Action::fail_fast:
-    case policy::Action::stop_and_alert: break;
   }
-  const auto max = static_cast<std::size_t>(std::max(0, cfg.router_settings.max_fallbacks));
-  if (out.size() > max) out.resize(max);
   return out;
 }
 
-RouterState::RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock)
-    : cfg_(std::move(cfg)), clock_(clock), groups_(*cfg_), deps_(cfg_->model_list.size()) {}
+RouterState::RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
+                         const policy::Circuits* circuits)
+    : cfg_(std::move(cfg)), clock_(clock), circuits_(circuits), groups_(*cfg_), deps_(cfg_->model_list.size()) {}
 
 void RouterState::roll_minute_locked(Dep& d, core::SteadyTime now) {
   const long long minute =
@@ -63,7 +59,7 @@ void RouterState::roll_minute_locked(Dep& d, core::SteadyTime now) {
 
 bool RouterState::available_locked(std::size_t i, core::SteadyTime now) const {
   const Dep& d = deps_[i];
-  if (d.cooldown_until > now) return false;
+  if (circuits_ && !circuits_->available(i)) return false;
   const auto& dep = cfg_->model_list[i];
   const long long minute = std::chrono::duration_cast<std::chrono::minutes>(now.time_since_epoch()).count();
   const bool same_minute = d.minute == minute;
@@ -150,7 +146,6 @@ void RouterState::on_attempt_start(std::size_t i) {
 
 void RouterState::on_attempt_end(std::size_t i, bool failed, milliseconds latency, std::int64_t tokens) {
   const auto now = clock_.now();
-  const auto& rs = cfg_->router_settings;
   std::lock_guard lock(mu_);
   auto& d = deps_[i];
   d.in_flight = std::max(0, d.in_flight - 1);
@@ -159,28 +154,7 @@ void RouterState::on_attempt_end(std::size_t i, bool failed, milliseconds latenc
   if (!failed) {
     const double ms = static_cast<double>(latency.count());
     d.latency_ewma_ms = d.latency_ewma_ms < 0 ? ms : 0.8 * d.latency_ewma_ms + 0.2 * ms;
-    return;
   }
-  // LiteLLM: a deployment that fails more than `allowed_fails` times within the window cools down.
-  std::erase_if(d.fails, [&](core::SteadyTime t) { return now - t >= rs.cooldown_time; });
-  d.fails.push_back(now);
-  if (static_cast<int>(d.fails.size()) > rs.allowed_fails) {
-    d.cooldown_until = now + rs.cooldown_time;
-    d.fails.clear();
-  }
-}
-
-void RouterState::cool_down(std::size_t i) {
-  const auto now = clock_.now();
-  std::lock_guard lock(mu_);
-  deps_[i].cooldown_until = now + cfg_->router_settings.cooldown_time;
-  deps_[i].fails.clear();
-}
-
-bool RouterState::is_cooling_down(std::size_t i) const {
-  const auto now = clock_.now();
-  std::lock_guard lock(mu_);
-  return deps_[i].cooldown_until > now;
 }
 
 int RouterState::in_flight(std::size_t i) const {

@@ -18,6 +18,7 @@
 
 #include "config/config.hpp"
 #include "core/clock.hpp"
+#include "policy/circuit.hpp"
 #include "policy/failure.hpp"
 
 namespace tollgate::routing {
@@ -36,20 +37,24 @@ class ModelGroups {
   std::unordered_map<std::string, std::vector<std::size_t>> groups_;
 };
 
-/// Fallback groups to walk after `group` failed with a failure of `action`'s kind, in order:
-/// retry_then_fallback / next_deployment → `fallbacks[group]` (or `fallbacks["*"]`) followed by
-/// `default_fallbacks`; context_window_fallback → `context_window_fallbacks[group]`;
-/// content_policy_fallback → `content_policy_fallbacks[group]`; fail_fast / stop_and_alert → none.
-/// Duplicates and `group` itself are removed; the list is cut to router_settings.max_fallbacks.
-std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_view group, policy::Action action);
+/// The fallback list for a failure of class `cls` in `group` (LiteLLM's three lists):
+/// context_overflow → `context_window_fallbacks[group]`; content_policy →
+/// `content_policy_fallbacks[group]`; any other class → `fallbacks[group]` (or `fallbacks["*"]`)
+/// followed by `default_fallbacks`. Whether the list is walked at all is the class's action's
+/// decision (policy/failure.hpp). Duplicates and `group` itself are removed; no length cut here:
+/// the request's fallback budget bounds how many are attempted.
+std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_view group, policy::FailureClass cls);
 
-/// Live routing state of every deployment.
+/// Live routing state of every deployment. Whether a deployment may be tried at all (its circuit,
+/// and its provider's) is the policy::Circuits' decision; RouterState only asks.
 class RouterState {
  public:
-  RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock);
+  /// `circuits` (may be null: every deployment is closed) must outlive this object.
+  RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
+              const policy::Circuits* circuits = nullptr);
 
   /// Chooses a deployment of `group` by the configured routing strategy, skipping deployments
-  /// cooling down or at their rpm/tpm limit. Deployments in `avoid` (already tried by this
+  /// whose circuit (or provider circuit) is open and those at their rpm/tpm limit. Deployments in `avoid` (already tried by this
   /// request) are used only when nothing else is available. `random01` in [0,1) drives
   /// shuffles (injected for tests). nullopt when the group has no available deployment.
   std::optional<std::size_t> select(std::string_view group, const std::vector<std::size_t>& avoid,
@@ -57,19 +62,13 @@ class RouterState {
 
   /// Records that an attempt on `deployment` started (least-busy, rpm).
   void on_attempt_start(std::size_t deployment);
-  /// Records a finished attempt: latency (latency-based routing), tokens (tpm), and whether it
-  /// failed in a way that counts toward cooldown (`allowed_fails` within `cooldown_time`).
+  /// Records a finished attempt: latency of successes (latency-based routing) and tokens (tpm).
   void on_attempt_end(std::size_t deployment, bool failed, milliseconds latency, std::int64_t tokens);
-  /// Puts a deployment in cooldown now (e.g. misconfigured credentials).
-  void cool_down(std::size_t deployment);
 
-  bool is_cooling_down(std::size_t deployment) const;
   int in_flight(std::size_t deployment) const;
 
  private:
   struct Dep {
-    std::vector<core::SteadyTime> fails;  // within cooldown_time
-    core::SteadyTime cooldown_until{};
     int in_flight = 0;
     double latency_ewma_ms = -1;          // < 0: never measured
     long long minute = -1;
@@ -81,6 +80,7 @@ class RouterState {
 
   std::shared_ptr<const config::Config> cfg_;
   const core::Clock& clock_;
+  const policy::Circuits* circuits_;
   ModelGroups groups_;
   mutable std::mutex mu_;
   std::vector<Dep> deps_;

@@ -191,7 +191,39 @@ struct SpendLogRow {
   std::string status = "success";  ///< "success" | "failure"
   std::string error_status;        ///< HTTP status / error type on failure, else empty
   std::string metadata;            ///< JSON object text
+  /// Degradation mode that produced the answer ("reduced", "stale_cache", "deferred",
+  /// "fail_fast", ...); empty = a full answer (issue 4, `x-tollgate-degradation`).
+  std::string degradation;
+  /// JSON text: the request's whole decision trace (attempts with failure class and action,
+  /// skipped targets with reasons, circuit states, budgets consumed), read by
+  /// `tollgate explain REQUEST_ID`. Empty = none recorded.
+  std::string decision;
   bool operator==(const SpendLogRow&) const = default;
 };
+
+/// A deferred request (degradation mode `deferred`, issue 4): accepted with 202 and a job id,
+/// run later (when the model group's circuit closes), its state and result served by
+/// `GET /v1/tollgate/jobs/{id}`. Jobs are plain rows, so they survive a restart.
+struct JobRecord {
+  std::string id;              ///< primary key (e.g. "job-..."); required
+  std::int64_t created_ms = 0;  ///< set by create_job when 0
+  std::int64_t updated_ms = 0;  ///< set by create_job / update_job when 0
+  /// "queued" | "running" | "succeeded" | "failed" (anything else → StoreErrorCode::invalid).
+  std::string status = "queued";
+  std::string model_group;
+  std::string call_type;     ///< e.g. "acompletion", "anthropic_messages"
+  std::string api_key;       ///< hashed key (token_hash) of the caller, never the secret
+  std::string request_body;  ///< JSON text: the client's request body, replayed when the job runs
+  std::string result;        ///< JSON text: the completion on success, else empty
+  std::string error;         ///< JSON text: the error body on failure, else empty
+  std::int64_t attempts = 0;  ///< times the job was run
+  std::string request_id;     ///< spend-log request_id of the run that completed it, else empty
+  bool operator==(const JobRecord&) const = default;
+};
+
+/// Whether `status` is one of JobRecord's four states.
+inline bool is_job_status(const std::string& status) {
+  return status == "queued" || status == "running" || status == "succeeded" || status == "failed";
+}
 
 }  // namespace tollgate::store

@@ -2,9 +2,10 @@
 /// The storage interface of Tollgate (DESIGN.md layout: "store/ Store interface; sqlite/ ...").
 ///
 /// One abstract class so that a Postgres store and a Redis-backed shared ledger can be added
-/// without touching the request path. Three families of operations:
+/// without touching the request path. Four families of operations:
 ///  - identity CRUD (admin API, auth snapshot): synchronous, may block on disk — call them from
 ///    an admin/worker thread, never from an io_context thread on the request path;
+///  - deferred jobs (degradation mode `deferred`): synchronous like identity CRUD;
 ///  - the ledger: `append_ledger` is asynchronous and group-committed; `on_durable` fires after
 ///    the record is durable (or with false when it could not be written);
 ///  - spend logs: `append_spend_log` is asynchronous and batched with the ledger; queries are
@@ -242,9 +243,33 @@ class Store {
   virtual void append_spend_log(SpendLogRow row) = 0;
   /// Rows matching the filter, newest first. Only committed rows are visible (see flush()).
   virtual StoreResult<std::vector<SpendLogRow>> query_spend_logs(const SpendLogFilter& filter) = 0;
+  /// The spend log row of one request (`tollgate explain REQUEST_ID`): not_found if no
+  /// committed row has this request_id (the newest when several do), invalid if it is empty.
+  /// Equivalent to query_spend_logs({.request_id = id, .limit = 1}).
+  virtual StoreResult<SpendLogRow> get_spend_log(const std::string& request_id) = 0;
   /// Spend totals and breakdowns over [start_ms, end_ms) (unset = unbounded).
   virtual StoreResult<GlobalSpend> global_spend(std::optional<std::int64_t> start_ms,
                                                 std::optional<std::int64_t> end_ms) = 0;
+
+  // --- deferred jobs (degradation mode `deferred`) -----------------------------------------
+  // Synchronous, like identity CRUD: call them off the io_context threads. Durable once the
+  // call returns (committed on the admin connection), so jobs survive a restart. Jobs are not
+  // identities: these calls do not move identity_generation.
+
+  /// Inserts a job. invalid if id is empty or status is not a JobRecord state; conflict
+  /// (field "id") if the id exists. created_ms / updated_ms default to now when 0.
+  /// Returns the stored record.
+  virtual StoreResult<JobRecord> create_job(const JobRecord& job) = 0;
+  /// The job with this id, or not_found.
+  virtual StoreResult<JobRecord> get_job(const std::string& id) = 0;
+  /// Replaces every field of the job identified by job.id (last writer wins; no status
+  /// transition is enforced). not_found if absent, invalid on a bad status. created_ms = 0
+  /// keeps the stored value; updated_ms = 0 becomes now. Returns the stored record.
+  virtual StoreResult<JobRecord> update_job(const JobRecord& job) = 0;
+  /// Jobs, oldest first (created_ms, then id), only those with this status when set;
+  /// at most `limit` (≤ 0: none).
+  virtual StoreResult<std::vector<JobRecord>> list_jobs(std::optional<std::string> status,
+                                                        int limit) = 0;
 
   // --- operations -------------------------------------------------------------------------
   /// Blocks until everything appended before the call was committed (or failed).

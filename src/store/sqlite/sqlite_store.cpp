@@ -190,6 +190,28 @@ CREATE TABLE tags (
   updated_at_ms INTEGER NOT NULL
 );
 )sql",
+      // 3: deferred jobs (degradation mode `deferred`) and the spend log's degradation mode and
+      // decision trace (issue 4).
+      R"sql(
+CREATE TABLE tollgate_jobs (
+  id TEXT PRIMARY KEY NOT NULL,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed')),
+  model_group TEXT NOT NULL DEFAULT '',
+  call_type TEXT NOT NULL DEFAULT '',
+  api_key TEXT NOT NULL DEFAULT '',
+  request_body TEXT NOT NULL DEFAULT '',
+  result TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',
+  attempts INTEGER NOT NULL DEFAULT 0,
+  request_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX tollgate_jobs_status ON tollgate_jobs(status, created_ms, id);
+CREATE INDEX tollgate_jobs_created ON tollgate_jobs(created_ms, id);
+ALTER TABLE spend_logs ADD COLUMN degradation TEXT NOT NULL DEFAULT '';
+ALTER TABLE spend_logs ADD COLUMN decision TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return m;
 }
@@ -524,6 +546,48 @@ struct Entity<TagRecord> {
   }
 };
 
+template <>
+struct Entity<JobRecord> {
+  static constexpr const char* table = "tollgate_jobs";
+  static constexpr const char* pk = "id";
+  static constexpr const char* what = "job";
+  static constexpr const char* cols =
+      "id,created_ms,updated_ms,status,model_group,call_type,api_key,request_body,result,error,"
+      "attempts,request_id";
+  static constexpr int ncols = 12;
+  static const std::string& id(const JobRecord& r) { return r.id; }
+  static void bind(Stmt& s, const JobRecord& r) {
+    s.bind(1, r.id);
+    s.bind(2, r.created_ms);
+    s.bind(3, r.updated_ms);
+    s.bind(4, r.status);
+    s.bind(5, r.model_group);
+    s.bind(6, r.call_type);
+    s.bind(7, r.api_key);
+    s.bind(8, r.request_body);
+    s.bind(9, r.result);
+    s.bind(10, r.error);
+    s.bind(11, r.attempts);
+    s.bind(12, r.request_id);
+  }
+  static JobRecord read(const Stmt& s) {
+    JobRecord r;
+    r.id = s.text(0);
+    r.created_ms = s.i64(1);
+    r.updated_ms = s.i64(2);
+    r.status = s.text(3);
+    r.model_group = s.text(4);
+    r.call_type = s.text(5);
+    r.api_key = s.text(6);
+    r.request_body = s.text(7);
+    r.result = s.text(8);
+    r.error = s.text(9);
+    r.attempts = s.i64(10);
+    r.request_id = s.text(11);
+    return r;
+  }
+};
+
 constexpr const char* kMemberCols = "team_id,user_id,role,max_budget_in_team_nanos,budget_duration";
 
 TeamMemberRecord read_member(const Stmt& s) {
@@ -541,8 +605,8 @@ constexpr const char* kSpendCols =
     "request_tags,requested_model,model_group,model,model_id,custom_llm_provider,api_base,"
     "attempts,skipped_fallbacks,prompt_tokens,completion_tokens,cached_tokens,total_tokens,"
     "spend_nanos,priced,unknown_outcome,start_ms,end_ms,request_duration_ms,"
-    "completion_start_ms,status,error_status,metadata";
-constexpr int kSpendNcols = 31;
+    "completion_start_ms,status,error_status,metadata,degradation,decision";
+constexpr int kSpendNcols = 33;
 
 void bind_spend(Stmt& s, const SpendLogRow& r) {
   int i = 1;
@@ -564,6 +628,8 @@ void bind_spend(Stmt& s, const SpendLogRow& r) {
   s.bind(i++, r.status);
   s.bind(i++, r.error_status);
   s.bind(i++, r.metadata);
+  s.bind(i++, r.degradation);
+  s.bind(i++, r.decision);
 }
 
 SpendLogRow read_spend(const Stmt& s) {
@@ -586,6 +652,8 @@ SpendLogRow read_spend(const Stmt& s) {
   r.status = s.text(i++);
   r.error_status = s.text(i++);
   r.metadata = s.text(i++);
+  r.degradation = s.text(i++);
+  r.decision = s.text(i++);
   return r;
 }
 
@@ -810,19 +878,27 @@ class SqliteStore final : public Store {
     return list_where<R>(aconn_->db, "", {});
   }
 
-  // Runs `fn` in a write transaction on the admin connection and bumps identity_generation.
+  // Runs `fn` in a write transaction on the admin connection; bumps identity_generation in
+  // the same transaction when `bump_generation` (every identity mutation).
   template <class T, class F>
-  StoreResult<T> mutate(const std::string& what, F&& fn) {
+  StoreResult<T> admin_write(const std::string& what, F&& fn, bool bump_generation) {
     std::lock_guard lk(aconn_->mu);
     Db& db = aconn_->db;
     Txn txn(db, true);
     if (txn.begin_error()) return std::unexpected(to_store_error(*txn.begin_error(), what));
     StoreResult<T> r = fn(db);
     if (!r) return r;
-    if (auto e = db.exec("UPDATE identity_generation SET generation = generation + 1 WHERE id = 1"))
-      return std::unexpected(to_store_error(*e, what));
+    if (bump_generation)
+      if (auto e = db.exec("UPDATE identity_generation SET generation = generation + 1 WHERE id = 1"))
+        return std::unexpected(to_store_error(*e, what));
     if (auto e = txn.commit()) return std::unexpected(to_store_error(*e, what));
     return r;
+  }
+
+  // Runs `fn` in a write transaction on the admin connection and bumps identity_generation.
+  template <class T, class F>
+  StoreResult<T> mutate(const std::string& what, F&& fn) {
+    return admin_write<T>(what, std::forward<F>(fn), true);
   }
 
   // --- Store: identities -------------------------------------------------------------------
@@ -1092,6 +1168,88 @@ class SqliteStore final : public Store {
     while ((rc = s.step()) == SQLITE_ROW) out.push_back(read_spend(s));
     if (rc != SQLITE_DONE) return std::unexpected(to_store_error(db.last_error(), "query spend logs"));
     return out;
+  }
+
+  StoreResult<SpendLogRow> get_spend_log(const std::string& request_id) override {
+    if (request_id.empty())
+      return std::unexpected(make_error(StoreErrorCode::invalid, "request_id is required", "request_id"));
+    auto rows = query_spend_logs({.request_id = request_id, .limit = 1});
+    if (!rows) return std::unexpected(rows.error());
+    if (rows->empty())
+      return std::unexpected(make_error(StoreErrorCode::not_found, "spend log not found", "request_id"));
+    return std::move(rows->front());
+  }
+
+  // --- Store: deferred jobs --------------------------------------------------------------
+
+  static std::optional<StoreError> check_job(const JobRecord& j) {
+    if (j.id.empty()) return make_error(StoreErrorCode::invalid, "id is required", "id");
+    if (!is_job_status(j.status))
+      return make_error(StoreErrorCode::invalid,
+                        "status must be queued, running, succeeded or failed (got \"" + j.status + "\")",
+                        "status");
+    return std::nullopt;
+  }
+
+  StoreResult<JobRecord> create_job(const JobRecord& job) override {
+    using E = Entity<JobRecord>;
+    if (auto e = check_job(job)) return std::unexpected(*e);
+    JobRecord r = job;
+    if (r.created_ms == 0) r.created_ms = now_ms();
+    if (r.updated_ms == 0) r.updated_ms = r.created_ms;
+    return admin_write<JobRecord>(
+        "create job",
+        [&](Db& db) -> StoreResult<JobRecord> {
+          Stmt s;
+          if (auto e = Stmt::prepare(db, std::string("INSERT INTO ") + E::table + " (" + E::cols +
+                                             ") VALUES (" + placeholders(E::ncols) + ")",
+                                     s))
+            return std::unexpected(to_store_error(*e, "create job"));
+          E::bind(s, r);
+          if (auto e = s.run()) return std::unexpected(to_store_error(*e, "create job"));
+          return r;
+        },
+        false);
+  }
+
+  StoreResult<JobRecord> get_job(const std::string& id) override { return get<JobRecord>(id); }
+
+  StoreResult<JobRecord> update_job(const JobRecord& job) override {
+    using E = Entity<JobRecord>;
+    if (auto e = check_job(job)) return std::unexpected(*e);
+    JobRecord r = job;
+    return admin_write<JobRecord>(
+        "update job",
+        [&](Db& db) -> StoreResult<JobRecord> {
+          Stmt q;
+          if (auto e = Stmt::prepare(db, "SELECT created_ms FROM tollgate_jobs WHERE id = ?", q))
+            return std::unexpected(to_store_error(*e, "update job"));
+          q.bind(1, r.id);
+          const int rc = q.step();
+          if (rc == SQLITE_DONE)
+            return std::unexpected(make_error(StoreErrorCode::not_found, "job not found", "id"));
+          if (rc != SQLITE_ROW) return std::unexpected(to_store_error(db.last_error(), "update job"));
+          if (r.created_ms == 0) r.created_ms = q.i64(0);
+          q.reset();
+          if (r.updated_ms == 0) r.updated_ms = std::max(now_ms(), r.created_ms);
+          Stmt s;
+          if (auto e = Stmt::prepare(db, std::string("UPDATE ") + E::table + " SET (" + E::cols +
+                                             ") = (" + placeholders(E::ncols) + ") WHERE id = ?",
+                                     s))
+            return std::unexpected(to_store_error(*e, "update job"));
+          E::bind(s, r);
+          s.bind(E::ncols + 1, r.id);
+          if (auto e = s.run()) return std::unexpected(to_store_error(*e, "update job"));
+          return r;
+        },
+        false);
+  }
+
+  StoreResult<std::vector<JobRecord>> list_jobs(std::optional<std::string> status, int limit) override {
+    const std::string tail = " ORDER BY created_ms, id LIMIT " + std::to_string(std::max(limit, 0));
+    std::lock_guard lk(aconn_->mu);
+    if (status) return list_where<JobRecord>(aconn_->db, "status = ?", {*status}, tail);
+    return list_where<JobRecord>(aconn_->db, "", {}, tail);
   }
 
   StoreResult<GlobalSpend> global_spend(std::optional<std::int64_t> start,

@@ -67,40 +67,29 @@ TEST(Router, AvoidsDeploymentsAlreadyTriedUnlessNothingElseIsLeft) {
   EXPECT_TRUE(*again == 0u || *again == 1u);
 }
 
-TEST(Router, CooldownAfterMoreThanAllowedFailsThenBack) {
+TEST(Router, SkipsDeploymentsWhoseCircuitIsOpenUntilHalfOpen) {
   auto cfg = load(with_strategy("simple-shuffle"));
   core::ManualClock clock;
-  routing::RouterState r(cfg, clock);
-  r.on_attempt_start(0);
-  r.on_attempt_end(0, true, milliseconds(5), 0);
-  EXPECT_FALSE(r.is_cooling_down(0)) << "one failure is allowed";
-  r.on_attempt_start(0);
-  r.on_attempt_end(0, true, milliseconds(5), 0);
-  EXPECT_TRUE(r.is_cooling_down(0));
+  policy::Circuits circuits(policy::Circuits::setup_from(*cfg), clock);
+  routing::RouterState r(cfg, clock, &circuits);
+  // allowed_fails: 1 → the circuit opens on the second consecutive failure (LiteLLM's "more than").
+  circuits.on_failure(0, policy::FailureClass::retryable_capacity);
+  EXPECT_EQ(r.select("g", {}, 0.0), 0u) << "one failure is allowed";
+  circuits.on_failure(0, policy::FailureClass::retryable_capacity);
   for (double x : {0.0, 0.3, 0.6, 0.99}) EXPECT_EQ(r.select("g", {}, x), 1u);
   clock.advance(milliseconds(1999));
-  EXPECT_TRUE(r.is_cooling_down(0));
+  EXPECT_EQ(r.select("g", {}, 0.0), 1u);
   clock.advance(milliseconds(1));
-  EXPECT_FALSE(r.is_cooling_down(0));
-  EXPECT_EQ(r.select("g", {}, 0.0), 0u);
+  EXPECT_EQ(r.select("g", {}, 0.0), 0u) << "half-open: selectable for its probe";
 }
 
-TEST(Router, FailuresOutsideTheWindowDoNotAccumulate) {
+TEST(Router, WholeGroupOpenHasNoDeployment) {
   auto cfg = load(with_strategy("simple-shuffle"));
   core::ManualClock clock;
-  routing::RouterState r(cfg, clock);
-  r.on_attempt_end(0, true, milliseconds(5), 0);
-  clock.advance(milliseconds(2500));
-  r.on_attempt_end(0, true, milliseconds(5), 0);
-  EXPECT_FALSE(r.is_cooling_down(0));
-}
-
-TEST(Router, WholeGroupCoolingDownHasNoDeployment) {
-  auto cfg = load(with_strategy("simple-shuffle"));
-  core::ManualClock clock;
-  routing::RouterState r(cfg, clock);
-  r.cool_down(0);
-  r.cool_down(1);
+  policy::Circuits circuits(policy::Circuits::setup_from(*cfg), clock);
+  routing::RouterState r(cfg, clock, &circuits);
+  circuits.open_deployment(0, "test");
+  circuits.open_deployment(1, "test");
   EXPECT_FALSE(r.select("g", {}, 0.5));
 }
 
@@ -160,17 +149,17 @@ litellm_settings:
   content_policy_fallbacks: [{"a": ["safe"]}]
   default_fallbacks: ["d", "b"]
 )");
-  using A = policy::Action;
-  EXPECT_EQ(routing::fallback_groups(*cfg, "a", A::retry_then_fallback), (std::vector<std::string>{"b", "c", "d"}));
-  EXPECT_EQ(routing::fallback_groups(*cfg, "a", A::context_window_fallback), (std::vector<std::string>{"big"}));
-  EXPECT_EQ(routing::fallback_groups(*cfg, "a", A::content_policy_fallback), (std::vector<std::string>{"safe"}));
-  EXPECT_TRUE(routing::fallback_groups(*cfg, "a", A::fail_fast).empty());
-  EXPECT_TRUE(routing::fallback_groups(*cfg, "a", A::stop_and_alert).empty());
+  using C = policy::FailureClass;
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", C::retryable_capacity), (std::vector<std::string>{"b", "c", "d"}));
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", C::transient_provider_error), (std::vector<std::string>{"b", "c", "d"}));
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", C::context_overflow), (std::vector<std::string>{"big"}));
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", C::content_policy), (std::vector<std::string>{"safe"}));
   // A group without its own rule falls back to default_fallbacks, never to itself.
-  EXPECT_EQ(routing::fallback_groups(*cfg, "b", A::retry_then_fallback), (std::vector<std::string>{"d"}));
+  EXPECT_EQ(routing::fallback_groups(*cfg, "b", C::retryable_capacity), (std::vector<std::string>{"d"}));
+  EXPECT_TRUE(routing::fallback_groups(*cfg, "b", C::context_overflow).empty());
 }
 
-TEST(Fallbacks, BoundedByMaxFallbacksAndWildcard) {
+TEST(Fallbacks, WildcardRuleAppliesToGroupsWithoutTheirOwn) {
   auto cfg = load(R"(
 model_list:
   - {model_name: a, litellm_params: {model: openai/a, api_base: "http://x:1/v1"}}
@@ -178,9 +167,10 @@ model_list:
   - {model_name: c, litellm_params: {model: openai/c, api_base: "http://x:1/v1"}}
 litellm_settings:
   fallbacks: [{"*": ["b", "c"]}]
-router_settings:
-  max_fallbacks: 1
 )");
-  EXPECT_EQ(routing::fallback_groups(*cfg, "a", policy::Action::retry_then_fallback), (std::vector<std::string>{"b"}));
-  EXPECT_EQ(routing::fallback_groups(*cfg, "b", policy::Action::retry_then_fallback), (std::vector<std::string>{"c"}));
+  // The list is not cut here: the request's fallback budget (max_fallbacks) bounds the walk.
+  EXPECT_EQ(routing::fallback_groups(*cfg, "a", policy::FailureClass::retryable_capacity),
+            (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(routing::fallback_groups(*cfg, "b", policy::FailureClass::retryable_capacity),
+            (std::vector<std::string>{"c"}));
 }

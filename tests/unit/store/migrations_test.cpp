@@ -67,6 +67,66 @@ TEST(Migrations, FreshDatabaseIsCreatedWithParentDirectoryAndWal) {
   sqlite3_close(db);
 }
 
+TEST(Migrations, FreshDatabaseHasJobsAndSpendLogDecisionColumns) {
+  TempDir dir;
+  const std::string path = dir.file("tg.db");
+  { ASSERT_TRUE(open_or_die(path)); }
+  EXPECT_GE(sqlite::sqlite_schema_version(), 3);
+  EXPECT_EQ(scalar(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'tollgate_jobs'"), 1);
+  EXPECT_EQ(scalar(path, "SELECT COUNT(*) FROM pragma_table_info('tollgate_jobs') WHERE name IN "
+                         "('id','created_ms','updated_ms','status','model_group','call_type','api_key',"
+                         "'request_body','result','error','attempts','request_id')"),
+            12);
+  EXPECT_EQ(scalar(path, "SELECT COUNT(*) FROM pragma_table_info('spend_logs') WHERE name IN "
+                         "('degradation','decision')"),
+            2);
+  // The status column refuses anything but the four states, also for raw SQL.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_NE(sqlite3_exec(db, "INSERT INTO tollgate_jobs (id, created_ms, updated_ms, status) "
+                             "VALUES ('x', 1, 1, 'paused')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+}
+
+TEST(Migrations, AVersion2DatabaseIsUpgradedKeepingItsRows) {
+  TempDir dir;
+  const std::string path = dir.file("tg.db");
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->create_user({.user_id = "alice"}));
+    ASSERT_TRUE(store->create_tag({.name = "eu"}));
+    store->append_spend_log(SpendLogRow{.request_id = "old-1", .spend_nanos = 42, .start_ms = 1000});
+    bool durable = false;
+    store->append_ledger(LedgerRecord{.reservation_id = 7, .amount_nanos = 5}, [&](bool d) { durable = d; });
+    ASSERT_TRUE(store->flush());
+    ASSERT_TRUE(durable);
+  }
+  testing::downgrade_to(path, 2);  // as the version-2 binary left it
+  ASSERT_EQ(scalar(path, "SELECT MAX(version) FROM schema_version"), 2);
+  ASSERT_EQ(scalar(path, "SELECT COUNT(*) FROM pragma_table_info('spend_logs') WHERE name = 'decision'"), 0);
+
+  auto store = open_or_die(path);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(scalar(path, "SELECT MAX(version) FROM schema_version"), sqlite::sqlite_schema_version());
+  EXPECT_TRUE(store->get_user("alice"));
+  EXPECT_TRUE(store->get_tag("eu"));
+  EXPECT_EQ(store->read_ledger().value().size(), 1u);
+  auto old = store->get_spend_log("old-1");
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->spend_nanos, 42);
+  EXPECT_EQ(old->degradation, "");  // rows written before the migration: full answer, no trace
+  EXPECT_EQ(old->decision, "");
+  // The new objects work on the upgraded file.
+  ASSERT_TRUE(store->create_job({.id = "job-1", .created_ms = 5}));
+  EXPECT_EQ(store->list_jobs(std::nullopt, 10).value().size(), 1u);
+  store->append_spend_log(SpendLogRow{.request_id = "new-1", .degradation = "reduced", .decision = "{}"});
+  ASSERT_TRUE(store->flush());
+  EXPECT_EQ(store->get_spend_log("new-1").value().degradation, "reduced");
+}
+
 TEST(Migrations, ReopenIsIdempotentAndKeepsData) {
   TempDir dir;
   const std::string path = dir.file("tg.db");

@@ -87,6 +87,40 @@ TEST_F(SpendLogTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(r4->front().status, "failure");
 }
 
+TEST_F(SpendLogTest, DegradationAndDecisionRoundTrip) {
+  SpendLogRow degraded = row("r5", "k1", "alice", "ta", "gpt-4o", 5000, 7);
+  degraded.degradation = "reduced";
+  degraded.decision =
+      R"({"attempts":[{"target":"gpt-4o/dep-1","class":"retryable_capacity","action":"fallback"}],)"
+      R"("skipped":[{"target":"claude","reason":"circuit_open"}],"degradation":"reduced"})";
+  store_->append_spend_log(degraded);
+  ASSERT_TRUE(store_->flush());
+  auto got = store_->get_spend_log("r5");
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(*got, degraded);
+  auto listed = store_->query_spend_logs({.request_id = "r5"});
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->front().decision, degraded.decision);
+  // Rows without them read back empty: a full answer, no trace.
+  EXPECT_EQ(store_->get_spend_log("r1").value().degradation, "");
+  EXPECT_EQ(store_->get_spend_log("r1").value().decision, "");
+}
+
+TEST_F(SpendLogTest, GetSpendLogNotFoundAndInvalid) {
+  auto missing = store_->get_spend_log("nope");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, StoreErrorCode::not_found);
+  EXPECT_EQ(missing.error().field, "request_id");
+  EXPECT_EQ(store_->get_spend_log("").error().code, StoreErrorCode::invalid);
+  // Duplicate request ids (not expected, but not prevented): the newest row wins.
+  SpendLogRow again = row("r1", "k1", "alice", "ta", "gpt-4o", 9000, 1);
+  again.degradation = "stale_cache";
+  store_->append_spend_log(again);
+  ASSERT_TRUE(store_->flush());
+  EXPECT_EQ(store_->get_spend_log("r1").value().degradation, "stale_cache");
+}
+
 TEST_F(SpendLogTest, Filters) {
   EXPECT_EQ(ids({}), (V{"r4", "r3", "r2", "r1"}));  // newest first
   EXPECT_EQ(ids({.api_key = "k1"}), (V{"r2", "r1"}));

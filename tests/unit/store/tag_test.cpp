@@ -118,15 +118,6 @@ TEST_F(TagStoreTest, TagsSurviveReopen) {
   EXPECT_EQ(again->get_tag("eu").value(), full_tag("eu"));
 }
 
-void exec_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* msg = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg), SQLITE_OK) << (msg ? msg : "");
-  sqlite3_free(msg);
-  sqlite3_close(db);
-}
-
 TEST(TagMigration, AVersion1DatabaseIsUpgradedKeepingItsData) {
   TempDir dir;
   const std::string path = dir.file("tg.db");
@@ -136,7 +127,7 @@ TEST(TagMigration, AVersion1DatabaseIsUpgradedKeepingItsData) {
     ASSERT_TRUE(s->create_user({.user_id = "alice"}));
   }
   // Turn it back into a version-1 database (as written by the previous binary).
-  exec_sql(path, "DROP TABLE tags; DELETE FROM schema_version WHERE version >= 2;");
+  testing::downgrade_to(path, 1);
   auto s = open_or_die(path);
   ASSERT_TRUE(s);
   EXPECT_TRUE(s->get_user("alice"));

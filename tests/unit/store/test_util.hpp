@@ -2,6 +2,7 @@
 // Helpers shared by the store tests: a temporary directory removed at the end of each test.
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -39,6 +40,28 @@ inline std::unique_ptr<Store> open_or_die(const std::string& url, const sqlite::
     return nullptr;
   }
   return std::move(*s);
+}
+
+/// Runs SQL on the database file through a separate raw connection (the store must be closed).
+inline void exec_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* msg = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg), SQLITE_OK) << (msg ? msg : "");
+  sqlite3_free(msg);
+  sqlite3_close(db);
+}
+
+/// Turns a closed, current-version database back into the schema `version` wrote (as the
+/// previous binary left it): undoes every later migration, newest first, keeping the data of
+/// the tables that existed then. Extend it with each new migration.
+inline void downgrade_to(const std::string& path, int version) {
+  if (version < 3)
+    exec_sql(path,
+             "DROP TABLE tollgate_jobs; ALTER TABLE spend_logs DROP COLUMN degradation; "
+             "ALTER TABLE spend_logs DROP COLUMN decision;");
+  if (version < 2) exec_sql(path, "DROP TABLE tags;");
+  exec_sql(path, "DELETE FROM schema_version WHERE version > " + std::to_string(version) + ";");
 }
 
 }  // namespace tollgate::store::testing

@@ -1,0 +1,188 @@
+#include "pipeline/trace.hpp"
+
+#include <boost/json.hpp>
+
+namespace tollgate::pipeline {
+namespace json = boost::json;
+
+namespace {
+
+std::string_view kind_name(TraceStep::Kind k) {
+  switch (k) {
+    case TraceStep::Kind::attempt: return "attempt";
+    case TraceStep::Kind::skip: return "skip";
+    case TraceStep::Kind::fallback: return "fallback";
+    case TraceStep::Kind::degrade: return "degrade";
+    case TraceStep::Kind::stop: return "stop";
+  }
+  return "attempt";
+}
+
+json::value money(budget::Nanos n) {
+  if (n >= budget::kMaxNanos) return nullptr;
+  return json::value(budget::format_dollars(n));
+}
+
+std::string str(const json::object& o, std::string_view k) {
+  if (auto* v = o.if_contains(k); v && v->is_string()) return std::string(v->as_string());
+  return {};
+}
+
+std::int64_t num(const json::object& o, std::string_view k) {
+  if (auto* v = o.if_contains(k); v && v->is_int64()) return v->as_int64();
+  if (auto* v = o.if_contains(k); v && v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
+  return 0;
+}
+
+std::string money_text(const json::object& o, std::string_view k) {
+  if (auto* v = o.if_contains(k); v && v->is_string()) return "$" + std::string(v->as_string());
+  return "none";
+}
+
+}  // namespace
+
+json::object DecisionTrace::to_json() const {
+  json::object b;
+  b["max_retries"] = budget.max_retries;
+  b["max_fallbacks"] = budget.max_fallbacks;
+  b["deadline_ms"] = budget.deadline.count();
+  b["min_time_left_ms"] = budget.min_time_left.count();
+  b["max_request_cost"] = money(budget.max_request_cost);
+  json::array ign;
+  for (const auto& i : ignored) ign.emplace_back(i);
+  b["ignored_overrides"] = std::move(ign);
+
+  json::array st;
+  for (const auto& s : steps) {
+    json::object o;
+    o["step"] = kind_name(s.kind);
+    if (!s.group.empty()) o["group"] = s.group;
+    if (s.kind == TraceStep::Kind::attempt) {
+      o["deployment"] = s.deployment;
+      o["provider"] = s.provider;
+      o["circuit"] = s.circuit;
+      o["status"] = s.status;
+      o["class"] = s.failure_class.empty() ? json::value(nullptr) : json::value(s.failure_class);
+      if (!s.action.empty()) o["action"] = s.action;
+      o["duration_ms"] = s.duration_ms;
+      o["reserved"] = budget::format_dollars(s.reserved);
+      o["charged"] = budget::format_dollars(s.charged);
+    }
+    if (!s.decision.empty()) o["decision"] = s.decision;
+    if (!s.reason.empty()) o["reason"] = s.reason;
+    st.push_back(std::move(o));
+  }
+  json::object c;
+  c["retries"] = retries_used;
+  c["fallbacks"] = fallbacks_used;
+  c["elapsed_ms"] = elapsed_ms;
+  c["reserved"] = budget::format_dollars(reserved_total);
+  c["charged"] = budget::format_dollars(charged_total);
+
+  json::object o;
+  o["budget"] = std::move(b);
+  o["steps"] = std::move(st);
+  o["consumed"] = std::move(c);
+  o["degradation"] = degradation.empty() ? json::value(nullptr) : json::value(degradation);
+  o["outcome"] = outcome;
+  o["served_by"] = served_by.empty() ? json::value(nullptr) : json::value(served_by);
+  return o;
+}
+
+std::string DecisionTrace::compact() const {
+  std::string out;
+  auto sep = [&out] {
+    if (!out.empty()) out += "; ";
+  };
+  for (const auto& s : steps) {
+    switch (s.kind) {
+      case TraceStep::Kind::attempt:
+        sep();
+        out += s.group + "/" + s.deployment;
+        if (s.circuit == "half_open") out += "(probe)";
+        if (s.failure_class.empty()) {
+          out += " ok";
+        } else {
+          out += " " + (s.status ? std::to_string(s.status) : std::string("-")) + " " + s.failure_class + "->" + s.decision;
+        }
+        break;
+      case TraceStep::Kind::skip:
+        sep();
+        out += "skip " + s.group + " (" + s.reason + ")";
+        break;
+      case TraceStep::Kind::degrade:
+        sep();
+        out += "degrade " + s.reason;
+        break;
+      case TraceStep::Kind::stop:
+        sep();
+        out += "stop (" + s.reason + ")";
+        break;
+      case TraceStep::Kind::fallback: break;  // visible from the next attempt's group
+    }
+  }
+  sep();
+  out += "retries=" + std::to_string(retries_used) + "/" + std::to_string(budget.max_retries) +
+         " fallbacks=" + std::to_string(fallbacks_used) + "/" + std::to_string(budget.max_fallbacks) +
+         " ms=" + std::to_string(elapsed_ms) + "/" + std::to_string(budget.deadline.count());
+  out += " cost=$" + budget::format_dollars(reserved_total);
+  if (budget.max_request_cost < budget::kMaxNanos) out += "/$" + budget::format_dollars(budget.max_request_cost);
+  return out;
+}
+
+std::string explain_text(const json::object& t) {
+  std::string out;
+  const json::object empty;
+  const auto* bv = t.if_contains("budget");
+  const json::object& b = bv && bv->is_object() ? bv->as_object() : empty;
+  out += "budgets: retries " + std::to_string(num(b, "max_retries")) + ", fallbacks " +
+         std::to_string(num(b, "max_fallbacks")) + ", deadline " + std::to_string(num(b, "deadline_ms")) +
+         " ms (attempts need " + std::to_string(num(b, "min_time_left_ms")) + " ms left), cost ceiling " +
+         money_text(b, "max_request_cost") + "\n";
+  if (auto* ig = b.if_contains("ignored_overrides"); ig && ig->is_array())
+    for (const auto& i : ig->as_array())
+      if (i.is_string()) out += "  ignored (looser than configured): " + std::string(i.as_string()) + "\n";
+  int n = 0;
+  if (auto* sv = t.if_contains("steps"); sv && sv->is_array()) {
+    for (const auto& v : sv->as_array()) {
+      if (!v.is_object()) continue;
+      const auto& s = v.as_object();
+      const auto kind = str(s, "step");
+      if (kind == "attempt") {
+        ++n;
+        out += std::to_string(n) + ". attempt " + str(s, "group") + "/" + str(s, "deployment") + " (provider " +
+               str(s, "provider") + ", circuit " + str(s, "circuit") + ")";
+        const auto cls = str(s, "class");
+        if (cls.empty()) {
+          out += ": served";
+        } else {
+          const auto status = num(s, "status");
+          out += ": " + (status ? "HTTP " + std::to_string(status) : std::string("no response")) + " -> class " + cls +
+                 ", action " + str(s, "action") + ", then " + str(s, "decision");
+        }
+        out += " [" + std::to_string(num(s, "duration_ms")) + " ms, reserved $" + str(s, "reserved") + ", charged $" +
+               str(s, "charged") + "]\n";
+      } else if (kind == "skip") {
+        out += "   skipped " + str(s, "group") + ": " + str(s, "reason") + "\n";
+      } else if (kind == "fallback") {
+        out += "   fallback to " + str(s, "group") + (str(s, "reason").empty() ? "" : " (" + str(s, "reason") + ")") + "\n";
+      } else if (kind == "degrade") {
+        out += "   degraded: " + str(s, "reason") + "\n";
+      } else if (kind == "stop") {
+        out += "   stopped: " + str(s, "reason") + "\n";
+      }
+    }
+  }
+  const auto* cv = t.if_contains("consumed");
+  const json::object& c = cv && cv->is_object() ? cv->as_object() : empty;
+  out += "consumed: " + std::to_string(num(c, "retries")) + " retries, " + std::to_string(num(c, "fallbacks")) +
+         " fallbacks, " + std::to_string(num(c, "elapsed_ms")) + " ms, reserved $" + str(c, "reserved") +
+         ", charged $" + str(c, "charged") + "\n";
+  out += "outcome: " + str(t, "outcome");
+  if (auto d = str(t, "degradation"); !d.empty()) out += " (degradation: " + d + ")";
+  if (auto s = str(t, "served_by"); !s.empty()) out += ", served by " + s;
+  out += "\n";
+  return out;
+}
+
+}  // namespace tollgate::pipeline

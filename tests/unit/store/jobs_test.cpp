@@ -1,0 +1,171 @@
+// Deferred jobs (degradation mode `deferred`, issue 4): CRUD in the SQLite store, listing
+// order and filter, survival across a restart, and migration 3 from a version-2 database.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "store/sqlite/sqlite_store.hpp"
+#include "test_util.hpp"
+
+namespace tollgate::store {
+namespace {
+
+using testing::TempDir;
+using testing::open_or_die;
+
+JobRecord job(const std::string& id, std::int64_t created, std::string status = "queued") {
+  JobRecord j;
+  j.id = id;
+  j.created_ms = created;
+  j.updated_ms = created;
+  j.status = std::move(status);
+  j.model_group = "gpt-4o";
+  j.call_type = "acompletion";
+  j.api_key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  j.request_body = R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})";
+  return j;
+}
+
+class JobStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = open_or_die(dir_.file("tg.db"));
+    ASSERT_TRUE(store_);
+  }
+  std::vector<std::string> ids(std::optional<std::string> status, int limit = 100) {
+    std::vector<std::string> out;
+    auto r = store_->list_jobs(std::move(status), limit);
+    EXPECT_TRUE(r) << r.error().message;
+    if (r)
+      for (const auto& j : *r) out.push_back(j.id);
+    return out;
+  }
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+};
+
+using V = std::vector<std::string>;
+
+TEST_F(JobStoreTest, CreateGetRoundTripsEveryField) {
+  JobRecord j = job("job-1", 1'700'000'000'000);
+  j.attempts = 2;
+  j.result = R"({"id":"chatcmpl-1"})";
+  j.error = R"({"error":{"message":"x"}})";
+  j.request_id = "req-9";
+  auto created = store_->create_job(j);
+  ASSERT_TRUE(created) << created.error().message;
+  EXPECT_EQ(*created, j);
+  EXPECT_EQ(store_->get_job("job-1").value(), j);
+}
+
+TEST_F(JobStoreTest, TimesDefaultToNow) {
+  JobRecord j = job("job-1", 0);
+  j.updated_ms = 0;
+  auto created = store_->create_job(j);
+  ASSERT_TRUE(created);
+  EXPECT_GT(created->created_ms, 1'600'000'000'000);
+  EXPECT_EQ(created->updated_ms, created->created_ms);
+  EXPECT_EQ(store_->get_job("job-1").value(), *created);
+}
+
+TEST_F(JobStoreTest, ErrorsAreValues) {
+  ASSERT_TRUE(store_->create_job(job("job-1", 1)));
+  auto dup = store_->create_job(job("job-1", 2));
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().code, StoreErrorCode::conflict);
+  EXPECT_EQ(dup.error().field, "id");
+
+  auto empty = store_->create_job(job("", 1));
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().code, StoreErrorCode::invalid);
+  EXPECT_EQ(empty.error().field, "id");
+
+  auto bad = store_->create_job(job("job-2", 1, "done"));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, StoreErrorCode::invalid);
+  EXPECT_EQ(bad.error().field, "status");
+  EXPECT_EQ(store_->update_job(job("job-1", 1, "paused")).error().code, StoreErrorCode::invalid);
+
+  EXPECT_EQ(store_->get_job("nope").error().code, StoreErrorCode::not_found);
+  EXPECT_EQ(store_->update_job(job("nope", 1)).error().code, StoreErrorCode::not_found);
+}
+
+TEST_F(JobStoreTest, UpdateReplacesFieldsKeepsCreated) {
+  ASSERT_TRUE(store_->create_job(job("job-1", 1000)));
+  JobRecord running = job("job-1", 0, "running");
+  running.updated_ms = 0;  // → now
+  running.attempts = 1;
+  auto r = store_->update_job(running);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->created_ms, 1000);
+  EXPECT_GT(r->updated_ms, 1000);
+  EXPECT_EQ(store_->get_job("job-1").value(), *r);
+
+  JobRecord done = *r;
+  done.status = "succeeded";
+  done.result = R"({"choices":[]})";
+  done.request_id = "req-42";
+  done.updated_ms = r->updated_ms + 5;  // an explicit time is kept
+  ASSERT_TRUE(store_->update_job(done));
+  EXPECT_EQ(store_->get_job("job-1").value(), done);
+}
+
+TEST_F(JobStoreTest, ListIsOldestFirstFilteredAndLimited) {
+  ASSERT_TRUE(store_->create_job(job("c", 3000)));
+  ASSERT_TRUE(store_->create_job(job("a", 1000, "running")));
+  ASSERT_TRUE(store_->create_job(job("b2", 2000)));
+  ASSERT_TRUE(store_->create_job(job("b1", 2000, "failed")));
+  ASSERT_TRUE(store_->create_job(job("d", 4000, "succeeded")));
+  EXPECT_EQ(ids(std::nullopt), (V{"a", "b1", "b2", "c", "d"}));  // created_ms, then id
+  EXPECT_EQ(ids("queued"), (V{"b2", "c"}));
+  EXPECT_EQ(ids("running"), (V{"a"}));
+  EXPECT_EQ(ids("nope"), V{});
+  EXPECT_EQ(ids(std::nullopt, 2), (V{"a", "b1"}));
+  EXPECT_EQ(ids(std::nullopt, 0), V{});
+  EXPECT_EQ(ids(std::nullopt, -1), V{});
+}
+
+TEST_F(JobStoreTest, JobsDoNotMoveTheIdentityGeneration) {
+  const auto g0 = store_->identity_generation().value();
+  ASSERT_TRUE(store_->create_job(job("j", 1)));
+  ASSERT_TRUE(store_->update_job(job("j", 1, "running")));
+  EXPECT_EQ(store_->identity_generation().value(), g0);
+}
+
+TEST_F(JobStoreTest, JobsSurviveARestart) {
+  ASSERT_TRUE(store_->create_job(job("job-queued", 1000)));
+  ASSERT_TRUE(store_->create_job(job("job-running", 2000, "running")));
+  // A spend row and a ledger record in flight at close are committed by the destructor too.
+  store_->append_spend_log(SpendLogRow{.request_id = "r"});
+  store_.reset();
+
+  auto again = open_or_die(dir_.file("tg.db"));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->get_job("job-queued").value(), job("job-queued", 1000));
+  auto queued = again->list_jobs("queued", 10);
+  ASSERT_TRUE(queued);
+  ASSERT_EQ(queued->size(), 1u);
+  // A job left "running" by the crashed process is visible, so the runner can requeue it.
+  auto running = again->list_jobs("running", 10);
+  ASSERT_TRUE(running);
+  ASSERT_EQ(running->size(), 1u);
+  EXPECT_EQ(running->front().id, "job-running");
+  JobRecord done = running->front();
+  done.status = "succeeded";
+  done.attempts = 1;
+  ASSERT_TRUE(again->update_job(done));
+  again.reset();
+  auto third = open_or_die(dir_.file("tg.db"));
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->get_job("job-running").value().status, "succeeded");
+}
+
+TEST(JobMemoryStore, WorksOnTheSharedConnection) {
+  auto store = open_or_die(":memory:");
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->create_job(job("j", 1)));
+  EXPECT_EQ(store->get_job("j").value(), job("j", 1));
+  EXPECT_EQ(store->list_jobs(std::nullopt, 10).value().size(), 1u);
+}
+
+}  // namespace
+}  // namespace tollgate::store
