@@ -72,6 +72,20 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   s->stale_cache = std::make_unique<policy::StaleCache>();
   s->transport = std::make_shared<http::PooledTransport>();
   watch_circuits(*s->metrics, *s->circuits);
+  auto& m = *s->metrics;
+  s->loop_metrics.requests = &m.counter("tollgate_requests_total", "Model requests by requested model group and result",
+                                        {"model_group", "result", "degradation"});
+  s->loop_metrics.duration = &m.histogram("tollgate_request_duration_ms",
+                                          "Whole-request latency in milliseconds, all attempts included", {"model_group"},
+                                          {50, 100, 250, 500, 1000, 2000, 5000, 10000, 30000, 60000});
+  s->loop_metrics.overruns = &m.counter("tollgate_deadline_overruns_total",
+                                        "Requests that ended later than their deadline plus deadline_slack_ms",
+                                        {"model_group"});
+  s->loop_metrics.retries = &m.counter("tollgate_retries_total", "Retries spent", {"model_group"});
+  s->loop_metrics.fallbacks = &m.counter("tollgate_fallbacks_total", "Fallback targets attempted", {"model_group"});
+  s->loop_metrics.attempts = &m.counter("tollgate_upstream_attempts_total",
+                                        "Upstream attempts by deployment and outcome (ok or failure class)",
+                                        {"model_group", "deployment", "provider", "outcome"});
   s->alerts->register_metrics(*s->metrics);
   s->limiter = std::make_unique<policy::RateLimiter>(clock);
   for (const auto& d : cfg->model_list) s->prices.push_back(budget::resolve_deployment_price(d, budget::PriceTable::bundled()));
@@ -486,7 +500,10 @@ class Run {
       }
   }
 
-  net::awaitable<GroupResult> try_group(std::string group, bool is_fallback) {
+  /// Tries `group`'s deployments (retries within the request's retry budget). `is_fallback`:
+  /// admitted as a fallback target (enforce_fallback_budget); `counts_as_fallback`: spends the
+  /// fallback budget (a degradation target does not).
+  net::awaitable<GroupResult> try_group(std::string group, bool is_fallback, bool counts_as_fallback = true) {
     GroupResult out;
     std::vector<std::size_t> tried, refused, denied;
     std::optional<milliseconds> hint;
@@ -574,7 +591,7 @@ class Run {
         break;
       }
       if (n > 0) ++trace_.retries_used;
-      if (is_fallback && !counted_fallback) {
+      if (is_fallback && counts_as_fallback && !counted_fallback) {
         ++trace_.fallbacks_used;
         counted_fallback = true;
       }
@@ -666,7 +683,7 @@ class Run {
         if (dc.mode == config::DegradationMode::reduced && dc.max_tokens) cap_output_tokens(*dc.max_tokens);
         degradation_ = mode;
         caveat_ = dc.caveat;
-        GroupResult r = co_await try_group(dc.model, true);
+        GroupResult r = co_await try_group(dc.model, true, false);
         if (r.ok || gone_) {
           trace_.degradation = r.ok ? mode : std::string();
           finish(r.ok, r.ok ? std::nullopt : std::optional<int>(499));
@@ -1371,29 +1388,19 @@ class Run {
   }
 
   void count_request(bool ok, int status) {
-    auto& m = *s_->metrics;
-    m.counter("tollgate_requests_total", "Model requests by requested model group and result",
-              {"model_group", "result", "degradation"})
-        .inc({call_.model, ok ? "served" : std::to_string(status), trace_.degradation.empty() ? "none" : trace_.degradation});
-    m.histogram("tollgate_request_duration_ms", "Whole-request latency in milliseconds, all attempts included",
-                {"model_group"}, {50, 100, 250, 500, 1000, 2000, 5000, 10000, 30000, 60000})
-        .observe({call_.model}, static_cast<double>(trace_.elapsed_ms));
-    const long long over = trace_.elapsed_ms - trace_.budget.deadline.count();
-    if (over > 0)
-      m.counter("tollgate_deadline_overruns_total", "Requests that ended after their deadline", {"model_group"})
-          .inc({call_.model});
-    if (trace_.retries_used > 0)
-      m.counter("tollgate_retries_total", "Retries spent", {"model_group"}).add({call_.model}, trace_.retries_used);
-    if (trace_.fallbacks_used > 0)
-      m.counter("tollgate_fallbacks_total", "Fallback targets attempted", {"model_group"})
-          .add({call_.model}, trace_.fallbacks_used);
+    const auto& m = s_->loop_metrics;
+    m.requests->inc({call_.model, ok ? "served" : std::to_string(status),
+                     trace_.degradation.empty() ? "none" : trace_.degradation});
+    m.duration->observe({call_.model}, static_cast<double>(trace_.elapsed_ms));
+    const auto limit = trace_.budget.deadline + cfg_.fallback_policy.deadline_slack;
+    if (trace_.elapsed_ms > limit.count()) m.overruns->inc({call_.model});
+    if (trace_.retries_used > 0) m.retries->add({call_.model}, trace_.retries_used);
+    if (trace_.fallbacks_used > 0) m.fallbacks->add({call_.model}, trace_.fallbacks_used);
   }
 
   void count_attempt(const std::string& group, const config::Deployment& d, std::optional<FailureClass> failure) {
-    s_->metrics
-        ->counter("tollgate_upstream_attempts_total", "Upstream attempts by deployment and outcome (ok or failure class)",
-                  {"model_group", "deployment", "provider", "outcome"})
-        .inc({group, d.id, d.provider_prefix, failure ? std::string(policy::to_string(*failure)) : std::string("ok")});
+    s_->loop_metrics.attempts->inc(
+        {group, d.id, d.provider_prefix, failure ? std::string(policy::to_string(*failure)) : std::string("ok")});
   }
 
   std::shared_ptr<Services> s_;

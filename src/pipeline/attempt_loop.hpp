@@ -46,6 +46,15 @@ struct Services {
   std::unique_ptr<policy::StaleCache> stale_cache;
   /// Prometheus metrics (GET /metrics) and operator alerts (GET /tollgate/alerts).
   std::shared_ptr<telemetry::Registry> metrics;
+  /// The attempt loop's metric families, registered once in make() (never null after it).
+  struct LoopMetrics {
+    telemetry::CounterFamily* requests = nullptr;      ///< tollgate_requests_total{model_group,result,degradation}
+    telemetry::HistogramFamily* duration = nullptr;    ///< tollgate_request_duration_ms{model_group}
+    telemetry::CounterFamily* overruns = nullptr;      ///< tollgate_deadline_overruns_total{model_group}
+    telemetry::CounterFamily* retries = nullptr;       ///< tollgate_retries_total{model_group}
+    telemetry::CounterFamily* fallbacks = nullptr;     ///< tollgate_fallbacks_total{model_group}
+    telemetry::CounterFamily* attempts = nullptr;      ///< tollgate_upstream_attempts_total{model_group,deployment,provider,outcome}
+  } loop_metrics;
   std::shared_ptr<telemetry::Alerts> alerts;
   /// How attempts reach upstreams: the network (PooledTransport), or scripted (`tollgate simulate`).
   std::shared_ptr<http::Transport> transport;
