@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/admin_fields.hpp"
+#include "api/caller.hpp"
 #include "api/errors.hpp"
 #include "api/sinks.hpp"
 #include "auth/credentials.hpp"
@@ -1128,10 +1129,7 @@ http::Response Admin::handle(const http::Request& req) const {
   if (!route) return error_response(core::Error::caller(404, "invalid_request_error", "unknown path " + std::string(path), {}, "not_found"));
 
   const auto& master = impl_->d.config->general_settings.master_key;
-  const auto presented = auth::presented_key([&req](std::string_view name) -> std::string_view {
-    auto it = req.find(name);
-    return it == req.end() ? std::string_view{} : std::string_view(it->value().data(), it->value().size());
-  });
+  const auto presented = presented_key(req);
   if (master.empty())
     return error_response(core::Error::caller(
         401, "auth_error", "the admin API needs general_settings.master_key to be configured", {}, "401"));

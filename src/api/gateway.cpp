@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "api/caller.hpp"
 #include "api/errors.hpp"
 #include "api/jobs.hpp"
 #include "api/json_body.hpp"
@@ -72,11 +73,7 @@ http::Response health_response(std::string_view path, const pipeline::Services& 
 /// Authenticates a model call (auth::authenticate); the 401 response in the client's format otherwise.
 std::expected<std::shared_ptr<const auth::Principal>, http::Response> authenticate_request(
     const http::Request& req, const std::string& master, const auth::IdentityIndex& index, Format fmt) {
-  auto key = auth::presented_key([&req](std::string_view name) -> std::string_view {
-    auto it = req.find(name);
-    return it == req.end() ? std::string_view{} : std::string_view(it->value().data(), it->value().size());
-  });
-  auto p = auth::authenticate(index, key, master, auth::unix_now_ms());
+  auto p = authenticate(req, master, index);
   if (p) return *p;
   auto e = p.error();
   if (fmt == Format::anthropic) e.type = "authentication_error";

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "api/caller.hpp"
 #include "api/errors.hpp"
 #include "api/sinks.hpp"
 #include "auth/credentials.hpp"
@@ -12,13 +13,6 @@ namespace bhttp = boost::beast::http;
 
 namespace {
 
-json::value parsed_or_null(const std::string& text) {
-  if (text.empty()) return nullptr;
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  return ec ? json::value(text) : v;
-}
-
 http::Response not_found(std::string_view id) {
   return json_response(404, openai_error_json(core::Error::caller(404, "invalid_request_error",
                                                                   "no job with id '" + std::string(id) + "'", "id",
@@ -26,24 +20,6 @@ http::Response not_found(std::string_view id) {
 }
 
 }  // namespace
-
-std::string job_json(const store::JobRecord& job) {
-  json::object o;
-  o["id"] = job.id;
-  o["object"] = "tollgate.job";
-  o["status"] = job.status;
-  o["model"] = job.model_group;
-  o["created"] = job.created_ms / 1000;
-  o["updated"] = job.updated_ms / 1000;
-  o["attempts"] = job.attempts;
-  json::value err = parsed_or_null(job.error);
-  if (err.is_object())
-    if (auto* inner = err.as_object().if_contains("error")) err = *inner;
-  o["result"] = parsed_or_null(job.result);
-  o["error"] = std::move(err);
-  o["request_id"] = job.request_id.empty() ? json::value(nullptr) : json::value(job.request_id);
-  return json::serialize(o);
-}
 
 http::Response job_response(const http::Request& req, std::string_view id, const pipeline::Services& s,
                             const auth::IdentityIndex& ids) {
@@ -53,11 +29,7 @@ http::Response job_response(const http::Request& req, std::string_view id, const
     res.set(bhttp::field::allow, "GET");
     return res;
   }
-  auto key = auth::presented_key([&req](std::string_view name) -> std::string_view {
-    auto it = req.find(name);
-    return it == req.end() ? std::string_view{} : std::string_view(it->value().data(), it->value().size());
-  });
-  auto p = auth::authenticate(ids, key, s.config->general_settings.master_key, auth::unix_now_ms());
+  auto p = authenticate(req, s.config->general_settings.master_key, ids);
   if (!p) return json_response(p.error().status, openai_error_json(p.error()));
   if (!s.store || id.empty() || id.find('/') != std::string_view::npos) return not_found(id);
   auto job = s.store->get_job(std::string(id));
@@ -71,7 +43,7 @@ http::Response job_response(const http::Request& req, std::string_view id, const
   const bool owner = principal.is_master || (principal.key && principal.key->token_hash == job->api_key) ||
                      (job->api_key.empty() && s.config->general_settings.master_key.empty());
   if (!owner) return not_found(id);
-  return json_response(200, job_json(*job));
+  return json_response(200, pipeline::job_json(*job));
 }
 
 }  // namespace tollgate::api

@@ -1,12 +1,7 @@
 #pragma once
 /// GET /v1/tollgate/jobs/{id}: the state or result of a deferred job (degradation mode
 /// `deferred`, issue 4 §5). Visible to the virtual key that queued it and to the master key;
-/// anyone else gets 404 (a job's existence is not disclosed).
-///
-/// Body: {"id", "object": "tollgate.job", "status": "queued"|"running"|"succeeded"|"failed",
-/// "model", "created" (unix s), "updated" (unix s), "attempts", "result": the chat.completion
-/// (succeeded) or null, "error": the error object (failed) or null, "request_id": the spend-log
-/// id of the run that completed it or null}.
+/// anyone else gets 404 (a job's existence is not disclosed). Body: pipeline::job_json.
 
 #include <string_view>
 
@@ -21,8 +16,5 @@ inline constexpr std::string_view kJobsPrefix = "/v1/tollgate/jobs/";
 /// Answers GET /v1/tollgate/jobs/{id}. Blocking (a store read): call off the I/O threads.
 http::Response job_response(const http::Request& req, std::string_view id, const pipeline::Services& s,
                             const auth::IdentityIndex& ids);
-
-/// The job's public JSON (shape above).
-std::string job_json(const store::JobRecord& job);
 
 }  // namespace tollgate::api

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "api/caller.hpp"
 #include "api/errors.hpp"
 #include "api/sinks.hpp"
 #include "auth/credentials.hpp"
@@ -14,11 +15,7 @@ namespace {
 /// nullopt when the caller presented the master key, else the 401/403 to send.
 std::optional<http::Response> require_master(const http::Request& req, const pipeline::Services& s,
                                              const auth::IdentityIndex& ids) {
-  auto key = auth::presented_key([&req](std::string_view name) -> std::string_view {
-    auto it = req.find(name);
-    return it == req.end() ? std::string_view{} : std::string_view(it->value().data(), it->value().size());
-  });
-  auto p = auth::authenticate(ids, key, s.config->general_settings.master_key, auth::unix_now_ms());
+  auto p = authenticate(req, s.config->general_settings.master_key, ids);
   if (!p) return json_response(p.error().status, openai_error_json(p.error()));
   if (!(*p)->is_master)
     return json_response(403, openai_error_json(core::Error::caller(403, "auth_error", "the master key is required")));

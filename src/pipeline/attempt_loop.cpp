@@ -734,7 +734,7 @@ class Run {
         trace_.outcome = "deferred";
         auto headers = common_headers(std::nullopt);
         headers.emplace_back("location", "/v1/tollgate/jobs/" + stored->id);
-        auto body = job_accepted_json(*stored, why);
+        auto body = job_json(*stored, why);
         co_await sink_.send_json(202, body, headers);
         finish(false, 202);
         co_return;
@@ -789,19 +789,6 @@ class Run {
     }
     const std::optional<core::Error> no_error;
     co_await sink_.end_stream(no_error);
-  }
-
-  static std::string job_accepted_json(const store::JobRecord& job, const std::string& why) {
-    json::object o;
-    o["id"] = job.id;
-    o["object"] = "tollgate.job";
-    o["status"] = job.status;
-    o["model"] = job.model_group;
-    o["created"] = job.created_ms / 1000;
-    o["degradation"] = "deferred";
-    o["reason"] = why;
-    o["url"] = "/v1/tollgate/jobs/" + job.id;
-    return json::serialize(o);
   }
 
   /// A reservation held for one attempt; settled as `unknown` if the attempt is abandoned.

@@ -126,6 +126,11 @@ net::awaitable<void> JobRunner::loop() {
     if (queued) {
       for (auto& job : *queued) {
         if (stopping_) break;
+        if (job.attempts > 0) {
+          const auto shift = std::min<std::int64_t>(job.attempts - 1, 6);
+          const auto wait = std::min<std::int64_t>(options_.first_backoff.count() << shift, 60000);
+          if (now_ms() < job.updated_ms + wait) continue;
+        }
         if (!group_open_for_traffic(job.model_group)) continue;
         co_await run_one(std::move(job));
       }

@@ -3,7 +3,8 @@
 /// runs them through the attempt loop once the group lets traffic through again (its feature
 /// circuit is not open and at least one deployment's circuit admits an attempt). A job runs as
 /// the key that queued it, with that key's budgets and access; a run that fails with a
-/// capacity, transient or unknown-outcome class is queued again (at most `max_runs` runs), any
+/// capacity, transient or unknown-outcome class is queued again, run again after a backoff
+/// (1 s, 2 s, 4 s … capped at 60 s) and at most `max_runs` times; any
 /// other failure ends the job as failed. Jobs left queued or running by an earlier process are
 /// picked up at start: they survive a restart.
 ///
@@ -34,7 +35,9 @@ class JobRunner final : public JobQueue {
 
   struct Options {
     std::chrono::milliseconds poll{500};  ///< how often queued jobs are looked at
-    int max_runs = 5;                     ///< runs before a job that keeps failing is failed
+    int max_runs = 8;                     ///< runs before a job that keeps failing is failed
+    /// Wait before a job's next run after a failed one: doubles per run, capped at 60 s.
+    std::chrono::milliseconds first_backoff{1000};
   };
 
   JobRunner(std::shared_ptr<Services> services, Resolve resolve, http::ClientOptions client, Options options);

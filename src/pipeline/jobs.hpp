@@ -6,6 +6,7 @@
 
 #include <expected>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -20,5 +21,13 @@ class JobQueue {
   /// Stores `job` (status "queued") durably; the stored record, or why it could not be stored.
   virtual boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job) = 0;
 };
+
+/// A job's public JSON, the body of the 202 that defers it and of GET /v1/tollgate/jobs/{id}:
+/// {"id", "object": "tollgate.job", "status": "queued"|"running"|"succeeded"|"failed", "model",
+/// "created" (unix s), "updated" (unix s), "attempts", "result": the chat.completion (succeeded)
+/// or null, "error": the error object (failed) or null, "request_id": the spend-log id of the run
+/// that completed it or null, "url": where to poll}; with `reason` non-empty (the 202) also
+/// "degradation": "deferred" and "reason".
+std::string job_json(const store::JobRecord& job, std::string_view reason = {});
 
 }  // namespace tollgate::pipeline
