@@ -1,0 +1,118 @@
+#include "pipeline/trace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "pipeline/replay.hpp"
+
+using namespace tollgate;
+using pipeline::DecisionTrace;
+using pipeline::TraceStep;
+
+namespace {
+
+DecisionTrace sample() {
+  DecisionTrace t;
+  t.budget.max_retries = 1;
+  t.budget.max_fallbacks = 2;
+  t.budget.deadline = std::chrono::milliseconds(4000);
+  t.budget.max_request_cost = 500'000'000;  // $0.50
+  t.ignored.push_back("x-tollgate-max-retries: 5 > 1");
+  TraceStep a;
+  a.kind = TraceStep::Kind::attempt;
+  a.group = "main";
+  a.deployment = "main-a";
+  a.provider = "openai";
+  a.circuit = "closed";
+  a.status = 429;
+  a.failure_class = "retryable_capacity";
+  a.action = "retry_then_fallback";
+  a.decision = "fallback";
+  a.duration_ms = 12;
+  a.reserved = 1000;
+  t.steps.push_back(a);
+  TraceStep skip;
+  skip.kind = TraceStep::Kind::skip;
+  skip.group = "claude";
+  skip.reason = "budget_exceeded key";
+  t.steps.push_back(skip);
+  TraceStep ok;
+  ok.kind = TraceStep::Kind::attempt;
+  ok.group = "small";
+  ok.deployment = "small-a";
+  ok.provider = "openai";
+  ok.circuit = "half_open";
+  ok.status = 200;
+  ok.decision = "served";
+  ok.reserved = 500;
+  ok.charged = 200;
+  t.steps.push_back(ok);
+  t.retries_used = 0;
+  t.fallbacks_used = 1;
+  t.elapsed_ms = 230;
+  t.reserved_total = 1500;
+  t.charged_total = 200;
+  t.outcome = "served";
+  t.served_by = "small/small-a";
+  return t;
+}
+
+}  // namespace
+
+TEST(DecisionTrace, CompactHeaderListsAttemptsSkipsAndBudgets) {
+  EXPECT_EQ(sample().compact(),
+            "main/main-a 429 retryable_capacity->fallback; skip claude (budget_exceeded key); small/small-a(probe) ok; "
+            "retries=0/1 fallbacks=1/2 ms=230/4000 cost=$0.0000015/$0.5");
+}
+
+TEST(DecisionTrace, JsonCarriesEverythingAndExplainReadsIt) {
+  const auto j = sample().to_json();
+  EXPECT_EQ(j.at("budget").at("max_request_cost"), "0.5");
+  EXPECT_EQ(j.at("budget").at("ignored_overrides").as_array().size(), 1u);
+  const auto& steps = j.at("steps").as_array();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].at("class"), "retryable_capacity");
+  EXPECT_EQ(steps[0].at("decision"), "fallback");
+  EXPECT_TRUE(steps[2].at("class").is_null());
+  EXPECT_EQ(steps[2].at("circuit"), "half_open");
+  EXPECT_EQ(j.at("consumed").at("fallbacks"), 1);
+  EXPECT_EQ(j.at("served_by"), "small/small-a");
+
+  // Round trip through text, as `tollgate explain` reads it from the spend log.
+  const auto parsed = boost::json::parse(boost::json::serialize(j)).as_object();
+  const auto text = pipeline::explain_text(parsed);
+  EXPECT_NE(text.find("1. attempt main/main-a (provider openai, circuit closed): HTTP 429 -> class retryable_capacity, "
+                      "action retry_then_fallback, then fallback"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("skipped claude: budget_exceeded key"), std::string::npos) << text;
+  EXPECT_NE(text.find("2. attempt small/small-a (provider openai, circuit half_open): served"), std::string::npos) << text;
+  EXPECT_NE(text.find("ignored (looser than configured): x-tollgate-max-retries: 5 > 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("outcome: served, served by small/small-a"), std::string::npos) << text;
+}
+
+TEST(DecisionTrace, NoCostCeilingIsNull) {
+  DecisionTrace t;
+  EXPECT_TRUE(t.to_json().at("budget").at("max_request_cost").is_null());
+  EXPECT_EQ(t.compact(), "retries=0/2 fallbacks=0/5 ms=0/600000 cost=$0");
+}
+
+TEST(Replay, CompletionBecomesRoleContentFinishAndUsageChunks) {
+  const auto c = boost::json::parse(R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m",
+    "choices":[{"index":0,"message":{"role":"assistant","content":"hello there"},"finish_reason":"stop"}],
+    "usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})").as_object();
+  auto chunks = pipeline::completion_to_chunks(c, true);
+  ASSERT_EQ(chunks.size(), 3u);
+  auto first = boost::json::parse(chunks[0]).as_object();
+  EXPECT_EQ(first.at("object"), "chat.completion.chunk");
+  EXPECT_EQ(first.at("id"), "chatcmpl-1");
+  EXPECT_EQ(first.at("choices").as_array()[0].at("delta").at("content"), "hello there");
+  EXPECT_EQ(first.at("choices").as_array()[0].at("delta").at("role"), "assistant");
+  auto second = boost::json::parse(chunks[1]).as_object();
+  EXPECT_EQ(second.at("choices").as_array()[0].at("finish_reason"), "stop");
+  auto third = boost::json::parse(chunks[2]).as_object();
+  EXPECT_TRUE(third.at("choices").as_array().empty());
+  EXPECT_EQ(third.at("usage").at("total_tokens"), 5);
+  EXPECT_EQ(pipeline::completion_to_chunks(c, false).size(), 2u);
+}
