@@ -192,8 +192,11 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
   msg.body() = req.body;
   msg.prepare_payload();
 
-  // A reused connection the peer closed in the meantime fails before any response byte; such
-  // a request was not processed, so it is sent once more on a fresh connection.
+  // A reused connection the peer closed in the meantime (take() already drops those it can see
+  // closed) fails while the request is written: that request was not processed, so it is sent
+  // once more on a fresh connection. Once the request is written, a reset is an unknown outcome
+  // (the upstream may have read, processed and billed it): never re-sent here — the failure
+  // policy decides, with a fresh reservation.
   for (int round = 0; round < 2; ++round) {
     auto state = std::make_unique<State>();
     state->pool = &pool;
@@ -228,11 +231,11 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
     state->parser->body_limit(boost::none);
     auto read_op = std::visit(
         [&](auto& s) { return bhttp::async_read_header(s, conn.buffer, *state->parser, use_nothrow); }, conn.stream);
-    auto [rec, rn] = co_await std::move(read_op);
+    auto [rec, rn_unused] = co_await std::move(read_op);
+    (void)rn_unused;
     if (token && token->cancelled) co_return cancelled(true);
     if (rec) {
       const auto kind = read_error_kind(rec, false);
-      if (conn.reused && round == 0 && kind == TransportError::Kind::reset && rn == 0) continue;
       co_return R(std::unexpect, make_error(kind, true, "reading the response head failed: " + rec.message()));
     }
     co_return std::unique_ptr<Exchange>(new Exchange(std::move(state)));

@@ -162,6 +162,7 @@ struct GroupResult {
   std::string stop_reason;         ///< why the group was left (budget, deadline, Retry-After, circuit)
   bool circuit_blocked = false;    ///< a deployment was not tried because its circuit was open
   bool deadline_hit = false;       ///< the group was left because too little time was left
+  bool commercial_block = false;   ///< not tried: its provider's circuit is open for a commercial limit
 };
 
 /// Appends `rec` to the durable ledger and waits (without blocking the thread) until the
@@ -346,6 +347,11 @@ class Run {
       co_return w;
     }
     w.error = primary.error;
+    if (primary.commercial_block) {
+      w.neutral = true;  // a billing problem, not the group's latency or cost
+      trace_step_stop("stop_and_alert: commercial_limit, provider circuit open; no fallback to another provider");
+      co_return w;
+    }
     const auto cls = primary.failure;
     const auto action = primary.attempted ? table_->action(cls) : policy::Action::retry_then_fallback;
     w.neutral = primary.attempted && (cls == FailureClass::caller_fix_required ||
@@ -410,6 +416,7 @@ class Run {
         const auto fa = s_->policies->for_group(group).classes.action(r.failure);
         if (fa == policy::Action::stop_and_alert) {
           stop_and_alert(r);
+          w.error = r.error;  // the client is told why the walk stopped here
           w.may_degrade = false;
           co_return w;
         }
@@ -424,6 +431,32 @@ class Run {
     }
     if (!time_for_an_attempt()) w.met_budget = false;
     co_return w;
+  }
+
+  /// A group whose deployments are blocked because their provider answered a commercial limit
+  /// (the provider circuit is open for that reason): the request stops as the limit itself
+  /// would have (stop_and_alert), so that while the limit lasts a second provider does not
+  /// silently take over every request. nullopt when the group is blocked for another reason.
+  std::optional<core::Error> commercial_block(const std::string& group) const {
+    const auto* members = s_->groups->find(group);
+    if (!members || table_->action(FailureClass::commercial_limit) != policy::Action::stop_and_alert) return std::nullopt;
+    for (const auto& c : s_->circuits->snapshot()) {
+      if (c.scope != "provider" || c.state != policy::CircuitState::open || c.reason != "commercial_limit") continue;
+      for (auto i : *members) {
+        if (cfg_.model_list[i].provider_prefix != c.id) continue;
+        auto e = core::Error::gateway(
+            429, "insufficient_quota",
+            "Stopped by fallback policy: provider '" + c.id + "' of model group '" + group +
+                "' answered a commercial limit (billing or quota) and its circuit is open for another " +
+                std::to_string((c.retry_in_ms + 999) / 1000) +
+                " s; the request is not sent to another provider (a second provider would hide a billing or "
+                "quota problem). See GET /tollgate/alerts.",
+            "commercial_limit");
+        e.headers.emplace_back("x-tollgate-policy", "stop_and_alert; class=commercial_limit");
+        return e;
+      }
+    }
+    return std::nullopt;
   }
 
   /// Commercial limit (or any class configured stop_and_alert): no retry, no fallback that would
@@ -634,6 +667,19 @@ class Run {
       decide(action == policy::Action::next_deployment ? "next_deployment" : "retry");
     }
     if (!out.attempted && !out.error && !out.refusal) {
+      // The router does not offer deployments whose circuit is open: say so when that is why.
+      if (const auto* members = s_->groups->find(group))
+        for (auto i : *members)
+          if (!s_->circuits->available(i)) out.circuit_blocked = true;
+      if (out.circuit_blocked) {
+        if (auto stop = commercial_block(group)) {
+          out.failure = FailureClass::commercial_limit;
+          out.error = std::move(*stop);
+          out.commercial_block = true;
+          trace_step_skip(group, "provider circuit open: commercial_limit");
+          co_return out;
+        }
+      }
       out.failure = FailureClass::retryable_capacity;
       const std::string why = out.circuit_blocked ? "every deployment's circuit is open"
                                                   : "every deployment is cooling down or at its rpm/tpm limit";

@@ -72,7 +72,7 @@ ClassTable build_defaults() {
       rule(FC::context_overflow, {}, {"context_length_exceeded"},
            {"context length", "context window", "prompt is too long", "too many tokens"}, {}, Action::fallback),
       rule(FC::content_policy, {}, {"content_filter", "content_policy_violation"},
-           {"content management policy", "content policy"}, {}, Action::fallback),
+           {"content management policy", "content policy", "content filtering policy"}, {}, Action::fallback),
       rule(FC::commercial_limit, {402},
            {"insufficient_quota", "billing_error", "organization_spend_limit_exceeded", "billing_hard_limit_reached",
             "billing_not_active", "quota_exceeded"},

@@ -233,13 +233,14 @@ export function anthropicDeployment(mock, group, upstreamModel, { id, ...params 
 
 /// A full config. Defaults keep mock counters exact: no retries unless a test asks,
 /// and no cooldown surprises (allowed_fails high) unless a test asks.
-export function gatewayConfig({ model_list, litellm_settings, router_settings, general_settings, tollgate_settings } = {}) {
+export function gatewayConfig({ model_list, litellm_settings, router_settings, general_settings, tollgate_settings, fallback_policy } = {}) {
   return {
     model_list,
     litellm_settings: litellm_settings ?? undefined,
     router_settings: { num_retries: 0, allowed_fails: 100, cooldown_time: 1, ...(router_settings ?? {}) },
     general_settings: { master_key: MASTER_KEY, ...(general_settings ?? {}) },
     tollgate_settings: tollgate_settings ?? undefined,
+    fallback_policy: fallback_policy ?? undefined,
   };
 }
 
@@ -429,3 +430,110 @@ export const chatBody = (model, extra = {}) => ({
   messages: [{ role: 'user', content: 'Say something short.' }],
   ...extra,
 });
+
+// ---------------------------------------------------------------------------------
+// Operator endpoints: metrics, circuits, alerts, spend-log rows
+
+/// `GET /metrics` (no auth): the Prometheus text.
+export async function metricsText(gw) {
+  const r = await gw.fetch('/metrics', { method: 'GET', auth: false });
+  if (r.status !== 200) throw new Error(`GET /metrics -> ${r.status}: ${r.text}`);
+  return r.text;
+}
+
+const parseLabels = (s) => {
+  const out = {};
+  for (const m of (s ?? '').matchAll(/([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+    out[m[1]] = m[2].replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c));
+  }
+  return out;
+};
+
+/// The value of the sample `name` whose labels include every label in `labels`, summed over
+/// all such samples; `undefined` when there is none.
+export function metricValue(text, name, labels = {}) {
+  let sum;
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const m = line.match(/^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/);
+    if (!m || m[1] !== name) continue;
+    const l = parseLabels(m[2]);
+    if (!Object.entries(labels).every(([k, v]) => l[k] === String(v))) continue;
+    sum = (sum ?? 0) + Number(m[3]);
+  }
+  return sum;
+}
+
+/// `GET /tollgate/circuits` (master key).
+export const circuitsOf = (gw) => gw.admin('/tollgate/circuits');
+
+/// One circuit from `GET /tollgate/circuits`: scope 'deployments' | 'providers' | 'features'.
+export async function circuitOf(gw, scope, id) {
+  const c = await circuitsOf(gw);
+  return (c[scope] ?? []).find((x) => x.id === id);
+}
+
+/// `GET /tollgate/alerts` (master key).
+export const alertsOf = (gw) => gw.admin('/tollgate/alerts');
+
+/// The spend-log row of a request, by its `x-litellm-call-id` (a Headers object, a response
+/// with `.headers`, or the id itself); polls, since rows are written just after the response.
+export async function spendLogOf(gw, from, { timeoutMs = 3000 } = {}) {
+  const headers = from?.headers ?? from;
+  const id = typeof from === 'string' ? from : headers?.get?.('x-litellm-call-id');
+  if (!id) throw new Error('no x-litellm-call-id to look the spend log row up by');
+  return waitFor(async () => {
+    const rows = await gw.admin(`/spend/logs?request_id=${encodeURIComponent(id)}`);
+    return rows?.length ? rows[0] : null;
+  }, { timeoutMs, what: `the spend log row of ${id}` });
+}
+
+// ---------------------------------------------------------------------------------
+// Load runs and distributions (policy_deadline.test.mjs, bench/policy_load.mjs)
+
+/// A small seeded PRNG (mulberry32): the same seed gives the same sequence, so a random
+/// upstream script can be replayed from the seed printed by a failing run.
+export function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/// Runs `fn(i)` for i in [0, total) with at most `concurrency` calls in flight; returns the
+/// results in index order.
+export async function runPool(total, concurrency, fn) {
+  const results = new Array(total);
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      const i = next++;
+      results[i] = await fn(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+  return results;
+}
+
+/// Nearest-rank percentiles of a list of numbers: {n, min, p50, p90, p99, max}.
+export function distribution(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const at = (p) => (s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN);
+  return { n: s.length, min: s[0], p50: at(50), p90: at(90), p99: at(99), max: s[s.length - 1] };
+}
+
+/// The `data:` payloads of an OpenAI event stream body: parsed JSON objects, and the string
+/// '[DONE]' for the terminator.
+export function sseData(text) {
+  const out = [];
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.startsWith('data:')) continue;
+    const payload = line.slice(5).trim();
+    out.push(payload === '[DONE]' ? payload : JSON.parse(payload));
+  }
+  return out;
+}
