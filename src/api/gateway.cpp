@@ -203,27 +203,11 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
 /// headers. Both may only tighten the group's budget (the attempt loop keeps the smaller value).
 /// A malformed header is the caller's error (400); malformed key metadata is logged and ignored.
 std::optional<core::Error> read_budget_overrides(const http::Request& req, pipeline::ChatCall& call) {
-  static constexpr std::pair<const char*, const char*> fields[] = {
-      {"max_retries", policy::kHeaderMaxRetries},
-      {"max_fallbacks", policy::kHeaderMaxFallbacks},
-      {"deadline_ms", policy::kHeaderDeadlineMs},
-      {"max_request_cost", policy::kHeaderMaxRequestCost}};
-  if (call.principal && call.principal->key && !call.principal->key->metadata.empty()) {
-    boost::system::error_code ec;
-    auto md = json::parse(call.principal->key->metadata, ec);
-    const json::value* rb = !ec && md.is_object() ? md.as_object().if_contains("tollgate_request_budget") : nullptr;
-    if (rb && rb->is_object()) {
-      for (const auto& [field, header] : fields) {
-        const auto* v = rb->as_object().if_contains(field);
-        if (!v || v->is_null()) continue;
-        const std::string text = v->is_string() ? std::string(v->as_string()) : json::serialize(*v);
-        if (auto bad = policy::parse_override_field(header, text, call.key_budget))
-          spdlog::warn("key {}: metadata.tollgate_request_budget.{} ignored: {}", call.principal->key->key_alias, field,
-                       *bad);
-      }
-    }
-  }
-  for (const auto& [field, header] : fields) {
+  if (call.principal && call.principal->key)
+    for (const auto& bad : policy::read_key_budget(call.principal->key->metadata, call.key_budget))
+      spdlog::warn("key {}: metadata {} (ignored)", call.principal->key->key_alias, bad);
+  for (const char* header : {policy::kHeaderMaxRetries, policy::kHeaderMaxFallbacks, policy::kHeaderDeadlineMs,
+                             policy::kHeaderMaxRequestCost}) {
     auto it = req.find(header);
     if (it == req.end()) continue;
     const std::string_view value(it->value().data(), it->value().size());

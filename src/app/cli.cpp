@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "app/explain.hpp"
 #include "app/serve.hpp"
+#include "app/simulate_cmd.hpp"
 #include "budget/money.hpp"
 #include "budget/pricing.hpp"
 #include "config/loader.hpp"
@@ -95,6 +97,22 @@ int run_cli(int argc, char** argv) {
   std::string check_file;
   check_cmd->add_option("FILE", check_file, "config file")->required();
 
+  auto* simulate_cmd = cli.add_subcommand(
+      "simulate", "replay a scenario of scripted upstream outcomes against the config's fallback policy (no network)");
+  SimulateOptions simulate_opts;
+  simulate_cmd->add_option("--config,-c", simulate_opts.config_path, "config file (LiteLLM proxy format)")->required();
+  simulate_cmd->add_option("--scenario,-s", simulate_opts.scenario_path, "scenario file (see docs/simulate.md)")->required();
+  simulate_cmd->add_flag("--json", simulate_opts.json, "print machine-readable JSON");
+  simulate_cmd->add_flag("--verbose,-v", simulate_opts.verbose, "keep the gateway's log lines on stderr");
+
+  auto* explain_cmd =
+      cli.add_subcommand("explain", "print the decision trace of one request from the spend log of the config's database");
+  ExplainOptions explain_opts;
+  explain_cmd->add_option("REQUEST_ID", explain_opts.request_id, "request id (the x-litellm-call-id response header)")
+      ->required();
+  explain_cmd->add_option("--config,-c", explain_opts.config_path, "config file naming the database")->required();
+  explain_cmd->add_flag("--json", explain_opts.json, "print the row's decision JSON");
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -107,6 +125,8 @@ int run_cli(int argc, char** argv) {
   }
 
   if (*check_cmd) return config_check(check_file);
+  if (*simulate_cmd) return simulate_command(simulate_opts);
+  if (*explain_cmd) return explain_command(explain_opts);
   if (*pricing_check_cmd) return pricing_check(pricing_config);
   if (*serve_cmd) {
     auto cfg = load_or_report(serve_config);

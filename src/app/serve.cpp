@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/admin.hpp"
+#include "app/database.hpp"
 #include "api/gateway.hpp"
 #include "api/key_spend.hpp"
 #include "auth/identities.hpp"
@@ -23,10 +24,7 @@ namespace tollgate::app {
 
 int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options) {
   const auto& ts = cfg->tollgate_settings;
-  // The store: general_settings.database_url, else <tollgate_settings.data_dir>/tollgate.db (SQLite).
-  const std::string db_url = !cfg->general_settings.database_url.empty()
-                                 ? cfg->general_settings.database_url
-                                 : "sqlite://" + ts.data_dir + "/tollgate.db";  // sqlite:///abs or sqlite://relative
+  const std::string db_url = database_url(*cfg);
   std::shared_ptr<store::Store> db;
   {
     auto opened = store::sqlite::open_sqlite_store(db_url);

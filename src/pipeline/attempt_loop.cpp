@@ -405,6 +405,7 @@ class Run {
       if (r.ok || gone_) {
         finish(r.ok, r.ok ? std::nullopt : std::optional<int>(499));
         w.answered = true;
+        w.met_budget = r.ok;  // served within the request's budgets: the group kept its promise
         co_return w;
       }
       if (!r.attempted && r.refusal) {
@@ -632,7 +633,7 @@ class Run {
       out.attempted = true;
       ++n;
       permit_ = permit;
-      reserved_now_ = held.reservation.empty() ? 0 : held.reservation.amount();
+      reserved_now_ = held.reservation.empty() ? (worst >= budget::kMaxNanos ? 0 : worst) : held.reservation.amount();
       AttemptResult r = co_await attempt(group, *dep);
       const budget::Nanos before = cost_;
       settle(held, *dep, r);
@@ -716,16 +717,29 @@ class Run {
   /// error the client gets when the mode cannot answer either.
   net::awaitable<void> degrade(const config::DegradationConfig& dc, std::string why, std::optional<core::Error> error) {
     const std::string mode(config::to_string(dc.mode));
+    const bool needs_upstream =
+        dc.mode == config::DegradationMode::equivalent || dc.mode == config::DegradationMode::reduced;
+    if (needs_upstream && (!s_->groups->contains(dc.model) || !time_for_an_attempt())) {
+      trace_step_stop("degradation " + mode + " not possible: " +
+                      (s_->groups->contains(dc.model) ? "no time left" : "model group '" + dc.model + "' unknown"));
+      co_await fail(std::move(error), 0);
+      co_return;
+    }
     TraceStep st;
     st.kind = TraceStep::Kind::degrade;
     st.group = dc.model;
     st.reason = mode + " (" + why + ")";
     trace_.steps.push_back(std::move(st));
+    // The last attempt's "leave the group" is, in fact, this degradation.
+    for (auto it = trace_.steps.rbegin(); it != trace_.steps.rend(); ++it)
+      if (it->kind == TraceStep::Kind::attempt) {
+        if (it->decision == "fallback") it->decision = "degrade";
+        break;
+      }
     switch (dc.mode) {
       case config::DegradationMode::none: break;
       case config::DegradationMode::equivalent:
       case config::DegradationMode::reduced: {
-        if (!s_->groups->contains(dc.model) || !time_for_an_attempt()) break;
         if (dc.mode == config::DegradationMode::reduced && dc.max_tokens) cap_output_tokens(*dc.max_tokens);
         degradation_ = mode;
         caveat_ = dc.caveat;
@@ -911,7 +925,10 @@ class Run {
     }
     if (r.ok) usage_ = r.usage;
     if (held.reservation.empty()) {
-      cost_ += attempt_cost(price, r.usage);
+      // No scope to reserve against (master key, open gateway): the spend is still recorded, at
+      // the worst case when the outcome is unknown, as a reservation would have been.
+      cost_ += kind == budget::SettleKind::unknown && reserved_now_ < budget::kMaxNanos ? reserved_now_
+                                                                                      : attempt_cost(price, r.usage);
       return;
     }
     settle_held(held, dep, kind, actual);

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include <boost/json.hpp>
+
 namespace tollgate::policy {
 namespace {
 
@@ -140,6 +142,24 @@ std::optional<std::string> parse_override_field(std::string_view name, std::stri
     return std::nullopt;
   }
   return std::string(name) + ": unknown request budget field";
+}
+
+std::vector<std::string> read_key_budget(std::string_view metadata_json, BudgetOverride& o) {
+  std::vector<std::string> problems;
+  if (metadata_json.empty()) return problems;
+  boost::system::error_code ec;
+  auto md = boost::json::parse(metadata_json, ec);
+  const boost::json::value* rb =
+      !ec && md.is_object() ? md.as_object().if_contains("tollgate_request_budget") : nullptr;
+  if (rb == nullptr || !rb->is_object()) return problems;
+  for (const char* field : {"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost"}) {
+    const auto* v = rb->as_object().if_contains(field);
+    if (v == nullptr || v->is_null()) continue;
+    const std::string text = v->is_string() ? std::string(v->as_string()) : boost::json::serialize(*v);
+    if (auto bad = parse_override_field(field, text, o))
+      problems.push_back("tollgate_request_budget." + std::string(field) + ": " + *bad);
+  }
+  return problems;
 }
 
 }  // namespace tollgate::policy

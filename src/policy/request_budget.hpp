@@ -56,4 +56,10 @@ inline constexpr const char* kHeaderMaxRequestCost = "x-tollgate-max-request-cos
 /// Returns an error message naming the field when the value is malformed (the API answers 400).
 std::optional<std::string> parse_override_field(std::string_view name, std::string_view value, BudgetOverride& o);
 
+/// Reads a key's metadata (JSON object text) field `tollgate_request_budget`
+/// ({"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost"}, numbers or strings) into
+/// `o`. A missing or non-object field changes nothing. Returns one message per malformed value
+/// (that value is ignored: the caller logs it).
+std::vector<std::string> read_key_budget(std::string_view metadata_json, BudgetOverride& o);
+
 }  // namespace tollgate::policy
