@@ -1,5 +1,7 @@
 #include "simulate/recording.hpp"
 
+#include "api/errors.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -33,22 +35,7 @@ std::string CapturingSink::header(std::string_view name) const {
   return {};
 }
 
-std::string error_body(const core::Error& e) {
-  // The OpenAI sink relays an OpenAI-format upstream body unchanged (api/errors.cpp).
-  if (e.origin == core::ErrorOrigin::upstream && e.upstream_api == "openai" && !e.upstream_body.empty()) {
-    boost::system::error_code ec;
-    auto v = json::parse(e.upstream_body, ec);
-    if (!ec && v.is_object() && v.as_object().contains("error")) return e.upstream_body;
-  }
-  json::object err;
-  err["message"] = e.message;
-  err["type"] = e.type.empty() ? "api_error" : e.type;
-  err["param"] = e.param.empty() ? json::value(nullptr) : json::value(e.param);
-  err["code"] = e.code.empty() ? json::value(nullptr) : json::value(e.code);
-  json::object body;
-  body["error"] = std::move(err);
-  return json::serialize(body);
-}
+std::string error_body(const core::Error& e) { return api::openai_error_json(e); }
 
 net::awaitable<bool> CapturingSink::send_completion(const json::object& completion, std::string raw,
                                                     const pipeline::Headers& h) {
