@@ -10,10 +10,26 @@ namespace net = boost::asio;
 namespace json = boost::json;
 namespace bhttp = boost::beast::http;
 
+namespace {
+
+/// A response header value as it may go on the wire: one line of visible ASCII (CR, LF and other
+/// controls become spaces, so nothing a request or upstream put in a value can start a header
+/// of its own), at most 8 KiB (Beast refuses larger fields).
+std::string header_value(std::string_view v) {
+  constexpr std::size_t kMax = 8192;
+  std::string out(v.substr(0, kMax));
+  for (auto& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f) c = ' ';
+  if (v.size() > kMax) out.replace(kMax - 3, 3, "...");
+  return out;
+}
+
+}  // namespace
+
 http::Response json_response(int status, std::string body, const pipeline::Headers& headers) {
   http::Response res{static_cast<bhttp::status>(status), 11};
   res.set(bhttp::field::content_type, "application/json");
-  for (const auto& [k, v] : headers) res.set(k, v);
+  for (const auto& [k, v] : headers) res.set(k, header_value(v));
   res.body() = std::move(body);
   return res;
 }
@@ -37,7 +53,7 @@ net::awaitable<bool> OpenAiSink::begin_stream(const pipeline::Headers& headers) 
   head.set(bhttp::field::content_type, "text/event-stream");
   head.set(bhttp::field::cache_control, "no-cache");
   head.set("x-accel-buffering", "no");
-  for (const auto& [k, v] : headers) head.set(k, v);
+  for (const auto& [k, v] : headers) head.set(k, header_value(v));
   co_return co_await w_.begin_stream(std::move(head));
 }
 

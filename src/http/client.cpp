@@ -220,7 +220,8 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
     conn.lowest().expires_at(deadline);
     auto write_op = std::visit([&msg](auto& s) { return bhttp::async_write(s, msg, use_nothrow); }, conn.stream);
     auto [wec, wn] = co_await std::move(write_op);
-    if (token && token->cancelled) co_return cancelled(false);
+    // Cancelled once the request was written: the upstream may process (and bill) it.
+    if (token && token->cancelled) co_return cancelled(!wec);
     if (wec) {
       if (conn.reused && round == 0) continue;
       const auto kind = wec == beast::error::timeout ? TransportError::Kind::timeout : TransportError::Kind::write_failed;

@@ -226,6 +226,16 @@ class Run {
   ~Run() {
     sink_.on_client_gone(nullptr);
     if (rate_admitted_) s_->limiter->release(rate_subjects_, usage_.prompt_tokens + usage_.completion_tokens);
+    // An exception (or an abandoned frame) between a permit and its verdict must not leave a
+    // half-open circuit waiting for a probe that never reports.
+    if (permit_dep_) s_->circuits->release(*permit_dep_, permit_);
+    s_->circuits->release_feature(call_.model, feature_permit_);
+    if (!finished_) {
+      try {
+        finish(false, 500);
+      } catch (...) {
+      }
+    }
   }
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -244,6 +254,7 @@ class Run {
   }
 
   net::awaitable<RunOutcome> go() {
+    set_budget();
     rate_subjects_ = rate_subjects();
     if (!rate_subjects_.empty()) {
       if (auto denied = s_->limiter->acquire(rate_subjects_)) {
@@ -260,7 +271,6 @@ class Run {
       }
       rate_admitted_ = true;
     }
-    set_budget();
     const auto& gp = s_->policies->for_group(call_.model);
     // A group that is itself the degradation target (defaults.degradation naming it) does not
     // degrade to itself.
@@ -269,19 +279,26 @@ class Run {
                              gp.degradation.model == call_.model;
     const bool can_degrade =
         call_.allow_degradation && gp.degradation.mode != config::DegradationMode::none && !self_target;
-    policy::Permit feature = policy::Permit::closed;
     if (can_degrade) {
-      feature = s_->circuits->acquire_feature(call_.model);
-      if (feature == policy::Permit::denied) {
+      feature_permit_ = s_->circuits->acquire_feature(call_.model);
+      if (feature_permit_ == policy::Permit::denied) {
         // The group cannot keep its budgets right now: its degradation mode answers directly.
+        feature_permit_ = policy::Permit::closed;
         trace_step_skip(call_.model, "feature circuit open");
-        co_await degrade(gp.degradation, "feature circuit of '" + call_.model + "' is open", std::nullopt);
+        const std::string why = "feature circuit of '" + call_.model + "' is open";
+        co_await degrade(gp.degradation, why, std::nullopt);
         co_return outcome_;
       }
     }
     auto walk = co_await walk_targets();
-    if (can_degrade && !walk.neutral) s_->circuits->on_feature_result(call_.model, walk.met_budget, feature);
-    else if (can_degrade && feature == policy::Permit::probe) s_->circuits->on_feature_result(call_.model, true, feature);
+    // The feature circuit hears only what says something about the group: not the caller's own
+    // errors, not a client that left, not a deadline the caller tightened below the group's.
+    const bool neutral = walk.neutral || gone_ || (!walk.met_budget && caller_tightened_deadline_);
+    if (can_degrade) {
+      if (neutral) s_->circuits->release_feature(call_.model, feature_permit_);
+      else s_->circuits->on_feature_result(call_.model, walk.met_budget, feature_permit_);
+      feature_permit_ = policy::Permit::closed;
+    }
     if (walk.answered) co_return outcome_;
     if (can_degrade && walk.may_degrade) {
       co_await degrade(gp.degradation, walk.why, walk.error);
@@ -316,6 +333,7 @@ class Run {
       spdlog::info("request {}: budget override ignored (only tightening is allowed): {}", call_.call_id, i);
     trace_.budget = b;
     deadline_ = call_.start + b.deadline;
+    caller_tightened_deadline_ = b.deadline < gp.budget.deadline;
   }
 
   milliseconds time_left() const {
@@ -421,7 +439,10 @@ class Run {
           w.may_degrade = false;
           co_return w;
         }
-        if (fa == policy::Action::fail_fast) break;  // the fallback says the request itself is wrong
+        if (fa == policy::Action::fail_fast) {  // the fallback says the request itself is wrong
+          w.may_degrade = false;
+          break;
+        }
       }
       if (!r.stop_reason.empty()) w.why = r.stop_reason;
     }
@@ -633,6 +654,7 @@ class Run {
       out.attempted = true;
       ++n;
       permit_ = permit;
+      permit_dep_ = *dep;
       reserved_now_ = held.reservation.empty() ? (worst >= budget::kMaxNanos ? 0 : worst) : held.reservation.amount();
       AttemptResult r = co_await attempt(group, *dep);
       const budget::Nanos before = cost_;
@@ -719,11 +741,18 @@ class Run {
     const std::string mode(config::to_string(dc.mode));
     const bool needs_upstream =
         dc.mode == config::DegradationMode::equivalent || dc.mode == config::DegradationMode::reduced;
-    if (needs_upstream && (!s_->groups->contains(dc.model) || !time_for_an_attempt())) {
-      trace_step_stop("degradation " + mode + " not possible: " +
-                      (s_->groups->contains(dc.model) ? "no time left" : "model group '" + dc.model + "' unknown"));
-      co_await fail(std::move(error), 0);
-      co_return;
+    if (needs_upstream) {
+      std::string impossible;
+      if (!s_->groups->contains(dc.model)) impossible = "model group '" + dc.model + "' unknown";
+      else if (!time_for_an_attempt()) impossible = "no time left";
+      else if (cfg_.general_settings.enforce_fallback_model_access && !auth::may_call(principal(), dc.model, cfg_))
+        impossible = "the key may not call '" + dc.model + "'";
+      if (!impossible.empty()) {
+        if (impossible.starts_with("the key")) skipped_.emplace_back(dc.model, "model_access_denied");
+        trace_step_stop("degradation " + mode + " not possible: " + impossible);
+        co_await fail(std::move(error), 0);
+        co_return;
+      }
     }
     TraceStep st;
     st.kind = TraceStep::Kind::degrade;
@@ -779,12 +808,9 @@ class Run {
         job.model_group = call_.model;
         job.call_type = call_.call_type;
         if (principal().key) job.api_key = principal().key->token_hash;
-        json::object b = call_.body;
-        b.erase("stream");
-        b.erase("stream_options");
-        job.request_body = json::serialize(b);
+        job.request_body = json::serialize(deferred_body());
         job.status = "queued";
-        auto stored = co_await s_->jobs->defer(std::move(job));
+        auto stored = co_await s_->jobs->defer(std::move(job), deadline_);
         if (!stored) {
           trace_step_stop("deferred: the job could not be stored: " + stored.error());
           break;
@@ -796,7 +822,7 @@ class Run {
         headers.emplace_back("location", "/v1/tollgate/jobs/" + stored->id);
         auto body = job_json(*stored, why);
         co_await sink_.send_json(202, body, headers);
-        finish(false, 202);
+        finish(true, std::nullopt);
         co_return;
       }
       case config::DegradationMode::fail_fast: {
@@ -812,6 +838,32 @@ class Run {
       }
     }
     co_await fail(std::move(error), 0);
+  }
+
+  /// The body a deferred job replays: the request without its stream flags, the request's tags
+  /// kept as `metadata.tags` (binding erased the top-level `tags`), and the effective budgets as
+  /// `tollgate_request_budget` (tightening only, so replaying them cannot loosen anything; the
+  /// runner removes the field before the call).
+  json::object deferred_body() const {
+    json::object b = call_.body;
+    b.erase("stream");
+    b.erase("stream_options");
+    const auto& p = principal();
+    if (!p.tags.empty()) {
+      json::array tags;
+      for (const auto& t : p.tags) tags.emplace_back(t);
+      auto& md = b["metadata"];
+      if (!md.is_object()) md = json::object();
+      md.as_object()["tags"] = std::move(tags);
+    }
+    const auto& bud = trace_.budget;
+    json::object rb;
+    rb["max_retries"] = bud.max_retries;
+    rb["max_fallbacks"] = bud.max_fallbacks;
+    rb["deadline_ms"] = bud.deadline.count();
+    if (bud.max_request_cost < budget::kMaxNanos) rb["max_request_cost"] = budget::format_dollars(bud.max_request_cost);
+    b["tollgate_request_budget"] = std::move(rb);
+    return b;
   }
 
   /// The reduced mode's output cap, applied to the body every later attempt sends.
@@ -969,10 +1021,11 @@ class Run {
     timer_ = nullptr;
   }
 
-  core::SteadyTime attempt_deadline(const config::Deployment& d) const {
+  core::SteadyTime attempt_deadline(const config::Deployment& d) {
     auto dl = deadline_;
     const auto& t = call_.stream && d.stream_timeout ? d.stream_timeout : d.timeout;
     if (t) dl = std::min(dl, s_->clock->now() + *t);
+    attempt_cut_by_deadline_ = dl == deadline_;
     return dl;
   }
 
@@ -1042,14 +1095,19 @@ class Run {
     s_->router->on_attempt_end(dep, failure.has_value(), milliseconds(dur), tokens);
     // Only the deployment's own failures count against its circuit: not the caller's errors,
     // and not an attempt the client abandoned by hanging up.
+    // Nor a timeout the caller's own tightened deadline caused: one caller's short deadline
+    // must not open a circuit every caller shares.
+    const bool cut_by_caller = failure && *failure == FailureClass::unknown_outcome && attempt_cut_by_deadline_ &&
+                               caller_tightened_deadline_;
     if (!failure) {
       s_->circuits->on_success(dep);
-    } else if (!gone_ && policy::counts_against_deployment(*failure)) {
+    } else if (!gone_ && !cut_by_caller && policy::counts_against_deployment(*failure)) {
       s_->circuits->on_failure(dep, *failure);
     } else {
       s_->circuits->release(dep, permit_);
     }
     permit_ = policy::Permit::closed;
+    permit_dep_.reset();
     if (s_->metrics) count_attempt(group, d, failure);
   }
 
@@ -1276,6 +1334,7 @@ class Run {
 
   /// Writes the request's spend log row (off the request path: the store's writer batches it).
   void finish(bool ok, std::optional<int> status) {
+    finished_ = true;
     outcome_.served = ok;
     outcome_.status = ok ? 200 : status.value_or(0);
     if (!ok && !attempts_.empty() && attempts_.back().failure) {
@@ -1403,7 +1462,7 @@ class Run {
         st.deployment = cfg_.model_list[*dep].id;
         t.steps.push_back(std::move(st));
       }
-      h.emplace_back("x-tollgate-decision", header_safe(t.compact()));
+      h.emplace_back("x-tollgate-decision", t.compact());  // the sink makes header values safe
     }
     if (!degradation_.empty()) {
       std::string label = degradation_;
@@ -1412,7 +1471,7 @@ class Run {
         h.emplace_back("age", std::to_string(cache_age_.count() / 1000));
       }
       h.emplace_back("x-tollgate-degradation", label);
-      if (!caveat_.empty()) h.emplace_back("x-tollgate-degradation-caveat", header_safe(caveat_));
+      if (!caveat_.empty()) h.emplace_back("x-tollgate-degradation-caveat", caveat_);
     }
     if (const auto& k = principal().key) {
       if (auto st = s_->ledger->state(budget::ScopeId{budget::ScopeKind::key, k->token_hash}, std::chrono::system_clock::now())) {
@@ -1428,13 +1487,6 @@ class Run {
       if (k->max_budget_nanos) h.emplace_back("x-litellm-key-max-budget", budget::format_dollars(*k->max_budget_nanos));
     }
     return h;
-  }
-
-  /// Header values are one line of visible ASCII: anything else becomes a space.
-  static std::string header_safe(std::string v) {
-    for (auto& c : v)
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = ' ';
-    return v;
   }
 
   void count_request(bool ok, int status) {
@@ -1466,6 +1518,11 @@ class Run {
   DecisionTrace trace_;
   const policy::ClassTable* table_ = nullptr;   ///< classification table of the group being tried
   policy::Permit permit_ = policy::Permit::closed;  ///< circuit permit of the attempt in flight
+  std::optional<std::size_t> permit_dep_;       ///< its deployment, until its outcome is reported
+  policy::Permit feature_permit_ = policy::Permit::closed;  ///< the group's feature-circuit permit
+  bool caller_tightened_deadline_ = false;      ///< the key or request set a shorter deadline than the group's
+  bool attempt_cut_by_deadline_ = false;        ///< the attempt in flight ends at the request deadline
+  bool finished_ = false;                       ///< finish() ran (spend-log row written)
   budget::Nanos reserved_now_ = 0;              ///< reservation of the attempt in flight
   std::optional<std::size_t> served_dep_;
   std::string degradation_;                     ///< label of a degraded answer ("reduced", ...)

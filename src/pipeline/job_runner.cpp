@@ -1,8 +1,9 @@
 #include "pipeline/job_runner.hpp"
 
+#include <mutex>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -10,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/ids.hpp"
+#include "policy/request_budget.hpp"
 
 namespace tollgate::pipeline {
 namespace net = boost::asio;
@@ -81,7 +83,16 @@ void JobRunner::start() {
   thread_ = std::thread([this] {
     http::UpstreamPool pool(ioc_, client_);
     http::UpstreamPool::install(&pool);
-    net::co_spawn(ioc_, loop(), net::detached);
+    net::co_spawn(ioc_, loop(), [](std::exception_ptr e) {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        spdlog::error("deferred-job runner stopped: {}", ex.what());
+      } catch (...) {
+        spdlog::error("deferred-job runner stopped by an unknown exception");
+      }
+    });
     ioc_.run();
     http::UpstreamPool::install(nullptr);
   });
@@ -93,20 +104,59 @@ void JobRunner::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-net::awaitable<std::expected<store::JobRecord, std::string>> JobRunner::defer(store::JobRecord job) {
+net::awaitable<std::expected<store::JobRecord, std::string>> JobRunner::defer(store::JobRecord job,
+                                                                             core::SteadyTime deadline) {
+  using Result = std::expected<store::JobRecord, std::string>;
   if (!s_->store) co_return std::unexpected(std::string("no store is configured"));
   job.id = "job-" + core::new_uuid();
   job.status = "queued";
   job.created_ms = job.updated_ms = now_ms();
-  auto store = s_->store;
-  auto create = [store, job]() -> net::awaitable<std::expected<store::JobRecord, std::string>> {
-    auto r = store->create_job(job);
-    if (!r) co_return std::unexpected(r.error().message);
-    co_return *r;
+  // The insert is a blocking store write: it runs on the runner's thread and the request waits
+  // for it without blocking its own, at most until its deadline. A job whose request gave up
+  // waiting is marked failed rather than run behind the client's back.
+  struct Shared {
+    std::mutex mu;
+    std::optional<Result> result;
+    bool abandoned = false;
   };
-  // Runs on the runner's thread (a blocking store write), resumes on the caller's.
-  auto op = net::co_spawn(ioc_, create, net::use_awaitable);
-  co_return co_await std::move(op);
+  auto shared = std::make_shared<Shared>();
+  auto exec = co_await net::this_coro::executor;
+  auto timer = std::make_shared<net::steady_timer>(exec, deadline);
+  auto store = s_->store;
+  net::post(ioc_, [store, job, shared, timer, exec]() mutable {
+    {
+      std::lock_guard lk(shared->mu);
+      if (shared->abandoned) return;
+    }
+    auto r = store->create_job(job);
+    Result res = r ? Result(*r) : Result(std::unexpected(r.error().message));
+    bool abandoned = false;
+    {
+      std::lock_guard lk(shared->mu);
+      abandoned = shared->abandoned;
+      if (!abandoned) shared->result = std::move(res);
+    }
+    if (abandoned && r) {
+      job.status = "failed";
+      job.error = R"({"error":{"message":"the request's deadline passed before its job was stored","type":"api_error","code":"deferral_timeout"}})";
+      job.updated_ms = now_ms();
+      (void)store->update_job(job);
+      return;
+    }
+    net::post(exec, [timer] { timer->cancel(); });
+  });
+  for (;;) {
+    {
+      std::lock_guard lk(shared->mu);
+      if (shared->result) co_return std::move(*shared->result);
+      if (std::chrono::steady_clock::now() >= deadline) {
+        shared->abandoned = true;
+        co_return std::unexpected(std::string("the job store did not answer before the request's deadline"));
+      }
+    }
+    auto [ec] = co_await timer->async_wait(net::as_tuple(net::use_awaitable));
+    (void)ec;
+  }
 }
 
 bool JobRunner::group_open_for_traffic(const std::string& group) const {
@@ -122,10 +172,19 @@ net::awaitable<void> JobRunner::loop() {
   auto exec = co_await net::this_coro::executor;
   net::steady_timer timer(exec);
   while (!stopping_) {
-    auto queued = s_->store->list_jobs(std::string("queued"), 50);
+    // Every queued job is looked at, oldest first: one that cannot run now (its group is down,
+    // its backoff not over) does not hold up the others.
+    auto queued = s_->store->list_jobs(std::string("queued"), 10000);
     if (queued) {
       for (auto& job : *queued) {
         if (stopping_) break;
+        if (!s_->groups->contains(job.model_group)) {
+          job.status = "failed";
+          job.error = R"({"error":{"message":"the job's model group is no longer configured","type":"invalid_request_error","code":"model_not_found"}})";
+          job.updated_ms = now_ms();
+          (void)s_->store->update_job(job);
+          continue;
+        }
         if (job.attempts > 0) {
           const auto shift = std::min<std::int64_t>(job.attempts - 1, 6);
           const auto wait = std::min<std::int64_t>(options_.first_backoff.count() << shift, 60000);
@@ -156,6 +215,14 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
   call.call_type = job.call_type.empty() ? "acompletion" : job.call_type;
   call.allow_degradation = false;
   if (!ec && parsed.is_object()) call.body = std::move(parsed.as_object());
+  // The request's effective budgets, stored with it (pipeline's deferred_body): tighten only.
+  if (auto* rb = call.body.if_contains("tollgate_request_budget"); rb && rb->is_object()) {
+    for (const auto& [k, v] : rb->as_object()) {
+      const std::string text = v.is_string() ? std::string(v.as_string()) : json::serialize(v);
+      (void)policy::parse_override_field(k, text, call.request_budget);
+    }
+  }
+  call.body.erase("tollgate_request_budget");
   auto principal = ec ? std::expected<std::shared_ptr<const auth::Principal>, core::Error>(std::unexpected(
                             core::Error::gateway(500, "api_error", "the stored request body is not JSON")))
                       : resolve_(job, call.body);
@@ -168,6 +235,9 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
     co_return;
   }
   call.principal = std::move(*principal);
+  if (call.principal->key)
+    for (const auto& bad : policy::read_key_budget(call.principal->key->metadata, call.key_budget))
+      spdlog::warn("deferred job {}: key metadata {} (ignored)", job.id, bad);
   CaptureSink sink;
   const RunOutcome out = co_await run_chat(s_, call, sink);
   job.request_id = call.call_id;

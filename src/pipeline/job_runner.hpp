@@ -50,7 +50,8 @@ class JobRunner final : public JobQueue {
   /// Stops the thread; a job in flight is left "running" and requeued at the next start.
   void stop();
 
-  boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job) override;
+  boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job,
+                                                                           core::SteadyTime deadline) override;
 
  private:
   boost::asio::awaitable<void> loop();

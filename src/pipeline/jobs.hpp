@@ -10,6 +10,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "core/clock.hpp"
 #include "store/records.hpp"
 
 namespace tollgate::pipeline {
@@ -18,8 +19,10 @@ namespace tollgate::pipeline {
 class JobQueue {
  public:
   virtual ~JobQueue() = default;
-  /// Stores `job` (status "queued") durably; the stored record, or why it could not be stored.
-  virtual boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job) = 0;
+  /// Stores `job` (status "queued") durably before `deadline`; the stored record, or why it could
+  /// not be stored (then it never runs).
+  virtual boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job,
+                                                                                   core::SteadyTime deadline) = 0;
 };
 
 /// A job's public JSON, the body of the 202 that defers it and of GET /v1/tollgate/jobs/{id}:

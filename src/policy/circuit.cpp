@@ -476,6 +476,13 @@ Permit Circuits::acquire_feature(const std::string& group) {
   return p;
 }
 
+void Circuits::release_feature(const std::string& group, Permit permit) {
+  if (permit != Permit::probe) return;
+  std::lock_guard lk(mu_);
+  auto it = features_.find(group);
+  if (it != features_.end()) it->second.probe_out = false;
+}
+
 void Circuits::on_feature_result(const std::string& group, bool met_budget, Permit permit) {
   if (permit == Permit::denied) return;  // the request did not take the normal path
   std::vector<CircuitTransition> out;

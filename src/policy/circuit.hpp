@@ -127,6 +127,9 @@ class Circuits {
   /// Reports a request of `group` that took the normal path: `met_budget` false when it ran out of
   /// time or money or found no admissible target. A probe's result closes or reopens.
   void on_feature_result(const std::string& group, bool met_budget, Permit permit);
+  /// Gives back a feature permit whose request said nothing about the group (the client left,
+  /// the caller's own error): a half-open probe becomes available again.
+  void release_feature(const std::string& group, Permit permit);
   CircuitState feature_state(const std::string& group) const;
 
   /// Every circuit that has seen traffic or configuration (deployments, providers, groups).

@@ -141,7 +141,7 @@ StoreResult<store::JobRecord> RecordingStore::get_job(const std::string&) { retu
 StoreResult<store::JobRecord> RecordingStore::update_job(const store::JobRecord&) { return unused(); }
 StoreResult<std::vector<store::JobRecord>> RecordingStore::list_jobs(std::optional<std::string>, int) { return unused(); }
 
-net::awaitable<std::expected<store::JobRecord, std::string>> MemoryJobQueue::defer(store::JobRecord job) {
+net::awaitable<std::expected<store::JobRecord, std::string>> MemoryJobQueue::defer(store::JobRecord job, core::SteadyTime) {
   job.id = "job-sim-" + std::to_string(jobs.size() + 1);
   job.status = "queued";
   jobs.push_back(job);

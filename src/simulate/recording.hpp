@@ -112,7 +112,8 @@ class RecordingStore final : public store::Store {
 class MemoryJobQueue final : public pipeline::JobQueue {
  public:
   std::vector<store::JobRecord> jobs;
-  boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job) override;
+  boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job,
+                                                                           core::SteadyTime deadline) override;
 };
 
 }  // namespace tollgate::simulate

@@ -534,3 +534,19 @@ TEST(Circuit, ConcurrentAcquireGivesExactlyOneProbe) {
   EXPECT_EQ(closed.load(), 0);
   EXPECT_EQ(transitions.load(), 2);  // closed → open, open → half_open (reported once)
 }
+
+TEST(Circuit, ReleasedFeatureProbeIsAvailableAgain) {
+  core::ManualClock clock;
+  auto st = setup();
+  st.feature_settings["g"] = policy::FeatureCircuitSettings{1, milliseconds{1000}};
+  Circuits c(std::move(st), clock);
+  c.on_feature_result("g", false, Permit::closed);
+  ASSERT_EQ(c.feature_state("g"), CircuitState::open);
+  clock.advance(seconds(1));
+  auto p = c.acquire_feature("g");
+  ASSERT_EQ(p, Permit::probe);
+  EXPECT_EQ(c.acquire_feature("g"), Permit::denied);
+  c.release_feature("g", p);  // the probe's client left: no verdict
+  EXPECT_EQ(c.feature_state("g"), CircuitState::half_open);
+  EXPECT_EQ(c.acquire_feature("g"), Permit::probe);
+}
