@@ -1,5 +1,6 @@
 #include "app/serve.hpp"
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -117,12 +118,17 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   std::signal(SIGPIPE, SIG_IGN);
 
   const std::string shown_host = options.host;
-  std::printf("listening on http://%s:%u\n", shown_host.c_str(), static_cast<unsigned>(port));
-  std::fflush(stdout);
-  spdlog::info("tollgate serving {} model group(s) on {}:{} with {} worker thread(s)", cfg->model_groups().size(),
-               options.host, port, threads);
+  // "listening on" is printed once every worker has its upstream pool (loading the CA store
+  // takes ~100 ms): from then on a request is answered, not left waiting in the backlog.
+  std::atomic<int> ready{0};
+  auto announce = [&] {
+    std::printf("listening on http://%s:%u\n", shown_host.c_str(), static_cast<unsigned>(port));
+    std::fflush(stdout);
+    spdlog::info("tollgate serving {} model group(s) on {}:{} with {} worker thread(s)", cfg->model_groups().size(),
+                 options.host, port, threads);
+  };
 
-  server.run([copts](boost::asio::io_context& ioc) {
+  server.run([copts, &ready, &announce, threads](boost::asio::io_context& ioc) {
     // One upstream pool per worker thread, alive for the thread's lifetime.
     thread_local std::unique_ptr<http::UpstreamPool> pool;
     try {
@@ -132,6 +138,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
       std::exit(1);
     }
     http::UpstreamPool::install(pool.get());
+    if (++ready == threads) announce();
   });
   jobs->stop();
   services->jobs = nullptr;

@@ -579,7 +579,8 @@ class Run {
       const bool same_again = std::find(tried.begin(), tried.end(), *dep) != tried.end();
       if (n > 0) {
         // A Retry-After longer than the time left: no point waiting, go to the fallback now.
-        if (hint && *hint >= time_left()) {
+        // (The next attempt needs min_time_left_ms after the wait.)
+        if (hint && *hint + trace_.budget.min_time_left >= time_left()) {
           out.stop_reason = "retry-after " + std::to_string(hint->count()) + " ms exceeds the " +
                             std::to_string(std::max<long long>(0, time_left().count())) + " ms left";
           decide("fallback");
@@ -589,7 +590,7 @@ class Run {
         routing::BackoffPolicy bp;
         bp.minimum = cfg_.router_settings.retry_after;
         milliseconds delay = same_again ? routing::backoff_delay(bp, n, hint, core::uniform01()) : bp.minimum;
-        if (s_->clock->now() + delay >= deadline_) {
+        if (s_->clock->now() + delay + trace_.budget.min_time_left >= deadline_) {
           out.stop_reason = "deadline: no time for the backoff of " + std::to_string(delay.count()) + " ms";
           decide("fallback");
           break;
