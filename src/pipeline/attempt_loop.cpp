@@ -327,7 +327,10 @@ class Run {
     auto b = policy::tighten(gp.budget, call_.key_budget, &ignored);
     std::vector<std::string> ignored_req;
     b = policy::tighten(b, call_.request_budget, &ignored_req);
-    for (auto& i : ignored) trace_.ignored.push_back("key metadata " + i);
+    for (auto& i : ignored) {
+      if (i.starts_with("x-tollgate-")) i = "key metadata tollgate_request_budget." + i.substr(11);
+      trace_.ignored.push_back(i);
+    }
     for (auto& i : ignored_req) trace_.ignored.push_back(i);
     for (const auto& i : trace_.ignored)
       spdlog::info("request {}: budget override ignored (only tightening is allowed): {}", call_.call_id, i);
@@ -385,13 +388,18 @@ class Run {
       w.error = primary.error;
       co_return w;
     }
-    w.may_degrade = true;
+    // A prompt too long or blocked by a content filter is about the request, not the group's
+    // health: another model answering it as a "degraded" answer would sidestep the filter or
+    // overflow again. Those classes degrade only when their action says `degrade`.
+    w.may_degrade = cls != FailureClass::context_overflow && cls != FailureClass::content_policy;
     w.why = primary.stop_reason.empty() ? std::string(policy::to_string(cls)) : primary.stop_reason;
     if (action == policy::Action::degrade) {
+      w.may_degrade = true;
       w.why = std::string(policy::to_string(cls)) + " (action degrade)";
       co_return w;
     }
     const auto fallbacks = routing::fallback_groups(cfg_, call_.model, cls);
+    std::string last_stop = primary.stop_reason;  // why the walk left the previous group
     for (const auto& group : fallbacks) {
       if (gone_) break;
       if (!s_->groups->contains(group)) continue;
@@ -417,7 +425,7 @@ class Run {
       TraceStep step;
       step.kind = TraceStep::Kind::fallback;
       step.group = group;
-      step.reason = std::string(policy::to_string(cls));
+      step.reason = std::string(policy::to_string(cls)) + (last_stop.empty() ? "" : "; " + last_stop);
       trace_.steps.push_back(std::move(step));
       GroupResult r = co_await try_group(group, true);
       if (r.ok || gone_) {
@@ -445,6 +453,7 @@ class Run {
         }
       }
       if (!r.stop_reason.empty()) w.why = r.stop_reason;
+      last_stop = r.stop_reason;
     }
     if (gone_) {
       finish(false, 499);
@@ -579,7 +588,9 @@ class Run {
       const bool same_again = std::find(tried.begin(), tried.end(), *dep) != tried.end();
       if (n > 0) {
         // A Retry-After longer than the time left: no point waiting, go to the fallback now.
-        // (The next attempt needs min_time_left_ms after the wait.)
+        // (The next attempt needs min_time_left_ms after the wait.) This holds for the group's
+        // other deployments too: a provider's rate limit is usually its account's, shared by
+        // the group's deployments, so the request goes to its fallback at once.
         if (hint && *hint + trace_.budget.min_time_left >= time_left()) {
           out.stop_reason = "retry-after " + std::to_string(hint->count()) + " ms exceeds the " +
                             std::to_string(std::max<long long>(0, time_left().count())) + " ms left";
@@ -711,8 +722,18 @@ class Run {
                                       "no deployment of model group '" + group + "' is available: " + why,
                                       "no_deployments_available");
       out.error = err;
-      if (out.circuit_blocked) trace_step_skip(group, "circuit open");
-      if (out.stop_reason.empty()) out.stop_reason = out.circuit_blocked ? "circuit open" : "no deployment available";
+      if (out.circuit_blocked) {
+        std::string which = "deployment circuit open";
+        if (const auto* members = s_->groups->find(group))
+          for (auto i : *members)
+            if (s_->circuits->provider_state(cfg_.model_list[i].provider_prefix) == policy::CircuitState::open) {
+              which = "provider circuit open (" + cfg_.model_list[i].provider_prefix + ")";
+              break;
+            }
+        trace_step_skip(group, which);
+        if (out.stop_reason.empty()) out.stop_reason = which;
+      }
+      if (out.stop_reason.empty()) out.stop_reason = "no deployment available";
     }
     // A retry that was decided but could not start (deadline, budget, nothing left to select)
     // means the walk moves on.
@@ -1492,7 +1513,7 @@ class Run {
 
   void count_request(bool ok, int status) {
     const auto& m = s_->loop_metrics;
-    m.requests->inc({call_.model, ok ? "served" : std::to_string(status),
+    m.requests->inc({call_.model, trace_.outcome == "deferred" ? "deferred" : ok ? "served" : std::to_string(status),
                      trace_.degradation.empty() ? "none" : trace_.degradation});
     m.duration->observe({call_.model}, static_cast<double>(trace_.elapsed_ms));
     const auto limit = trace_.budget.deadline + cfg_.fallback_policy.deadline_slack;

@@ -49,7 +49,7 @@ test('simulate: capacity incident - retries, then the fallback, then the reduced
   assert.match(first, /3\. attempt .*: served/);
   assert.match(first, /=> 200 served/);
   const second = block(r.stdout, 'sim-0002');
-  assert.match(second, /fallback to claude-sonnet \(retryable_capacity\)/);
+  assert.match(second, /fallback to claude-sonnet \(retryable_capacity; retry budget exhausted \(2\)\)/);
   assert.match(second, /served by claude-sonnet\/claude-sonnet/);
   const third = block(r.stdout, 'sim-0003');
   assert.match(third, /degraded: reduced \(retry budget exhausted \(2\)\)/);
@@ -102,7 +102,7 @@ test('simulate: circuits open after consecutive failures and close after a half-
   assert.match(second, /circuit deployment gpt-4o-west: closed -> open \(3 consecutive failures\)/);
   const open = block(r.stdout, 'sim-0003');
   assert.doesNotMatch(open, /attempt gpt-4o\//);
-  assert.match(open, /skipped gpt-4o: circuit open/);
+  assert.match(open, /skipped gpt-4o: deployment circuit open/);
   assert.match(open, /1\. attempt claude-sonnet\/claude-sonnet/);
   const probe = block(r.stdout, 'sim-0004');
   assert.match(probe, /1\. attempt gpt-4o\/gpt-4o-\w+ \(provider openai, circuit half_open\): served/);
@@ -202,7 +202,7 @@ e2e('explain: a request that retried then fell back, attempt by attempt from the
   assert.match(r.stdout, /1\. attempt gpt-4o\/gpt-4o-\w+ \(provider openai, circuit closed\): HTTP 429 -> class retryable_capacity, action retry_then_fallback, then retry/);
   assert.match(r.stdout, /2\. attempt gpt-4o\/gpt-4o-\w+ .*HTTP 429 -> class retryable_capacity/);
   assert.match(r.stdout, /3\. attempt gpt-4o\/gpt-4o-\w+ .*HTTP 503 -> class retryable_capacity, action retry_then_fallback, then fallback/);
-  assert.match(r.stdout, /fallback to claude-sonnet \(retryable_capacity\)/);
+  assert.match(r.stdout, /fallback to claude-sonnet \(retryable_capacity; retry budget exhausted \(\d\)\)/);
   assert.match(r.stdout, /4\. attempt claude-sonnet\/claude-sonnet \(provider anthropic, circuit closed\): served/);
   assert.match(r.stdout, /consumed: 2 retries, 1 fallbacks/);
   assert.match(r.stdout, /outcome: served, served by claude-sonnet\/claude-sonnet/);

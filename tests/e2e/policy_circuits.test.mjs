@@ -294,8 +294,8 @@ e2e('a group skipped because its deployment\'s circuit is open is named in the d
   assert.equal(viaFallback.status, 200, viaFallback.text);
   assert.equal(refused.status, 429, refused.text);
   const fbWhat = `x-tollgate-decision: ${viaFallback.headers.get('x-tollgate-decision')}`;
-  assert.match(viaFallback.headers.get('x-tollgate-decision') ?? '', /^skip solo \(circuit open\); backup\/backup-1 ok; /, fbWhat);
+  assert.match(viaFallback.headers.get('x-tollgate-decision') ?? '', /^skip solo \(deployment circuit open\); backup\/backup-1 ok; /, fbWhat);
   const refusedWhat = `${refused.text}\nx-tollgate-decision: ${refused.headers.get('x-tollgate-decision')}`;
-  assert.match(refused.headers.get('x-tollgate-decision') ?? '', /^skip lone \(circuit open\); /, refusedWhat);
+  assert.match(refused.headers.get('x-tollgate-decision') ?? '', /^skip lone \(deployment circuit open\); /, refusedWhat);
   assert.match(refused.json?.error?.message ?? '', /circuit is open/, refusedWhat);
 });

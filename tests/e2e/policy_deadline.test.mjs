@@ -231,7 +231,10 @@ e2e('a retry wait after which less than min_time_left_ms would be left is not ta
     const what = `${JSON.stringify(failure)}: ${r.status}, ${serverMs(r)} ms, decision ${r.headers.get('x-tollgate-decision')}`;
     assert.deepEqual(await mock.requests('bw-up', 'bw-fb-up'), { 'bw-up': 1, 'bw-fb-up': 1 }, `the fallback was attempted: ${what}`);
     assert.equal(r.status, 200, what);
-    assert.ok(serverMs(r) < 450, `no wait before the fallback: ${what}`);
+    // No wait before the fallback: had the gateway waited, less than 500 ms would have been left
+    // and the fallback would have been skipped (the counts above); the trace says so too. (Not
+    // asserted as elapsed time: on a loaded 2-core machine that is a test of the scheduler.)
+    assert.match(r.headers.get('x-tollgate-decision') ?? '', /^bw\/[^ ]+ \d+ retryable_capacity->fallback; bw-fb\/[^ ]+ ok; /, what);
   }
 });
 
