@@ -24,9 +24,11 @@ Alerts::Alerts(AlertsOptions options, WallClock now_ms)
     : opts_(options), now_ms_(now_ms ? std::move(now_ms) : WallClock(system_now_ms)) {}
 
 bool Alerts::raise(std::string kind, std::string subject, std::string message) {
-  const std::int64_t now = now_ms_();
   {
     std::lock_guard lk(mu_);
+    // Read under the lock: raises are then ordered by time, so a concurrent raise never sees a
+    // "last logged" later than its own now.
+    const std::int64_t now = now_ms_();
     ++counts_[kind];
     ++total_;
     if (opts_.dedup_window_ms > 0) {
