@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "config/loader.hpp"
+#include "load_helpers.hpp"
 
 namespace tollgate::config {
 namespace {
@@ -22,32 +23,10 @@ std::string example(const std::string& name) {
   return std::string(TOLLGATE_SOURCE_DIR) + "/examples/" + name;
 }
 
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
-LoadResult load(std::string_view yaml, std::map<std::string, std::string> vars = {}) {
-  return load_config_string(yaml, "test.yaml", env_of(std::move(vars)));
-}
-
-std::string all(const std::vector<Problem>& problems) {
-  std::string out;
-  for (const Problem& p : problems) out += p.to_string() + "\n";
-  return out;
-}
-
-/// The one problem whose path is `path` (fails the test when there is not exactly one).
-Problem only(const std::vector<Problem>& problems, const std::string& path) {
-  std::vector<Problem> found;
-  for (const Problem& p : problems)
-    if (p.path == path) found.push_back(p);
-  EXPECT_EQ(found.size(), 1u) << "problems:\n" << all(problems);
-  return found.empty() ? Problem{} : found.front();
-}
+using testing_helpers::all;
+using testing_helpers::env_of;
+using testing_helpers::load;
+using testing_helpers::only;
 
 const std::map<std::string, std::string> kDocsEnv{
     {"AZURE_API_KEY_EU", "az-eu"},         {"AZURE_API_KEY_CA", "az-ca"},

@@ -8,6 +8,7 @@
 #include "config/config.hpp"
 #include "config/loader.hpp"
 #include "config/policy.hpp"
+#include "load_helpers.hpp"
 
 namespace tollgate::config {
 namespace {
@@ -17,28 +18,10 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 LoadResult load(const std::string& yaml, std::map<std::string, std::string> vars = {}) {
-  return load_config_string(yaml, "policy.yaml",
-                            [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-                              auto it = vars.find(std::string(name));
-                              if (it == vars.end()) return std::nullopt;
-                              return it->second;
-                            });
+  return testing_helpers::load(yaml, std::move(vars), "policy.yaml");
 }
-
-std::string all(const std::vector<Problem>& problems) {
-  std::string out;
-  for (const Problem& p : problems) out += p.to_string() + "\n";
-  return out;
-}
-
-/// The one problem whose path is `path` (fails the test when there is not exactly one).
-Problem only(const std::vector<Problem>& problems, const std::string& path) {
-  std::vector<Problem> found;
-  for (const Problem& p : problems)
-    if (p.path == path) found.push_back(p);
-  EXPECT_EQ(found.size(), 1u) << "no single problem at " << path << "; problems:\n" << all(problems);
-  return found.empty() ? Problem{} : found.front();
-}
+using testing_helpers::all;
+using testing_helpers::only;
 
 /// Four model groups on lines 2-5; whatever is appended starts on line 6.
 constexpr const char* kGroups = R"(model_list:
