@@ -22,7 +22,7 @@ PolicySet::PolicySet(const config::Config& cfg) {
 }
 
 const GroupPolicy& PolicySet::for_group(std::string_view group) const {
-  auto it = groups_.find(std::string(group));
+  auto it = groups_.find(group);
   return it == groups_.end() ? defaults_ : it->second;
 }
 
