@@ -221,10 +221,12 @@ e2e('a retry wait after which less than min_time_left_ms would be left is not ta
     litellm_settings: { fallbacks: [{ bw: ['bw-fb'] }] },
     fallback_policy: { model_groups: { bw: { budgets: { deadline_ms: 1000, min_time_left_ms: 500, max_retries: 2 } } } },
   }));
-  // Fails after 300 ms: 700 ms left (≥ 500, enough for an attempt). The retry of the only
-  // deployment must first wait its backoff (≥ 187 ms) or, in the second case, a 250 ms
-  // Retry-After: afterwards less than 500 ms would be left.
-  for (const failure of [{ error: 'overloaded', latency_ms: 300 }, { error: 'rate_limit_exceeded', retry_after_ms: 250, latency_ms: 300 }]) {
+  // Fails after 350 ms: at most 650 ms left (≥ 500, enough for an attempt). The retry of the
+  // only deployment must first wait its backoff (250 ms × jitter [0.75, 1] ≥ 187.5 ms) or, in the
+  // second case, a 250 ms Retry-After: afterwards less than 500 ms would be left (650 − 187.5 =
+  // 462.5). (With 300 ms, a backoff drawn in [187.5, 200) would leave just enough: a legitimate
+  // retry, and a flaky test.)
+  for (const failure of [{ error: 'overloaded', latency_ms: 350 }, { error: 'rate_limit_exceeded', retry_after_ms: 250, latency_ms: 350 }]) {
     await mock.reset();
     await mock.script('bw-up', [failure]);
     const r = await timedChat(gw, ask('bw'));
