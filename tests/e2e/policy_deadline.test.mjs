@@ -53,7 +53,9 @@ e2e('a 429 whose Retry-After (30 s) exceeds the time left (2 s deadline) goes to
   const r = await timedChat(gw, ask('ra'));
   assert.equal(r.status, 200, r.text);
   assert.equal(r.headers.get('x-litellm-model-group'), 'ra-fb');
-  assert.ok(r.ms < 300 && serverMs(r) < 100,
+  // "At once": no part of the 30 s wait, and well inside the 2 s deadline (typically a few ms;
+  // the bound leaves room for a loaded CI machine).
+  assert.ok(r.ms < 1000 && serverMs(r) < 500,
     `the fallback answered at once: ${r.ms.toFixed(0)} ms, gateway ${serverMs(r)} ms (a wait would take 30 s)`);
   assert.deepEqual(await mock.requests('ra-up', 'ra-fb-up'), { 'ra-up': 1, 'ra-fb-up': 1 }, 'one primary attempt, no retry');
   assert.equal(r.headers.get('x-litellm-attempted-retries'), '0');
