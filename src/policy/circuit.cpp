@@ -57,6 +57,7 @@ struct CircuitsImpl {
 
   /// Open → half-open once the cooldown has passed (lazily, whenever the breaker is looked at).
   static void refresh(Breaker& b, SteadyTime now, const char* scope, const std::string& id, Out& out) {
+    if (b.state == CircuitState::half_open && b.probe_out && now - b.probe_since >= kProbeLease) b.probe_out = false;
     if (b.state == CircuitState::open && now >= b.open_until) {
       b.state = CircuitState::half_open;
       b.probe_out = false;
@@ -232,9 +233,13 @@ struct CircuitsImpl {
     if (take) {
       if (provider_probe) {
         p->probe_out = true;
+        p->probe_since = now;
         p->probe_deployment = d;
       }
-      if (deployment_probe) b.probe_out = true;
+      if (deployment_probe) {
+        b.probe_out = true;
+        b.probe_since = now;
+      }
     }
     return provider_probe || deployment_probe ? Permit::probe : Permit::closed;
   }
@@ -465,6 +470,7 @@ Permit Circuits::acquire_feature(const std::string& group) {
             p = Permit::denied;
           } else {
             b.probe_out = true;
+            b.probe_since = clock_.now();
             p = Permit::probe;
           }
           break;

@@ -13,6 +13,10 @@
 ///   missed their latency or cost budget (or found no admissible target); while open, requests go
 ///   straight to the group's degradation mode; half-open lets one request take the normal path.
 ///
+/// A half-open probe that never reports (a bug, a crash of its request) is given up after
+/// kProbeLease, so that a circuit cannot stay half-open for good; a probe that legitimately runs
+/// longer (a long stream) may then see a second probe beside it.
+///
 /// Every transition is reported to the `on_transition` callback (logging, metrics). One mutex,
 /// never held across I/O or while calling out (the callback runs after the lock is released).
 /// Thread-safe.
@@ -36,6 +40,9 @@ namespace tollgate::policy {
 using std::chrono::milliseconds;
 
 enum class CircuitState { closed, open, half_open };
+
+/// How long a half-open probe may stay out before another one is let through.
+inline constexpr std::chrono::milliseconds kProbeLease{60000};
 std::string_view to_string(CircuitState s);
 
 /// A deployment circuit's thresholds (resolved from fallback_policy + router_settings).
@@ -147,6 +154,7 @@ class Circuits {
     CircuitState state = CircuitState::closed;
     core::SteadyTime open_until{};
     bool probe_out = false;
+    core::SteadyTime probe_since{};  ///< when the probe went out (a lost probe is given up after kProbeLease)
     std::size_t probe_deployment = 0;  ///< provider breaker: the deployment carrying the half-open probe
     int consecutive = 0;
     std::deque<Slot> window;           ///< oldest slot first; bounded memory whatever the traffic

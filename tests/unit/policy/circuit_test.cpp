@@ -550,3 +550,18 @@ TEST(Circuit, ReleasedFeatureProbeIsAvailableAgain) {
   EXPECT_EQ(c.feature_state("g"), CircuitState::half_open);
   EXPECT_EQ(c.acquire_feature("g"), Permit::probe);
 }
+
+TEST(Circuit, ALostProbeIsGivenUpAfterItsLease) {
+  core::ManualClock clock;
+  auto st = setup();
+  Circuits c(std::move(st), clock);
+  c.open_deployment(0, "test");
+  clock.advance(seconds(60));  // past any cooldown of the test setup
+  ASSERT_EQ(c.deployment_state(0), CircuitState::half_open);
+  ASSERT_EQ(c.acquire(0), Permit::probe);  // ... and never reported
+  EXPECT_EQ(c.acquire(0), Permit::denied);
+  clock.advance(policy::kProbeLease - milliseconds(1));
+  EXPECT_EQ(c.acquire(0), Permit::denied) << "still within the lease";
+  clock.advance(milliseconds(1));
+  EXPECT_EQ(c.acquire(0), Permit::probe) << "the lost probe is given up";
+}
