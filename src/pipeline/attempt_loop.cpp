@@ -1474,17 +1474,18 @@ class Run {
     }
     if (dep && !call_.stream) h.emplace_back("x-litellm-response-cost", budget::format_dollars(cost_preview_));
     {
-      DecisionTrace t = trace_;
-      t.elapsed_ms = total;
-      if (dep && (t.steps.empty() || t.steps.back().kind != TraceStep::Kind::attempt ||
-                  !t.steps.back().failure_class.empty() || t.steps.back().deployment != cfg_.model_list[*dep].id)) {
-        TraceStep st;
-        st.kind = TraceStep::Kind::attempt;
-        st.group = cfg_.model_list[*dep].model_name;
-        st.deployment = cfg_.model_list[*dep].id;
-        t.steps.push_back(std::move(st));
+      // A stream's serving attempt is not recorded yet when its headers go out.
+      std::optional<TraceStep> serving;
+      const auto& steps = trace_.steps;
+      if (dep && (steps.empty() || steps.back().kind != TraceStep::Kind::attempt ||
+                  !steps.back().failure_class.empty() || steps.back().deployment != cfg_.model_list[*dep].id)) {
+        serving.emplace();
+        serving->kind = TraceStep::Kind::attempt;
+        serving->group = cfg_.model_list[*dep].model_name;
+        serving->deployment = cfg_.model_list[*dep].id;
       }
-      h.emplace_back("x-tollgate-decision", t.compact());  // the sink makes header values safe
+      // The sink makes header values safe.
+      h.emplace_back("x-tollgate-decision", trace_.compact(total, serving ? &*serving : nullptr));
     }
     if (!degradation_.empty()) {
       std::string label = degradation_;

@@ -89,12 +89,12 @@ json::object DecisionTrace::to_json() const {
   return o;
 }
 
-std::string DecisionTrace::compact() const {
+std::string DecisionTrace::compact(std::int64_t elapsed, const TraceStep* serving) const {
   std::string out;
   auto sep = [&out] {
     if (!out.empty()) out += "; ";
   };
-  for (const auto& s : steps) {
+  auto add = [&](const TraceStep& s) {
     switch (s.kind) {
       case TraceStep::Kind::attempt:
         sep();
@@ -120,11 +120,13 @@ std::string DecisionTrace::compact() const {
         break;
       case TraceStep::Kind::fallback: break;  // visible from the next attempt's group
     }
-  }
+  };
+  for (const auto& s : steps) add(s);
+  if (serving) add(*serving);
   sep();
   out += "retries=" + std::to_string(retries_used) + "/" + std::to_string(budget.max_retries) +
          " fallbacks=" + std::to_string(fallbacks_used) + "/" + std::to_string(budget.max_fallbacks) +
-         " ms=" + std::to_string(elapsed_ms) + "/" + std::to_string(budget.deadline.count());
+         " ms=" + std::to_string(elapsed) + "/" + std::to_string(budget.deadline.count());
   out += " cost=$" + budget::format_dollars(reserved_total);
   if (budget.max_request_cost < budget::kMaxNanos) out += "/$" + budget::format_dollars(budget.max_request_cost);
   return out;

@@ -58,7 +58,10 @@ struct DecisionTrace {
   /// The full trace as JSON (spend log `decision`). Money as decimal dollar strings.
   boost::json::object to_json() const;
   /// One header line: "g/d1 429 retryable_capacity->retry; g/d2 ok; retries=1/2 fallbacks=0/1 ms=230/4000 cost=$0.0001".
-  std::string compact() const;
+  std::string compact() const { return compact(elapsed_ms, nullptr); }
+  /// The same line while the request is still running: `elapsed` so far, and `serving` (if not
+  /// null) appended as the last step — a stream's headers go out before its attempt is recorded.
+  std::string compact(std::int64_t elapsed, const TraceStep* serving) const;
 };
 
 /// Renders a trace (the spend log's `decision` JSON) for people: `tollgate explain`.

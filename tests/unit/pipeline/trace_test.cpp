@@ -116,3 +116,13 @@ TEST(Replay, CompletionBecomesRoleContentFinishAndUsageChunks) {
   EXPECT_EQ(third.at("usage").at("total_tokens"), 5);
   EXPECT_EQ(pipeline::completion_to_chunks(c, false).size(), 2u);
 }
+
+TEST(DecisionTrace, CompactWhileRunningAddsTheServingStepAndElapsedSoFar) {
+  DecisionTrace t;
+  TraceStep serving;
+  serving.kind = TraceStep::Kind::attempt;
+  serving.group = "g";
+  serving.deployment = "g-1";
+  EXPECT_EQ(t.compact(42, &serving), "g/g-1 ok; retries=0/2 fallbacks=0/5 ms=42/600000 cost=$0");
+  EXPECT_TRUE(t.steps.empty()) << "the trace itself is not changed";
+}
