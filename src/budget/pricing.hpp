@@ -1,6 +1,6 @@
 #pragma once
-// Model prices: the bundled table (data/prices.yaml, compiled in), per-deployment overrides from
-// the config, and the token bounds/cost formulas the budget admission uses (DESIGN.md "Money and
+// Model prices: the bundled table (data/prices.yaml, compiled in) and per-deployment overrides from
+// the config; cost formulas are in cost.hpp, token bounds in token_bounds.hpp (DESIGN.md "Money and
 // units", "Budget admission"; issue 3 items 3 and 4). See docs/pricing.md.
 //
 // Thread safety: PriceTable is immutable after construction; share it as
@@ -8,8 +8,6 @@
 
 #include "budget/money.hpp"
 #include "config/config.hpp"
-
-#include <boost/json/object.hpp>
 
 #include <cstdint>
 #include <expected>
@@ -132,66 +130,5 @@ struct ResolvedPrice {
 /// `model_info.max_input_tokens` / `max_output_tokens` replace the table's limits when set.
 /// A table entry whose prices are all zero resolves to priced_zero.
 [[nodiscard]] ResolvedPrice resolve_deployment_price(const config::Deployment& deployment, const PriceTable& table);
-
-/// The actual cost of one attempt from the upstream's reported usage, in nano-dollars.
-///
-/// Token convention (providers/usage.hpp, OpenAI's): `prompt_tokens` includes `cached_tokens`.
-/// Uncached prompt tokens cost `input`, cached ones `cached_input` (or `input` when the model has
-/// no cached price), completion tokens `output`; when prompt_tokens > the long-prompt tier
-/// threshold the tier's prices apply to the whole request. The sum is taken in pico-dollars and
-/// rounded UP once to a nano-dollar; saturates at kMaxNanos. Negative counts count as 0;
-/// cached_tokens is clamped to [0, prompt_tokens].
-/// Anthropic cache-creation tokens are charged at `input` (the provider charges 1.25x): see
-/// docs/pricing.md.
-[[nodiscard]] Nanos actual_cost(const ModelPrice& price, std::int64_t prompt_tokens, std::int64_t completion_tokens,
-                                std::int64_t cached_tokens);
-
-/// The most an attempt can cost given token upper bounds, in nano-dollars (rounded up,
-/// saturating): every input token at the higher of the input and cached prices, every output
-/// token at `output`, using the long-prompt tier's prices when the input bound exceeds its
-/// threshold. Always >= actual_cost for usage within the bounds.
-[[nodiscard]] Nanos worst_case_cost(const ModelPrice& price, std::int64_t input_tokens_upper_bound,
-                                    std::int64_t output_tokens_upper_bound);
-
-/// Tokens assumed per image content part (`image_url`, Anthropic `image`) by
-/// input_token_upper_bound. Covers GPT-4o/4.1 (<= ~1,105 tokens high detail), Claude
-/// (<= ~1,600) and Gemini (258) images; NOT gpt-4o-mini, whose image tokens are multiplied
-/// ~33x (up to ~37k per image) — pass a larger bound for such models.
-inline constexpr std::int64_t kDefaultImageTokenBound = 2000;
-
-/// Tokens added per message, per content part and per tool call (role/format tokens;
-/// OpenAI's documented chat overhead is 3-4 per message).
-inline constexpr std::int64_t kPerMessageTokenOverhead = 8;
-
-/// Tokens added once per request (reply priming, format tokens), and per tool definition.
-inline constexpr std::int64_t kPerRequestTokenOverhead = 16;
-
-/// Output tokens assumed when the request sets no max_tokens/max_completion_tokens and the model
-/// has no known max output. Conservative only for models whose real limit is <= 4096: callers
-/// should make sure priced models carry max_output_tokens (the bundled table does).
-inline constexpr std::int64_t kDefaultOutputTokenBound = 4096;
-
-/// An upper bound of the input tokens of an OpenAI Chat Completions request (also accepts the
-/// Anthropic Messages shape: top-level `system`, `image` parts).
-///
-/// Rule (DESIGN.md): a BPE/byte-fallback token is at least one byte of UTF-8 text, so
-///   bound = kPerRequestTokenOverhead
-///         + Σ messages (kPerMessageTokenOverhead + UTF-8 bytes of every string in the message,
-///                       + kPerMessageTokenOverhead per content part and per tool call)
-///         + image parts: `tokens_per_image` each (their URL/base64 bytes are not counted)
-///         + bytes of top-level `system` / `prompt` strings
-///         + `tools` / `functions` / `response_format` / `tool_choice`: serialized JSON bytes
-///           + kPerRequestTokenOverhead per tool.
-/// Malformed shapes are counted leniently (strings anywhere are counted); saturates at INT64_MAX.
-[[nodiscard]] std::int64_t input_token_upper_bound(const boost::json::object& chat_request,
-                                                   std::int64_t tokens_per_image = kDefaultImageTokenBound);
-
-/// An upper bound of the output tokens of a chat request:
-/// `max_completion_tokens` (else `max_tokens`) × `n` (default 1), capped at the model's max
-/// output tokens when known (a larger request is rejected upstream); without a request limit,
-/// `model_max_output` × n; without either, kDefaultOutputTokenBound × n. Non-positive or
-/// non-integer limits / n are ignored (treated as absent). Saturates at INT64_MAX.
-[[nodiscard]] std::int64_t output_token_upper_bound(const boost::json::object& chat_request,
-                                                    std::optional<std::int64_t> model_max_output);
 
 }  // namespace tollgate::budget

@@ -4,8 +4,10 @@
 
 #include <boost/json.hpp>
 
+#include "budget/cost.hpp"
 #include "budget/money.hpp"
 #include "budget/scope.hpp"
+#include "budget/token_bounds.hpp"
 #include "budget/window.hpp"
 
 namespace tollgate::pipeline {

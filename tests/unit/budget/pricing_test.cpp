@@ -1,4 +1,6 @@
 #include "budget/pricing.hpp"
+#include "budget/cost.hpp"
+#include "budget/token_bounds.hpp"
 
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
