@@ -169,9 +169,15 @@ std::string_view strip_known_prefix(std::string_view model) {
 }  // namespace
 
 bool ModelPrice::is_zero() const noexcept {
+  auto zero = [](const std::optional<PerTokenPrice>& p) { return !p || p->picos == 0; };
   const bool tier_zero = !long_prompt_tier || (long_prompt_tier->input.picos == 0 && long_prompt_tier->output.picos == 0 &&
-                                               long_prompt_tier->cached_input.value_or(PerTokenPrice{}).picos == 0);
-  return input.picos == 0 && output.picos == 0 && cached_input.value_or(PerTokenPrice{}).picos == 0 && tier_zero;
+                                               zero(long_prompt_tier->cached_input) && zero(long_prompt_tier->cache_write));
+  auto service_zero = [&](const std::optional<ServiceTierPrice>& t) {
+    return !t || (t->input.picos == 0 && t->output.picos == 0 && zero(t->cached_input));
+  };
+  return input.picos == 0 && output.picos == 0 && zero(cached_input) && zero(cache_write) && zero(cache_write_1h) &&
+         zero(reasoning) && zero(audio_input) && zero(audio_output) && zero(image_output) && zero(web_search_call) &&
+         tier_zero && service_zero(priority) && service_zero(flex);
 }
 
 std::string_view PriceTable::bundled_yaml() noexcept { return kBundledYaml; }

@@ -19,30 +19,65 @@
 namespace tollgate::budget {
 
 /// Prices that replace the base prices for a WHOLE request once its prompt is long
-/// (Gemini 1.5/2.5 Pro above 128k/200k prompt tokens, Claude Sonnet 4 above 200k).
+/// (Gemini 1.5/2.5 Pro above 128k/200k prompt tokens, Claude Sonnet 4 above 200k). LiteLLM keys:
+/// `input_cost_per_token_above_200k_tokens`, `output_cost_per_token_above_200k_tokens`,
+/// `cache_read_input_token_cost_above_200k_tokens`, `cache_creation_input_token_cost_above_200k_tokens`.
 struct PriceTier {
   /// The tier applies when prompt (input) tokens > this count.
   std::int64_t above_input_tokens = 0;
   PerTokenPrice input;                       ///< pico-dollars per input token in the tier
   PerTokenPrice output;                      ///< pico-dollars per output token in the tier
   std::optional<PerTokenPrice> cached_input; ///< pico-dollars per cached input token; nullopt = `input`
+  std::optional<PerTokenPrice> cache_write;  ///< pico-dollars per cache-write token; nullopt = the base rule
 };
 
-/// The price of one model (or one deployment after overrides). Prices are pico-dollars per token.
+/// Prices of an OpenAI `service_tier` other than the default one (`priority`, `flex`): they replace
+/// the base input, output and cached-input prices when the response says it was served in that
+/// tier. LiteLLM keys: `input_cost_per_token_priority`, `output_cost_per_token_priority`,
+/// `cache_read_input_token_cost_priority` (and `_flex`). Source: https://platform.openai.com/docs/pricing
+struct ServiceTierPrice {
+  PerTokenPrice input;                        ///< pico-dollars per uncached input token
+  PerTokenPrice output;                       ///< pico-dollars per output token
+  std::optional<PerTokenPrice> cached_input;  ///< nullopt = this tier's `input`
+};
+
+/// The price of one model (or one deployment after overrides). Prices are pico-dollars per token
+/// (per call for `web_search_call`). Every optional price that is absent falls back as documented
+/// on the field, so a table entry only lists what differs; the field names of the YAML table and of
+/// config overrides are LiteLLM's (`model_prices_and_context_window.json`).
 struct ModelPrice {
-  PerTokenPrice input;   ///< per uncached prompt token
-  PerTokenPrice output;  ///< per completion token (reasoning tokens included)
-  /// Per prompt token served from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic
-  /// `cache_read_input_tokens`); nullopt = the provider has no cached price: charge `input`.
+  PerTokenPrice input;   ///< `input_cost_per_token`: per uncached text prompt token
+  PerTokenPrice output;  ///< `output_cost_per_token`: per completion token (reasoning included unless `reasoning` is set)
+  /// `cache_read_input_token_cost`: per prompt token served from the provider's prompt cache
+  /// (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`); nullopt = charge `input`.
   std::optional<PerTokenPrice> cached_input;
+  /// `cache_creation_input_token_cost`: per prompt token written to the cache with the default
+  /// (5-minute) TTL (Anthropic: 1.25x input); nullopt = charge `input`.
+  std::optional<PerTokenPrice> cache_write;
+  /// `cache_creation_input_token_cost_above_1hr`: per prompt token written with the 1-hour TTL
+  /// (Anthropic: 2x input); nullopt = `cache_write`, else `input`.
+  std::optional<PerTokenPrice> cache_write_1h;
+  /// `output_cost_per_reasoning_token`: per reasoning token; nullopt = `output`.
+  std::optional<PerTokenPrice> reasoning;
+  /// `input_cost_per_audio_token`: per audio prompt token; nullopt = `input`.
+  std::optional<PerTokenPrice> audio_input;
+  /// `output_cost_per_audio_token`: per audio completion token; nullopt = `output`.
+  std::optional<PerTokenPrice> audio_output;
+  /// `output_cost_per_image_token`: per image completion token; nullopt = `output`.
+  std::optional<PerTokenPrice> image_output;
+  /// Per web-search tool call (pico-dollars per call; LiteLLM `search_context_cost_per_query`,
+  /// medium context size); nullopt = calls are not charged.
+  std::optional<PerTokenPrice> web_search_call;
   std::optional<PriceTier> long_prompt_tier;     ///< nullopt = flat pricing
+  std::optional<ServiceTierPrice> priority;      ///< `service_tier: priority`; nullopt = base prices
+  std::optional<ServiceTierPrice> flex;          ///< `service_tier: flex`; nullopt = base prices
   std::optional<std::int64_t> max_input_tokens;  ///< context limit for input, tokens
   std::optional<std::int64_t> max_output_tokens; ///< max completion tokens the model can emit
   std::string source;      ///< public pricing page URL of the figures (table), or "config"
   std::string as_of;       ///< date (YYYY-MM-DD) the table figures were in effect; empty for config
   std::string matched_key; ///< the table key that matched ("gpt-4o"); empty for pure config prices
 
-  /// True when every price (input, output, cached, tier) is exactly zero.
+  /// True when every price (every field above, tiers included) is exactly zero.
   [[nodiscard]] bool is_zero() const noexcept;
 };
 

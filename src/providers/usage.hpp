@@ -1,6 +1,8 @@
 #pragma once
 /// Token usage of one upstream response, in the gateway's internal (OpenAI) terms.
 
+#include "budget/usage.hpp"
+
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -10,22 +12,8 @@
 
 namespace tollgate::providers {
 
-/// Token counts (tokens, never money) of one response.
-///
-/// - `prompt_tokens`: all input tokens, cached ones included (OpenAI `usage.prompt_tokens`;
-///   for Anthropic `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`).
-/// - `completion_tokens`: output tokens (OpenAI `usage.completion_tokens`, Anthropic
-///   `output_tokens`).
-/// - `cached_tokens`: the part of `prompt_tokens` served from the prompt cache (OpenAI
-///   `usage.prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`).
-/// - `reported`: false when the upstream reported no usage (absent/null), so callers can tell
-///   "zero" from "unknown" (budget settlement treats the two differently).
-struct Usage {
-  std::int64_t prompt_tokens = 0;
-  std::int64_t completion_tokens = 0;
-  std::int64_t cached_tokens = 0;
-  bool reported = false;
-};
+/// Token usage of one response (budget/usage.hpp: line items by token kind).
+using Usage = budget::Usage;
 
 namespace detail {
 /// A non-negative JSON integer (int64/uint64, or an integral double) at `key`, else nullopt.
