@@ -129,6 +129,8 @@ Reservation::Reservation(Reservation&& other) noexcept
       id_(std::exchange(other.id_, 0)),
       amount_(std::exchange(other.amount_, 0)),
       reserved_at_(other.reserved_at_),
+      reduced_(other.reduced_),
+      binding_scope_(other.binding_scope_),
       holds_(std::move(other.holds_)) {
   other.holds_.clear();
 }
@@ -139,6 +141,8 @@ Reservation& Reservation::operator=(Reservation&& other) noexcept {
     id_ = std::exchange(other.id_, 0);
     amount_ = std::exchange(other.amount_, 0);
     reserved_at_ = other.reserved_at_;
+    reduced_ = other.reduced_;
+    binding_scope_ = other.binding_scope_;
     holds_ = std::move(other.holds_);
     other.holds_.clear();
   }
@@ -194,13 +198,31 @@ class MultiLock {
 
 std::expected<Reservation, Refusal> Ledger::reserve(std::span<const ScopeLimit> scopes, Nanos amount,
                                                     SystemTime now) {
-  if (amount < 0) {
+  return reserve(scopes, AmountRange{amount, amount, 100}, now);
+}
+
+namespace {
+
+// The grant of AmountRange for the smallest headroom `h` (>= range.min).
+Nanos grant_for(const AmountRange& range, Nanos h) {
+  // floor(h * share / 100) without overflow (h may be near INT64_MAX).
+  const Nanos p = range.share_percent;
+  const Nanos share = h / 100 * p + h % 100 * p / 100;
+  if (range.max <= share) return range.max;
+  return std::min(range.max, std::min(h, std::max(range.min, share)));
+}
+
+}  // namespace
+
+std::expected<Reservation, Refusal> Ledger::reserve(std::span<const ScopeLimit> scopes, AmountRange range,
+                                                    SystemTime now) {
+  if (range.min < 0 || range.max < range.min || range.share_percent < 1 || range.share_percent > 100) {
     Refusal r;
     r.reason = RefusalReason::invalid_amount;
-    r.requested = amount;
+    r.requested = range.min < 0 ? range.min : range.max;
     return std::unexpected(std::move(r));
   }
-  if (amount == 0 || scopes.empty()) return Reservation{};
+  if (range.max == 0 || scopes.empty()) return Reservation{};
 
   thread_local std::vector<Slot> slots;
   slots.clear();
@@ -219,6 +241,9 @@ std::expected<Reservation, Refusal> Ledger::reserve(std::span<const ScopeLimit> 
   Reservation out;
   std::optional<Refusal> refusal;
   std::uint32_t refusing_index = 0;
+  Nanos headroom = kMaxNanos;           // the smallest headroom over the scopes
+  std::uint32_t tightest = UINT32_MAX;  // its index in the caller's list
+  Nanos amount = range.max;
   {
     MultiLock<Shard> lock(shards_.get(), slots);
     for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -238,18 +263,24 @@ std::expected<Reservation, Refusal> Ledger::reserve(std::span<const ScopeLimit> 
       if (!s.duplicate) roll(e, limit.period, now, options_.reset_timezone);
       const Nanos committed = sat_add(e.spent, e.reserved);
       const Nanos max_budget = limit.max_budget < 0 ? 0 : limit.max_budget;
-      const bool fits = committed <= max_budget && amount <= max_budget - committed;
+      const Nanos room = committed <= max_budget ? max_budget - committed : 0;
+      if (room < headroom || (room == headroom && s.index < tightest)) {
+        headroom = room;
+        tightest = s.index;
+      }
+      const bool fits = committed <= max_budget && range.min <= room;
       if (!fits && (!refusal || s.index < refusing_index)) {
         refusing_index = s.index;
         refusal.emplace();
         refusal->scope = limit.scope;
         refusal->limit = max_budget;
         refusal->committed = committed;
-        refusal->requested = amount;
+        refusal->requested = range.min;
         refusal->resets_at = e.window_end;
       }
     }
-    if (!refusal) {
+    if (!refusal) amount = grant_for(range, headroom);
+    if (!refusal && amount > 0) {
       out.holds_.reserve(slots.size());
       for (const Slot& s : slots) {
         LedgerEntry& e = *s.entry;
@@ -267,10 +298,13 @@ std::expected<Reservation, Refusal> Ledger::reserve(std::span<const ScopeLimit> 
   }
   if (refusal) return std::unexpected(std::move(*refusal));
 
+  if (amount == 0) return Reservation{};  // min 0 and nothing left: an empty grant holds nothing
   out.owner_ = this;
   out.id_ = next_id_.fetch_add(1, std::memory_order_relaxed);
   out.amount_ = amount;
   out.reserved_at_ = now;
+  out.reduced_ = amount < range.max;
+  if (out.reduced_) out.binding_scope_ = tightest;
   if (options_.observer != nullptr && !options_.observer->on_reserve(out.id_, scopes, amount, now)) {
     release(out, 0, false, now);
     Refusal r;

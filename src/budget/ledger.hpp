@@ -77,6 +77,22 @@ struct Refusal {
   SystemTime resets_at = SystemTime::max();
 };
 
+/// How much one reservation asks for: the whole worst case when it fits, less when a budget is
+/// nearly spent (the caller then lowers the attempt's output bound to match what was granted).
+///
+/// With H the smallest headroom (max_budget - spent - reserved) of the scopes, the grant is
+///   `max`                                   when max <= H * share_percent / 100,
+///   max(min, H * share_percent / 100)       otherwise, if that is <= H;
+/// and the reservation is refused when H < min. `share_percent` < 100 keeps one attempt from
+/// taking the whole of what is left, so concurrent callers near the end of a budget are still
+/// served (smaller answers) instead of refused by one large worst case. min == max asks for a
+/// fixed amount (share is then irrelevant).
+struct AmountRange {
+  Nanos min = 0;           ///< the least that is worth reserving, nano-dollars (>= 0)
+  Nanos max = 0;           ///< the whole worst case, nano-dollars (>= min)
+  int share_percent = 100; ///< 1..100: the most of the tightest headroom one grant may take when `max` does not fit in it
+};
+
 class Ledger;
 namespace detail {
 struct LedgerEntry;
@@ -109,6 +125,11 @@ class Reservation {
   [[nodiscard]] std::size_t scope_count() const noexcept { return holds_.size(); }
   /// When it was taken (the `now` passed to reserve).
   [[nodiscard]] SystemTime reserved_at() const noexcept { return reserved_at_; }
+  /// True when a ranged reserve granted less than AmountRange::max (a budget was nearly spent).
+  [[nodiscard]] bool reduced() const noexcept { return reduced_; }
+  /// The index, in the caller's scope list, of the scope with the smallest headroom when the
+  /// grant was reduced (the scope that bound it); SIZE_MAX otherwise.
+  [[nodiscard]] std::size_t binding_scope() const noexcept { return binding_scope_; }
 
  private:
   friend class Ledger;
@@ -122,6 +143,8 @@ class Reservation {
   ReservationId id_ = 0;
   Nanos amount_ = 0;
   SystemTime reserved_at_{};
+  bool reduced_ = false;
+  std::size_t binding_scope_ = SIZE_MAX;
   std::vector<Hold> holds_;  // sorted by shard
 };
 
@@ -200,6 +223,18 @@ class Ledger {
   /// invalid_amount for amount < 0; observer_rejected when the observer cannot record it).
   /// Throws only std::bad_alloc (creating a scope) or std::system_error (mutex).
   [[nodiscard]] std::expected<Reservation, Refusal> reserve(std::span<const ScopeLimit> scopes, Nanos amount,
+                                                            SystemTime now);
+
+  /// Atomically reserves between `amount.min` and `amount.max` nano-dollars against every scope
+  /// (AmountRange gives the rule), in the same single pass over the scopes as the fixed-amount
+  /// reserve: the headroom of every scope is read under the locks, the grant chosen from the
+  /// smallest, and every scope's `reserved` grows by it — all or none. The Reservation's amount()
+  /// is the grant; reduced() and binding_scope() say whether and by which scope it was lowered.
+  /// amount.max == 0 (or no scopes): an empty Reservation, nothing touched.
+  /// Errors: as the fixed-amount reserve; budget_exceeded when a scope's headroom < amount.min
+  /// (Refusal::requested = amount.min); invalid_amount when min < 0, max < min or
+  /// share_percent is outside 1..100.
+  [[nodiscard]] std::expected<Reservation, Refusal> reserve(std::span<const ScopeLimit> scopes, AmountRange amount,
                                                             SystemTime now);
 
   /// Settles `reservation` (which becomes empty): its amount leaves `reserved` of every scope
