@@ -193,6 +193,7 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
   if (auto* so = body.if_contains("stream_options"); so && so->is_object())
     if (auto* iu = so->as_object().if_contains("include_usage"); iu && iu->is_bool()) call.include_usage = iu->as_bool();
   for (auto k : kGatewayOnlyKeys) body.erase(k);
+  if (auto bad = pipeline::read_caller_output(body, call.output, call.caller_output_fields)) return bad;
   call.body = std::move(body);
   return std::nullopt;
 }

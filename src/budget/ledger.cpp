@@ -376,7 +376,7 @@ std::optional<ScopeState> Ledger::state(const ScopeId& scope, SystemTime now) co
   return out;
 }
 
-void Ledger::load(const ScopeId& scope, Nanos spent, SystemTime window_start) {
+void Ledger::load(const ScopeId& scope, Nanos spent, SystemTime window_start, std::optional<BudgetPeriod> period) {
   const std::size_t h = ScopeIdHash{}(scope);
   Shard& shard = shards_[h & (shard_count_ - 1)];
   std::lock_guard lock(shard.mutex);
@@ -385,9 +385,10 @@ void Ledger::load(const ScopeId& scope, Nanos spent, SystemTime window_start) {
   LedgerEntry& e = it->second;
   e.spent = std::max<Nanos>(0, spent);
   e.unknown = 0;
-  e.period.reset();
+  e.period = period;
   e.window_start = window_start;
-  e.window_end = window_start;  // unknown period: the next reservation recomputes the window
+  // Unknown period: the next reservation recomputes the window. Known: the window's own end.
+  e.window_end = period ? window_of(*period, window_start, options_.reset_timezone).end : window_start;
 }
 
 std::size_t Ledger::scope_count() const {

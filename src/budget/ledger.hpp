@@ -254,11 +254,15 @@ class Ledger {
   [[nodiscard]] std::optional<ScopeState> state(const ScopeId& scope, SystemTime now) const;
 
   /// Rebuilds a scope from the durable store at start: sets its spent (and clears unknown) for
-  /// the window that began at `window_start` (pass SystemTime{} for a lifetime budget).
-  /// Reserved is left as is. On the next reservation, if that window has already ended, spent
-  /// resets to 0; if it is the current window, spent is kept. Open reservations found in the
-  /// store should be settled conservatively by the store first and included in `spent`.
-  void load(const ScopeId& scope, Nanos spent, SystemTime window_start);
+  /// the window that began at `window_start` (pass SystemTime{} for a lifetime budget), of
+  /// `period` when known. Reserved is left as is. With a period, the window's end is known:
+  /// state() reports a window that has ended as a new window with spent 0, and the next
+  /// reservation starts it fresh. Without one (records written before periods were stored), the
+  /// next reservation computes the window: if that window began after `window_start`, spent
+  /// resets to 0; if it is the loaded window, spent is kept. Open reservations found in the store
+  /// should be settled conservatively by the store first and included in `spent`.
+  void load(const ScopeId& scope, Nanos spent, SystemTime window_start,
+            std::optional<BudgetPeriod> period = std::nullopt);
 
   /// The number of scopes the ledger tracks. Thread-safe (locks every shard in turn).
   [[nodiscard]] std::size_t scope_count() const;

@@ -116,6 +116,17 @@ struct TollgateSettings {
   bool tls_verify = true;                  ///< verify upstream certificates (never disable in production)
   int max_idle_connections_per_upstream = 64;
   std::string data_dir = "./data";
+  /// When the caller's own max_tokens (max_completion_tokens) costs more than a budget can still
+  /// pay for: `clamp` sends the request with the smaller bound the budget pays for (and says so
+  /// in `x-tollgate-output-capped`), `refuse` answers 429 budget_exceeded (docs/budgets.md).
+  enum class BudgetOutputPolicy { clamp, refuse } budget_output_policy = BudgetOutputPolicy::clamp;
+  /// The smallest output bound worth sending, tokens per choice: an attempt whose budget cannot
+  /// pay for its input plus this many output tokens is refused (429 budget_exceeded).
+  std::int64_t min_output_tokens = 16;
+  /// The most of a nearly spent budget's headroom one attempt may reserve when its whole worst
+  /// case does not fit in that share, percent (1..100): near the end of a budget, concurrent
+  /// callers then get smaller answers instead of one caller's worst case refusing the rest.
+  int budget_reservation_share_percent = 50;
 };
 
 /// The whole loaded configuration.

@@ -854,6 +854,19 @@ class Loader {
           if (s->empty()) error(p, line_of(val, l), "data_dir must not be empty");
           else t.data_dir = *s;
         }
+      } else if (k == "budget_output_policy") {
+        if (auto s = str(val, p, l)) {
+          if (*s == "clamp") t.budget_output_policy = TollgateSettings::BudgetOutputPolicy::clamp;
+          else if (*s == "refuse") t.budget_output_policy = TollgateSettings::BudgetOutputPolicy::refuse;
+          else error(p, line_of(val, l), "budget_output_policy must be `clamp` or `refuse`, got '" + *s + "'");
+        }
+      } else if (k == "min_output_tokens") {
+        if (auto n = integer(val, p, l, 1)) t.min_output_tokens = *n;
+      } else if (k == "budget_reservation_share_percent") {
+        if (auto n = small_int(val, p, l)) {
+          if (*n < 1 || *n > 100) error(p, line_of(val, l), "budget_reservation_share_percent must be 1..100");
+          else t.budget_reservation_share_percent = *n;
+        }
       } else {
         unknown(p, l, kUnknown);
       }

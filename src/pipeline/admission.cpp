@@ -137,12 +137,40 @@ std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::s
   return out;
 }
 
+std::vector<store::LedgerScope> ledger_scopes(const std::vector<ScopeLimit>& scopes, const config::Config& cfg,
+                                              std::chrono::system_clock::time_point now) {
+  std::vector<store::LedgerScope> out;
+  out.reserve(scopes.size());
+  const auto tz = budget::reset_timezone_or_utc(cfg.general_settings.budget_reset_timezone, nullptr);
+  for (const auto& s : scopes) {
+    store::LedgerScope ls;
+    ls.kind = std::string(budget::to_string(s.scope.kind));
+    ls.id = s.scope.id;
+    if (s.period) {
+      const auto w = budget::window_of(*s.period, now, tz);
+      ls.window_start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w.start.time_since_epoch()).count();
+      ls.window_end_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w.end.time_since_epoch()).count();
+      ls.period = budget::to_string(*s.period);
+    }
+    out.push_back(std::move(ls));
+  }
+  return out;
+}
+
+namespace {
+
+std::string scope_name(const ScopeId& s) {
+  return s.kind == ScopeKind::global ? std::string("global") : std::string(budget::to_string(s.kind)) + " " + s.id;
+}
+
+}  // namespace
+
 AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const budget::ResolvedPrice& price,
-                        const std::vector<ScopeLimit>& scopes, const json::object& chat,
+                        const std::vector<ScopeLimit>& scopes, const AttemptPlan& plan,
                         std::chrono::system_clock::time_point now) {
   AdmissionDecision d;
   d.price_status = price.status;
-  if (scopes.empty() || price.status == budget::PriceStatus::priced_zero) return d;  // nothing to reserve
+  if (price.status == budget::PriceStatus::priced_zero) return d;  // nothing to reserve
   if (price.status == budget::PriceStatus::unpriced) {
     // Refused only where a budget attaches: a scope that is merely tracked cannot be defeated.
     const bool budget_attaches = std::any_of(scopes.begin(), scopes.end(),
@@ -156,20 +184,21 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
     d.reason = "unpriced_model_blocked";
     return d;
   }
-  const Nanos worst = worst_case(price, chat);
-  auto r = ledger.reserve(scopes, worst, now);
+  auto r = ledger.reserve(scopes, plan.range, now);
   if (!r) {
     const auto& f = r.error();
     d.outcome = AdmissionDecision::Outcome::budget_exceeded;
-    const std::string scope = f.scope.kind == ScopeKind::global
-                                  ? std::string("global")
-                                  : std::string(budget::to_string(f.scope.kind)) + " " + f.scope.id;
+    const std::string scope = scope_name(f.scope);
     if (f.reason == budget::RefusalReason::budget_exceeded) {
-      d.error = core::Error::gateway(429, "budget_exceeded",
-                                     "Budget has been exceeded: " + scope + " cannot cover this request (max budget $" +
-                                         budget::format_dollars(f.limit) + ", worst-case cost of this attempt $" +
-                                         budget::format_dollars(worst) + ")",
-                                     "429");
+      const bool fixed = plan.range.min == plan.range.max;
+      d.error = core::Error::gateway(
+          429, "budget_exceeded",
+          "Budget has been exceeded: " + scope + " cannot cover this request (max budget $" +
+              budget::format_dollars(f.limit) + ", $" + budget::format_dollars(f.committed) +
+              " spent or reserved; this attempt needs " + (fixed ? "" : "at least ") + "$" +
+              budget::format_dollars(f.requested) +
+              (fixed ? "" : " for its input and " + std::to_string(plan.least) + " output tokens") + ")",
+          "429");
       d.reason = "budget_exceeded " + scope;
     } else {
       d.error = core::Error::gateway(503, "api_error", "spend could not be recorded; paid requests are refused",
@@ -179,32 +208,36 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
     return d;
   }
   d.reservation = std::move(*r);
-  for (const auto& s : scopes) {
-    store::LedgerScope ls;
-    ls.kind = std::string(budget::to_string(s.scope.kind));
-    ls.id = s.scope.id;
-    if (s.period) {
-      const auto tz = budget::reset_timezone_or_utc(cfg.general_settings.budget_reset_timezone, nullptr);
-      ls.window_start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               budget::window_of(*s.period, now, tz).start.time_since_epoch())
-                               .count();
-    }
-    d.ledger_scopes.push_back(std::move(ls));
-  }
+  // Nothing reserved (no scope, or no limit anywhere): the plan's whole range, which may still
+  // have been lowered by the request's cost ceiling.
+  const budget::Nanos granted = d.reservation.empty() ? plan.range.max : d.reservation.amount();
+  d.output_tokens = plan.tokens_for(granted);
+  d.worst = budget::worst_case_cost(plan.rates, *d.output_tokens * plan.choices);
+  d.output_reduced = *d.output_tokens < plan.want;
+  if (d.reservation.reduced() && d.reservation.binding_scope() < scopes.size())
+    d.reduced_by = scope_name(scopes[d.reservation.binding_scope()].scope);
+  else if (d.output_reduced)
+    d.reduced_by = "max_request_cost";
+  if (!d.reservation.empty()) d.ledger_scopes = ledger_scopes(scopes, cfg, now);
   return d;
 }
 
-budget::Nanos worst_case(const budget::ResolvedPrice& price, const json::object& chat) {
-  if (price.status == budget::PriceStatus::priced_zero) return 0;
-  if (price.status == budget::PriceStatus::unpriced) return budget::kMaxNanos;
-  const auto in = budget::input_token_upper_bound(chat);
-  const auto out = budget::output_token_upper_bound(chat, price.price.max_output_tokens);
-  return budget::worst_case_cost(price.price, in, out);
+json::array line_items_json(const budget::Charge& charge) {
+  json::array out;
+  for (const auto& i : charge.items) {
+    json::object o;
+    o["kind"] = budget::to_string(i.kind);
+    o["count"] = i.count;
+    o["price"] = budget::format_price_per_token(i.price);
+    o["cost"] = budget::format_price_per_token(budget::PerTokenPrice{i.picos});
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 
-budget::Nanos attempt_cost(const budget::ResolvedPrice& price, const providers::Usage& usage) {
-  if (price.status != budget::PriceStatus::priced) return 0;
-  return budget::actual_cost(price.price, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens);
+budget::Charge attempt_charge(const budget::ResolvedPrice& price, const providers::Usage& usage) {
+  if (price.status != budget::PriceStatus::priced) return {};
+  return budget::price_usage(price.price, usage);
 }
 
 }  // namespace tollgate::pipeline

@@ -17,6 +17,7 @@
 #include "budget/pricing.hpp"
 #include "config/config.hpp"
 #include "core/error.hpp"
+#include "pipeline/output_bound.hpp"
 #include "providers/usage.hpp"
 #include "store/records.hpp"
 
@@ -37,29 +38,45 @@ std::vector<budget::ScopeLimit> applicable_scopes(const auth::Principal& p, cons
 struct AdmissionDecision {
   enum class Outcome {
     admitted,         ///< go ahead; `reservation` holds the worst case (empty when free or unbudgeted)
-    budget_exceeded,  ///< a scope cannot take the worst case → 429 budget_exceeded (or skip a fallback)
+    budget_exceeded,  ///< a scope cannot take even the least worth sending → 429 budget_exceeded (or skip a fallback)
     unpriced_blocked, ///< unpriced model where a budget attaches → 403 unpriced_model_blocked
   };
   Outcome outcome = Outcome::admitted;
   budget::Reservation reservation;
   budget::PriceStatus price_status = budget::PriceStatus::unpriced;
   std::vector<store::LedgerScope> ledger_scopes;  ///< for the durable reserve record
-  core::Error error;                              ///< the client-facing refusal
-  std::string reason;                             ///< short, for skip lists: "budget_exceeded key:ab12.."
+  /// The output bound per choice (tokens) the attempt must be sent with: what the reservation
+  /// pays for. Set for priced models (a free or unpriced model is sent as the caller asked).
+  std::optional<std::int64_t> output_tokens;
+  /// The bound is below what the plan wanted because a budget (or the plan's ceiling) could not
+  /// pay for more: the response says so (`x-tollgate-output-capped`).
+  bool output_reduced = false;
+  std::string reduced_by;      ///< "key <id>" etc.: the scope whose headroom set the bound
+  budget::Nanos worst = 0;     ///< the attempt's worst case at that bound, nano-dollars (0 unless priced)
+  core::Error error;           ///< the client-facing refusal
+  std::string reason;          ///< short, for skip lists: "budget_exceeded key:ab12.."
 };
 
-/// Reserves the worst-case cost of sending `chat` to deployment `dep` (index in
-/// Config::model_list) against every scope in `scopes`. Thread-safe (the ledger is).
+/// Reserves an attempt to a deployment priced `price` against every scope in `scopes`, within
+/// `plan.range` (pipeline/output_bound.hpp): the whole worst case when the budgets can pay for it,
+/// less when one is nearly spent (then `output_tokens` is lowered to what the grant pays for),
+/// refused when not even the least worth sending fits. Free models reserve nothing; unpriced
+/// ones are refused where a budget attaches (general_settings.block_unpriced_models).
+/// Thread-safe (the ledger is).
 AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const budget::ResolvedPrice& price,
-                        const std::vector<budget::ScopeLimit>& scopes, const boost::json::object& chat,
+                        const std::vector<budget::ScopeLimit>& scopes, const AttemptPlan& plan,
                         std::chrono::system_clock::time_point now);
 
-/// The worst-case cost of sending `chat` to a deployment priced `price`, the amount admission
-/// reserves: 0 for a priced-zero model, budget::kMaxNanos for an unpriced one (it cannot be
-/// bounded). Used for the request's cost ceiling (max_request_cost).
-budget::Nanos worst_case(const budget::ResolvedPrice& price, const boost::json::object& chat);
+/// The scopes of a reservation as the durable ledger records them: kind, id and the start of the
+/// window containing `now` (0 for lifetime budgets).
+std::vector<store::LedgerScope> ledger_scopes(const std::vector<budget::ScopeLimit>& scopes, const config::Config& cfg,
+                                              std::chrono::system_clock::time_point now);
 
-/// The actual cost of an attempt from its usage (0 for an unpriced or free model).
-budget::Nanos attempt_cost(const budget::ResolvedPrice& price, const providers::Usage& usage);
+/// A bill's line items as the spend log records them: `[{"kind","count","price","cost"}]`, price
+/// per token (per call for web_search) and cost as exact decimal dollar strings.
+boost::json::array line_items_json(const budget::Charge& charge);
+
+/// What an attempt's usage costs, line by line (empty for an unpriced or free model).
+budget::Charge attempt_charge(const budget::ResolvedPrice& price, const providers::Usage& usage);
 
 }  // namespace tollgate::pipeline

@@ -14,6 +14,7 @@
 #include "auth/access.hpp"
 #include "budget/money.hpp"
 #include "core/ids.hpp"
+#include "budget/settlement.hpp"
 #include "pipeline/admission.hpp"
 #include "pipeline/replay.hpp"
 #include "pipeline/trace.hpp"
@@ -95,8 +96,21 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   if (!tz_warning.empty()) spdlog::warn("general_settings.budget_reset_timezone: {}", tz_warning);
   std::optional<store::RecoveryResult> recovered;
   if (store) {
-    const auto now_ms = std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    auto r = store->recover_ledger(now_ms);
+    const auto now = std::chrono::system_clock::now();
+    const auto now_ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
+    // A reservation left open by a crash is charged to the window that contains now, as a late
+    // settle is in memory: both ledgers agree on every window after the restart.
+    const auto tz = lo.reset_timezone;
+    store::ScopeRoller roll = [tz](const store::LedgerScope& sc, std::int64_t at_ms) {
+      auto period = sc.period.empty() ? std::nullopt : std::optional(budget::parse_budget_duration(sc.period));
+      if (!period || !*period || at_ms < sc.window_end_ms) return sc;
+      const auto w = budget::window_of(**period, budget::SystemTime(milliseconds(at_ms)), tz);
+      store::LedgerScope out = sc;
+      out.window_start_ms = std::chrono::duration_cast<milliseconds>(w.start.time_since_epoch()).count();
+      out.window_end_ms = std::chrono::duration_cast<milliseconds>(w.end.time_since_epoch()).count();
+      return out;
+    };
+    auto r = store->recover_ledger(now_ms, roll);
     if (!r) throw std::runtime_error("cannot recover the spend ledger: " + r.error().message);
     lo.first_reservation_id = r->max_reservation_id + 1;
     if (!r->recovered.empty())
@@ -106,12 +120,20 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   }
   s->ledger = std::make_unique<budget::Ledger>(lo);
   if (recovered) {
+    const auto now_ms =
+        std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (const auto& sp : recovered->spent) {
       auto kind = budget::parse_scope_kind(sp.scope.kind);
       if (!kind) continue;
+      // A window that has ended holds nothing admission needs: it is not loaded (memory stays
+      // bounded by the scopes of current windows and lifetime budgets).
+      if (sp.scope.window_end_ms != 0 && sp.scope.window_end_ms <= now_ms) continue;
+      std::optional<budget::BudgetPeriod> period;
+      if (!sp.scope.period.empty())
+        if (auto p = budget::parse_budget_duration(sp.scope.period)) period = *p;
       const auto start = std::chrono::system_clock::time_point(milliseconds(sp.scope.window_start_ms));
       s->ledger->load(budget::ScopeId{*kind, sp.scope.id}, sp.spent_nanos,
-                      sp.scope.window_start_ms == 0 ? budget::SystemTime{} : start);
+                      sp.scope.window_start_ms == 0 ? budget::SystemTime{} : start, period);
     }
   }
   s->store = std::move(store);
@@ -124,6 +146,10 @@ constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 
 long long ms_between(core::SteadyTime a, core::SteadyTime b) {
   return std::chrono::duration_cast<milliseconds>(b - a).count();
+}
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 /// One upstream attempt as recorded for headers and logs.
@@ -145,7 +171,9 @@ struct Refusal {
 struct AttemptResult {
   bool ok = false;                           ///< served (response sent or stream committed)
   providers::Usage usage;                    ///< what the upstream reported (success)
-  bool usage_complete = false;               ///< the usage covers the whole answer (stream ran to its end)
+  /// What was sent and what came back: the charge follows it (budget/settlement.hpp).
+  budget::Evidence evidence = budget::Evidence::not_sent;
+  bool error_body = false;                   ///< an error status came with the API's JSON error body
   FailureClass failure = FailureClass::transient_provider_error;
   core::Error error;                         ///< the error as the client would see it
   std::optional<milliseconds> retry_after;   ///< upstream hint
@@ -625,27 +653,36 @@ class Run {
         out.circuit_blocked = true;
         continue;
       }
-      // Cost ceiling over all of the request's attempts.
-      const budget::Nanos worst = worst_case(s_->prices[*dep], call_.body);
-      if (trace_.budget.max_request_cost < budget::kMaxNanos &&
-          budget::saturating_add(trace_.reserved_total, worst) > trace_.budget.max_request_cost) {
-        s_->circuits->release(*dep, permit);
-        refused.push_back(*dep);
-        tried.push_back(*dep);
-        out.refusal = Refusal{core::Error::gateway(429, "budget_exceeded",
-                                                   "max_request_cost: this request's attempts may reserve at most $" +
-                                                       budget::format_dollars(trace_.budget.max_request_cost) +
-                                                       "; $" + budget::format_dollars(trace_.reserved_total) +
-                                                       " is reserved and the next attempt needs up to $" +
-                                                       (worst >= budget::kMaxNanos ? std::string("an unknown amount (unpriced model)")
-                                                                                   : budget::format_dollars(worst)),
-                                                   "max_request_cost"),
-                              "max_request_cost"};
-        continue;
+      // The attempt's worst case as a function of its output bound, capped by what is left of
+      // the request's cost ceiling over all its attempts.
+      const auto& price = s_->prices[*dep];
+      AttemptPlan plan;
+      const bool priced = price.status == budget::PriceStatus::priced;
+      if (priced) plan = plan_attempt(price, call_.body, call_.output, OutputBoundSettings::from(cfg_.tollgate_settings));
+      if (trace_.budget.max_request_cost < budget::kMaxNanos) {
+        const budget::Nanos left = trace_.budget.max_request_cost > trace_.reserved_total
+                                       ? trace_.budget.max_request_cost - trace_.reserved_total
+                                       : 0;
+        const bool unbounded = price.status == budget::PriceStatus::unpriced;
+        if (unbounded || (priced && !plan.cap_at(left))) {
+          s_->circuits->release(*dep, permit);
+          refused.push_back(*dep);
+          tried.push_back(*dep);
+          out.refusal = Refusal{core::Error::gateway(429, "budget_exceeded",
+                                                     "max_request_cost: this request's attempts may reserve at most $" +
+                                                         budget::format_dollars(trace_.budget.max_request_cost) +
+                                                         "; $" + budget::format_dollars(trace_.reserved_total) +
+                                                         " is reserved and the next attempt needs " +
+                                                         (unbounded ? std::string("an unknown amount (unpriced model)")
+                                                                    : "at least $" + budget::format_dollars(plan.range.min)),
+                                                     "max_request_cost"),
+                                "max_request_cost"};
+          continue;
+        }
       }
       // Admission right before the send: the reservation is never held across a wait.
       Held held(*s_->ledger);
-      if (auto refusal = co_await admit_target(group, *dep, is_fallback, held)) {
+      if (auto refusal = co_await admit_target(group, *dep, is_fallback, held, plan)) {
         s_->circuits->release(*dep, permit);
         refused.push_back(*dep);
         tried.push_back(*dep);
@@ -662,12 +699,13 @@ class Run {
         ++trace_.fallbacks_used;
         counted_fallback = true;
       }
-      trace_.reserved_total = budget::saturating_add(trace_.reserved_total, worst >= budget::kMaxNanos ? 0 : worst);
+      reserved_now_ = held.reservation.empty() ? held.worst : held.reservation.amount();
+      trace_.reserved_total = budget::saturating_add(trace_.reserved_total, reserved_now_);
       out.attempted = true;
       ++n;
       permit_ = permit;
       permit_dep_ = *dep;
-      reserved_now_ = held.reservation.empty() ? (worst >= budget::kMaxNanos ? 0 : worst) : held.reservation.amount();
+      bound_ = AttemptBound{held.output_tokens, held.output_reduced, held.reduced_by};
       AttemptResult r = co_await attempt(group, *dep);
       const budget::Nanos before = cost_;
       settle(held, *dep, r);
@@ -888,12 +926,15 @@ class Run {
     return b;
   }
 
-  /// The reduced mode's output cap, applied to the body every later attempt sends.
+  /// The reduced mode's output cap: the caller's limit for every later attempt (admission then
+  /// plans and writes the bound from it; one field, as OpenAI refuses a request that sets both).
   void cap_output_tokens(std::int64_t cap) {
-    // One of the two fields: OpenAI refuses a request that sets both.
-    const char* k = call_.body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-    if (auto* v = call_.body.if_contains(k); v && v->is_int64() && v->as_int64() > 0 && v->as_int64() <= cap) return;
-    call_.body[k] = cap;
+    if (call_.output.max_tokens && *call_.output.max_tokens <= cap) return;
+    call_.output.max_tokens = cap;
+    const char* k = call_.caller_output_fields.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    call_.caller_output_fields.erase("max_tokens");
+    call_.caller_output_fields.erase("max_completion_tokens");
+    call_.caller_output_fields[k] = cap;
   }
 
   static std::optional<json::object> parse_completion(const std::string& text) {
@@ -936,7 +977,13 @@ class Run {
     }
     budget::Ledger& ledger;
     budget::Reservation reservation;
-    std::vector<store::LedgerScope> scopes;
+    std::vector<budget::ScopeLimit> limits;  ///< the scopes reserved against (their windows at settle time are recorded)
+    /// The output bound per choice the attempt is sent with (priced models), and whether a
+    /// budget lowered it (and which).
+    std::optional<std::int64_t> output_tokens;
+    bool output_reduced = false;
+    std::string reduced_by;
+    budget::Nanos worst = 0;  ///< the attempt's worst case at that bound (priced models)
   };
 
   const auth::Principal& principal() const { return *principal_; }
@@ -949,9 +996,11 @@ class Run {
     return scopes_by_group_.back().second;
   }
 
-  /// Admits `dep` for this caller: nullopt when admitted (the worst case is reserved in `held`,
-  /// durably when a store is configured), else the refusal.
-  net::awaitable<std::optional<Refusal>> admit_target(std::string group, std::size_t dep, bool is_fallback, Held& held) {
+  /// Admits `dep` for this caller within `plan`: nullopt when admitted (the worst case is
+  /// reserved in `held`, durably when a store is configured, with the output bound it pays
+  /// for), else the refusal.
+  net::awaitable<std::optional<Refusal>> admit_target(std::string group, std::size_t dep, bool is_fallback, Held& held,
+                                                      AttemptPlan plan) {
     const bool guarded = !is_fallback || cfg_.general_settings.enforce_fallback_budget;
     auto scopes = scopes_for(group);
     // enforce_fallback_budget: false restores the unguarded fallback: spend is still recorded
@@ -959,16 +1008,20 @@ class Run {
     if (!guarded)
       for (auto& sc : scopes) sc.max_budget = budget::kMaxNanos;
     const auto now = std::chrono::system_clock::now();
-    AdmissionDecision adm = admit(*s_->ledger, cfg_, s_->prices[dep], scopes, call_.body, now);
+    AdmissionDecision adm = admit(*s_->ledger, cfg_, s_->prices[dep], scopes, plan, now);
     if (adm.outcome != AdmissionDecision::Outcome::admitted) co_return Refusal{std::move(adm.error), std::move(adm.reason)};
     if (adm.price_status == budget::PriceStatus::unpriced) unpriced_ = true;
     held.reservation = std::move(adm.reservation);
-    held.scopes = std::move(adm.ledger_scopes);
+    held.output_tokens = adm.output_tokens;
+    held.output_reduced = adm.output_reduced;
+    held.reduced_by = std::move(adm.reduced_by);
+    held.worst = adm.worst;
     if (held.reservation.empty() || !s_->store) co_return std::nullopt;
+    held.limits = std::move(scopes);
     store::LedgerRecord rec;
     rec.reservation_id = held.reservation.id();
     rec.kind = store::LedgerKind::reserve;
-    rec.scopes = held.scopes;
+    rec.scopes = std::move(adm.ledger_scopes);
     rec.amount_nanos = held.reservation.amount();
     rec.request_id = call_.call_id;
     rec.model = cfg_.model_list[dep].id;
@@ -983,37 +1036,35 @@ class Run {
                       "ledger_unavailable"};
   }
 
-  /// Settles the attempt's reservation to what it cost and records the cost on the request.
+  /// Settles the attempt's reservation by its evidence (budget/settlement.hpp) and records the
+  /// cost on the request: the failure class decides what happens next, never what is charged.
   void settle(Held& held, std::size_t dep, const AttemptResult& r) {
     const auto& price = s_->prices[dep];
-    budget::SettleKind kind = budget::SettleKind::no_usage;
+    const budget::SettleKind kind = budget::settle_kind_for(r.evidence);
     budget::Nanos actual = 0;
-    if (r.ok && r.usage.reported && r.usage_complete) {
-      kind = budget::SettleKind::actual;
-      actual = attempt_cost(price, r.usage);
-    } else if (r.ok || r.failure == FailureClass::unknown_outcome) {
-      // Served without complete usage (an interrupted stream), or the outcome is unknown: it
-      // may have been billed in full, so the whole reservation is charged.
-      kind = budget::SettleKind::unknown;
-      unknown_ = true;
+    if (kind == budget::SettleKind::actual) {
+      auto charge = attempt_charge(price, r.usage);
+      actual = charge.total;
+      if (r.ok) charge_ = std::move(charge);
     }
+    if (kind == budget::SettleKind::unknown) unknown_ = true;
     if (r.ok) usage_ = r.usage;
     if (held.reservation.empty()) {
       // No scope to reserve against (master key, open gateway): the spend is still recorded, at
       // the worst case when the outcome is unknown, as a reservation would have been.
-      cost_ += kind == budget::SettleKind::unknown && reserved_now_ < budget::kMaxNanos ? reserved_now_
-                                                                                      : attempt_cost(price, r.usage);
+      cost_ += kind == budget::SettleKind::unknown ? held.worst : actual;
       return;
     }
     settle_held(held, dep, kind, actual);
   }
 
   /// Settles `held` in memory and appends the durable settle record (not awaited: the reserve
-  /// record is already durable, and recovery settles conservatively if this one is lost).
+  /// record is already durable, and recovery settles conservatively if this one is lost). The
+  /// settle record names the windows that contain `now`: the ones the in-memory ledger charges.
   void settle_held(Held& held, std::size_t dep, budget::SettleKind kind, budget::Nanos actual) {
     if (held.reservation.empty()) return;
     const budget::Nanos reserved = held.reservation.amount();
-    const budget::Nanos charged = kind == budget::SettleKind::unknown ? reserved : actual;
+    const budget::Nanos charged = kind == budget::SettleKind::unknown ? reserved : kind == budget::SettleKind::actual ? actual : 0;
     cost_ += charged;
     const auto id = held.reservation.id();
     const auto now = std::chrono::system_clock::now();
@@ -1022,6 +1073,7 @@ class Run {
     store::LedgerRecord rec;
     rec.reservation_id = id;
     rec.kind = store::LedgerKind::settle;
+    rec.scopes = ledger_scopes(held.limits, cfg_, now);
     rec.amount_nanos = reserved;
     rec.actual_nanos = charged;
     rec.settle_kind = std::string(budget::to_string(kind));
@@ -1059,6 +1111,7 @@ class Run {
     r.status = status;
     policy::Outcome oc = p.parse_error(status, body);
     r.failure = table_->classify(oc);
+    r.error_body = oc.error_body;
     core::Error& e = r.error;
     e.status = status;
     e.origin = core::ErrorOrigin::upstream;
@@ -1094,7 +1147,7 @@ class Run {
 
   /// Records a finished attempt: headers, trace, routing statistics and the circuits.
   void record(const std::string& group, std::size_t dep, int status, std::optional<FailureClass> failure,
-              core::SteadyTime started, long long tokens) {
+              core::SteadyTime started, long long tokens, budget::Evidence evidence) {
     const auto now = s_->clock->now();
     const auto dur = ms_between(started, now);
     upstream_ms_ += dur;
@@ -1113,6 +1166,9 @@ class Run {
     }
     st.duration_ms = dur;
     st.reserved = reserved_now_;
+    st.evidence = std::string(budget::to_string(evidence));
+    st.output_bound = bound_.tokens.value_or(0);
+    if (bound_.reduced) st.output_capped_by = bound_.by;
     trace_.steps.push_back(std::move(st));
     s_->router->on_attempt_end(dep, failure.has_value(), milliseconds(dur), tokens);
     // Only the deployment's own failures count against its circuit: not the caller's errors,
@@ -1133,6 +1189,22 @@ class Run {
     if (s_->metrics) count_attempt(group, d, failure);
   }
 
+  /// The output bound of the attempt about to be sent: written into the request in the
+  /// deployment's field (the reservation is the contract with the upstream), or the caller's own
+  /// fields restored when nothing was reserved against it (free or unpriced models).
+  void write_output_bound(const config::Deployment& d, const providers::Provider& provider) {
+    for (const char* k : {"max_tokens", "max_completion_tokens"}) {
+      call_.body.erase(k);
+      if (const auto* v = call_.caller_output_fields.if_contains(k)) call_.body[k] = *v;
+    }
+    if (!bound_.tokens) return;
+    providers::OutputField caller = call_.caller_output_fields.contains("max_completion_tokens")
+                                        ? providers::OutputField::max_completion_tokens
+                                    : call_.caller_output_fields.contains("max_tokens") ? providers::OutputField::max_tokens
+                                                                                         : providers::OutputField::none;
+    provider.set_output_limit(d, call_.body, *bound_.tokens, caller);
+  }
+
   net::awaitable<AttemptResult> attempt(std::string group, std::size_t dep) {
     const auto& d = cfg_.model_list[dep];
     const auto& provider = providers::provider_for(d.provider);
@@ -1141,11 +1213,12 @@ class Run {
     s_->router->on_attempt_start(dep);
     last_dep_ = dep;
 
+    write_output_bound(d, provider);
     auto req = provider.build_request(d, call_.body, call_.stream);
     if (!req) {
       r.failure = FailureClass::deployment_misconfigured;
       r.error = malformed_error(d, "is misconfigured: " + req.error());
-      record(group, dep, 0, r.failure, started, 0);
+      record(group, dep, 0, r.failure, started, 0, r.evidence);
       co_return r;
     }
     const auto dl = attempt_deadline(d);
@@ -1158,7 +1231,8 @@ class Run {
       oc.transport = transport_event(started_ex.error());
       r.failure = table_->classify(oc);
       r.error = transport_error(started_ex.error(), d);
-      record(group, dep, 0, r.failure, started, 0);
+      r.evidence = started_ex.error().sent ? budget::Evidence::no_answer : budget::Evidence::not_sent;
+      record(group, dep, 0, r.failure, started, 0, r.evidence);
       co_return r;
     }
     std::unique_ptr<http::UpstreamExchange> ex = std::move(*started_ex);
@@ -1170,9 +1244,12 @@ class Run {
     if (status < 200 || status >= 300) {
       auto body = co_await ex->read_all(limit, dl);
       r = upstream_failure(d, provider, *ex, body ? std::move(*body) : std::string());
+      // A documented error answer (the API's JSON error body) is unbilled; anything else after
+      // the send (an HTML page from a proxy, a body cut off) may have been processed.
+      r.evidence = body && r.error_body ? budget::Evidence::error_response : budget::Evidence::unreadable;
       ex->finish();
       exchange_ = nullptr;
-      record(group, dep, status, r.failure, started, 0);
+      record(group, dep, status, r.failure, started, 0, r.evidence);
       co_return r;
     }
 
@@ -1185,8 +1262,9 @@ class Run {
         r.error = body.error().kind == http::TransportError::Kind::body_too_large
                       ? malformed_error(d, "answered a body larger than " + std::to_string(limit) + " bytes")
                       : transport_error(body.error(), d);
+        r.evidence = budget::Evidence::unreadable;  // answered 2xx: billed, but its usage cannot be read
         exchange_ = nullptr;
-        record(group, dep, status, r.failure, started, 0);
+        record(group, dep, status, r.failure, started, 0, r.evidence);
         co_return r;
       }
       ex->finish();
@@ -1195,19 +1273,22 @@ class Run {
       if (!completion) {
         r.failure = classify_event(policy::TransportEvent::malformed_body, status);
         r.error = malformed_error(d, "answered an invalid response: " + completion.error());
-        record(group, dep, status, r.failure, started, 0);
+        r.evidence = budget::Evidence::unreadable;
+        record(group, dep, status, r.failure, started, 0, r.evidence);
         co_return r;
       }
-      Usage u;
-      if (auto* uv = completion->if_contains("usage")) u = providers::usage_from_openai(*uv);
-      record(group, dep, status, std::nullopt, started, u.prompt_tokens + u.completion_tokens);
+      Usage u = providers::usage_from_openai_response(*completion);
+      // Served: the answer is the client's. Its usage is the bill when it can be read; when it
+      // cannot (absent, malformed), the reservation is.
+      r.evidence = u.reported ? budget::Evidence::answered : budget::Evidence::unreadable;
+      record(group, dep, status, std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
       r.usage = u;
-      r.usage_complete = true;
       usage_ = u;
-      cost_preview_ = attempt_cost(s_->prices[dep], u);
+      cost_preview_ = u.reported ? attempt_charge(s_->prices[dep], u).total : reserved_now_;
       auto headers = common_headers(dep);
       std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
       remember_answer(*completion, raw);
+      first_byte_ms_ = wall_ms();
       if (!co_await sink_.send_completion(*completion, std::move(raw), headers)) gone_ = true;
       r.ok = true;
       co_return r;
@@ -1239,7 +1320,8 @@ class Run {
       r.error = malformed_error(d, "answered a stream request without an event stream (content-type '" +
                                        std::string(ct) + "')");
       exchange_ = nullptr;
-      record(group, dep, ex->status(), r.failure, started, 0);
+      r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
+          record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
       co_return r;
     }
 
@@ -1254,7 +1336,8 @@ class Run {
           r.failure = table_->classify(oc);
           r.error = transport_error(got.error(), d);
           exchange_ = nullptr;
-          record(group, dep, ex->status(), r.failure, started, 0);
+          r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
+          record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
           co_return r;
         }
         stream_error = transport_error(got.error(), d);
@@ -1269,7 +1352,8 @@ class Run {
           r.error = malformed_error(d, "sent a malformed event stream");
           ex->cancel();
           exchange_ = nullptr;
-          record(group, dep, ex->status(), r.failure, started, 0);
+          r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
+          record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
           co_return r;
         }
         stream_error = malformed_error(d, "sent a malformed event stream");
@@ -1283,7 +1367,8 @@ class Run {
         r.error.message = err->message;
         r.error.origin = core::ErrorOrigin::upstream;
         exchange_ = nullptr;
-        record(group, dep, ex->status(), r.failure, started, 0);
+        r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
+          record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
         co_return r;
       }
       if (!chunks.empty() && !committed) {
@@ -1293,6 +1378,7 @@ class Run {
           break;
         }
         committed = true;
+        first_byte_ms_ = wall_ms();
         dl = deadline_;
       }
       if (committed && !chunks.empty()) {
@@ -1315,7 +1401,8 @@ class Run {
             r.failure = classify_event(policy::TransportEvent::malformed_body, ex->status());
             r.error = malformed_error(d, "ended its stream before sending any event");
             exchange_ = nullptr;
-            record(group, dep, ex->status(), r.failure, started, 0);
+            r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
+          record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
             co_return r;
           }
           stream_error = core::Error::gateway(502, "api_error", "upstream stream ended before completion", "stream_truncated");
@@ -1339,17 +1426,21 @@ class Run {
     r.usage = u;
     // The usage is the bill only when the stream ran to its end; an interrupted stream is
     // settled conservatively (its partial usage undercounts what the provider bills).
-    r.usage_complete = decoder->finished() && !stream_error && !gone_;
+    const bool complete = decoder->finished() && !stream_error && !gone_ && decoder->usage_final();
+    r.evidence = complete ? budget::Evidence::answered : gone_ ? budget::Evidence::no_answer : budget::Evidence::unreadable;
     if (!committed) {
       // Nothing reached the client: the client left, or the stream failed before its first event.
       r.ok = false;
       r.failure = classify_event(policy::TransportEvent::reset_after_send, ex->status());
       r.error = malformed_error(d, "stream failed before its first event");
-      record(group, dep, ex->status(), r.failure, started, 0);
+      r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
+          record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
       co_return r;
     }
     r.ok = true;  // once committed, the attempt is the answer, complete or not
-    record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.completion_tokens);
+    record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
+    if (stream_error) stream_status_ = decoder->error() ? "failure" : "unknown_outcome";
+    else if (!complete) stream_status_ = "unknown_outcome";
     if (!gone_) co_await sink_.end_stream(stream_error);
     co_return r;
   }
@@ -1428,7 +1519,9 @@ class Run {
     row.end_ms = std::chrono::duration_cast<milliseconds>(now_sys.time_since_epoch()).count();
     row.start_ms = row.end_ms - elapsed;
     row.request_duration_ms = elapsed;
-    row.status = ok ? "success" : "failure";
+    row.status = !ok ? "failure" : stream_status_.empty() ? "success" : stream_status_;
+    if (first_byte_ms_ != 0) row.completion_start_ms = first_byte_ms_;
+    if (ok && !charge_.items.empty()) row.line_items = json::serialize(line_items_json(charge_));
     if (status) row.error_status = std::to_string(*status);
     row.degradation = trace_.degradation;
     row.decision = json::serialize(trace_.to_json());
@@ -1473,6 +1566,8 @@ class Run {
       h.emplace_back("x-tollgate-skipped-fallbacks", s);
     }
     if (dep && !call_.stream) h.emplace_back("x-litellm-response-cost", budget::format_dollars(cost_preview_));
+    // The serving attempt was sent with a smaller output bound than asked: what the budget paid for.
+    if (dep && bound_.reduced && bound_.tokens) h.emplace_back("x-tollgate-output-capped", std::to_string(*bound_.tokens));
     {
       // A stream's serving attempt is not recorded yet when its headers go out.
       std::optional<TraceStep> serving;
@@ -1561,6 +1656,15 @@ class Run {
   std::vector<std::pair<std::string, std::string>> skipped_;  ///< fallback targets skipped: (group, reason)
   budget::Nanos cost_ = 0;          ///< what this request's attempts cost (settled)
   budget::Nanos cost_preview_ = 0;  ///< the served attempt's cost, known before it is settled
+  budget::Charge charge_;           ///< the served attempt's bill, line by line
+  /// The output bound of the attempt in flight (what its reservation pays for).
+  struct AttemptBound {
+    std::optional<std::int64_t> tokens;  ///< per choice; nullopt = sent as the caller asked (free or unpriced)
+    bool reduced = false;                ///< a budget lowered it below what was asked
+    std::string by;                      ///< the scope that did
+  } bound_;
+  std::int64_t first_byte_ms_ = 0;             ///< when the answer's first byte went to the client (Unix ms)
+  std::string stream_status_;                  ///< a served stream that did not end cleanly: "failure" | "unknown_outcome"
   bool unpriced_ = false;
   bool unknown_ = false;
   providers::Usage usage_;

@@ -18,6 +18,7 @@
 #include "core/clock.hpp"
 #include "http/client.hpp"
 #include "pipeline/jobs.hpp"
+#include "pipeline/output_bound.hpp"
 #include "pipeline/sink.hpp"
 #include "policy/circuit.hpp"
 #include "policy/group_policy.hpp"
@@ -85,6 +86,12 @@ struct ChatCall {
   std::string model;         ///< requested model group
   bool stream = false;
   bool include_usage = false;  ///< the client asked for stream_options.include_usage
+  /// What the caller asked of the output (max_tokens, n, service_tier), read once; each attempt's
+  /// bound is planned from it (pipeline/output_bound.hpp).
+  OutputRequest output;
+  /// The caller's own `max_tokens` / `max_completion_tokens` members as sent (only those present):
+  /// restored for attempts that reserve nothing (free or unpriced models).
+  boost::json::object caller_output_fields;
   std::string call_id;         ///< x-litellm-call-id
   core::SteadyTime start{};    ///< when the request was accepted
   /// Who is calling (never null once authenticated; a default Principal when no auth is configured).

@@ -223,6 +223,8 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
     }
   }
   call.body.erase("tollgate_request_budget");
+  // Validated when the job was accepted; a stored body that no longer reads keeps no limit.
+  (void)read_caller_output(call.body, call.output, call.caller_output_fields);
   auto principal = ec ? std::expected<std::shared_ptr<const auth::Principal>, core::Error>(std::unexpected(
                             core::Error::gateway(500, "api_error", "the stored request body is not JSON")))
                       : resolve_(job, call.body);

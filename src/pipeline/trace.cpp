@@ -67,6 +67,9 @@ json::object DecisionTrace::to_json() const {
       o["duration_ms"] = s.duration_ms;
       o["reserved"] = budget::format_dollars(s.reserved);
       o["charged"] = budget::format_dollars(s.charged);
+      if (!s.evidence.empty()) o["evidence"] = s.evidence;
+      if (s.output_bound > 0) o["max_tokens"] = s.output_bound;
+      if (!s.output_capped_by.empty()) o["output_capped_by"] = s.output_capped_by;
     }
     if (!s.decision.empty()) o["decision"] = s.decision;
     if (!s.reason.empty()) o["reason"] = s.reason;

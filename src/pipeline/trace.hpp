@@ -39,6 +39,9 @@ struct TraceStep {
   std::int64_t duration_ms = 0;
   budget::Nanos reserved = 0;  ///< attempt's reservation
   budget::Nanos charged = 0;   ///< what it was settled at
+  std::string evidence;        ///< what its charge followed: budget::Evidence's name (attempt)
+  std::int64_t output_bound = 0;  ///< the output bound per choice it was sent with, tokens; 0 = the caller's own
+  std::string output_capped_by;   ///< the budget scope that lowered that bound; empty = not lowered
 };
 
 /// The whole trace.

@@ -26,6 +26,9 @@ struct Outcome {
   std::string error_code;         ///< provider `error.code` (OpenAI), empty when absent
   std::string message;            ///< provider message (used for context/content heuristics)
   TransportEvent transport = TransportEvent::none;
+  /// The response body was a JSON error object of the provider's API: evidence that the
+  /// provider answered with an error, which providers document as unbilled (settles at 0).
+  bool error_body = false;
 };
 
 /// The matching rule and action of one class.

@@ -46,7 +46,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
       return;
     }
     if (auto* u = o.if_contains("usage"); u && u->is_object()) {
-      usage_ = usage_from_openai(*u);
+      usage_ = usage_from_openai_response(o);  // cumulative where servers repeat it: the last one wins
       const auto* choices = o.if_contains("choices");
       const bool usage_only = !choices || (choices->is_array() && choices->as_array().empty());
       if (usage_only && !include_usage_) return;  // Tollgate asked for it; the client did not.
@@ -55,6 +55,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
   }
   bool finished() const override { return finished_; }
   Usage usage() const override { return usage_; }
+  bool usage_final() const override { return usage_.reported; }
   std::optional<policy::Outcome> error() const override { return error_; }
 
  private:
@@ -74,6 +75,17 @@ class OpenAiProvider : public Provider {
   explicit OpenAiProvider(bool azure) : azure_(azure) {}
 
   bool relays_openai_body() const override { return true; }
+
+  void set_output_limit(const config::Deployment& d, json::object& chat, std::int64_t tokens,
+                        OutputField caller_field) const override {
+    bool completion_field = caller_field == OutputField::max_completion_tokens;
+    if (caller_field == OutputField::none) {
+      const bool openai_itself = d.api_base.empty() || d.api_base.find("api.openai.com") != std::string::npos;
+      completion_field = azure_ || openai_itself;
+    }
+    chat.erase(completion_field ? "max_tokens" : "max_completion_tokens");
+    chat[completion_field ? "max_completion_tokens" : "max_tokens"] = tokens;
+  }
 
   std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d, json::object& chat,
                                                                   bool stream) const override {

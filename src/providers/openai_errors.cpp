@@ -33,17 +33,24 @@ policy::Outcome outcome_from_openai_body(int status, std::string_view body) {
   if (!ec && v.is_object()) {
     auto& o = v.as_object();
     if (auto* e = o.if_contains("error")) {
-      if (e->is_object()) return outcome_from_openai_error(status, e->as_object());
+      if (e->is_object()) {
+        auto out = outcome_from_openai_error(status, e->as_object());
+        out.error_body = true;
+        return out;
+      }
       if (e->is_string()) {
         policy::Outcome out;
         out.status = status;
         out.message = std::string(e->as_string());
+        out.error_body = true;
         return out;
       }
     }
-    // Some OpenAI-compatible servers answer {"detail": "..."} or {"message": "..."}.
+    // Some OpenAI-compatible servers answer {"detail": "..."} or {"message": "..."} (vLLM:
+    // {"object":"error","message":...}): a JSON answer all the same.
     policy::Outcome out;
     out.status = status;
+    out.error_body = true;
     for (auto key : {"message", "detail"})
       if (auto* m = o.if_contains(key); m && m->is_string()) out.message = std::string(m->as_string());
     return out;

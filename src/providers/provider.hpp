@@ -31,9 +31,15 @@ class StreamDecoder {
   virtual bool finished() const = 0;
   /// Usage reported in the stream so far (`reported` false if none).
   virtual Usage usage() const = 0;
+  /// True when usage() is the whole bill of the stream (its final usage report was read in full).
+  virtual bool usage_final() const = 0;
   /// An error the upstream reported inside the stream, classified.
   virtual std::optional<policy::Outcome> error() const = 0;
 };
+
+/// Which output-limit field the caller used in its request (the bound is written in the same
+/// field where the deployment's API accepts it).
+enum class OutputField { none, max_tokens, max_completion_tokens };
 
 /// One upstream API family. Stateless and thread-safe.
 class Provider {
@@ -46,6 +52,14 @@ class Provider {
   virtual std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d,
                                                                           boost::json::object& chat,
                                                                           bool stream) const = 0;
+  /// Writes the attempt's output bound (`tokens` per choice, what its reservation pays for) into
+  /// `chat` in the one field this deployment's API enforces, and removes the other, so that the
+  /// upstream is never sent two disagreeing limits. OpenAI-style servers: the caller's own field
+  /// (`max_completion_tokens` or `max_tokens`); when the caller used none, `max_completion_tokens`
+  /// for OpenAI's and Azure's own APIs (the field their reasoning models require) and `max_tokens`
+  /// for other OpenAI-compatible servers. Anthropic: `max_tokens` (which its translation sends).
+  virtual void set_output_limit(const config::Deployment& d, boost::json::object& chat, std::int64_t tokens,
+                                OutputField caller_field) const = 0;
   /// Whether a 2xx body of this API is already an OpenAI `chat.completion` that may be relayed
   /// byte for byte (no re-serialisation).
   virtual bool relays_openai_body() const { return false; }

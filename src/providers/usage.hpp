@@ -35,20 +35,56 @@ inline std::optional<std::int64_t> json_count(const boost::json::object& o, boos
 }  // namespace detail
 
 /// Reads an OpenAI `usage` object (Chat Completions response or the final
-/// `stream_options.include_usage` chunk): `prompt_tokens`, `completion_tokens`,
-/// `prompt_tokens_details.cached_tokens`. Missing or malformed counts read as 0. A null,
-/// absent (pass a null value) or non-object `usage` gives `reported == false`.
+/// `stream_options.include_usage` chunk; https://platform.openai.com/docs/api-reference/chat/object):
+/// `prompt_tokens`, `completion_tokens`, `prompt_tokens_details.{cached_tokens, audio_tokens}`,
+/// `completion_tokens_details.{reasoning_tokens, audio_tokens, rejected_prediction_tokens}`, and
+/// `total_tokens` to tell where reasoning tokens were counted: reasoning is reported beside the
+/// completion tokens (xAI) when it exceeds them or when total = prompt + completion + reasoning.
+/// `reported` is false — the usage is unknown, not zero — when `usage` is null, absent (pass a
+/// null value), not an object, or lacks a valid `prompt_tokens` or `completion_tokens` (a
+/// non-negative integer; counts sent as strings are not read). Optional details that are
+/// malformed read as 0.
 inline Usage usage_from_openai(const boost::json::value& usage) noexcept {
   Usage u;
   const auto* o = usage.if_object();
   if (o == nullptr) return u;
+  const auto prompt = detail::json_count(*o, "prompt_tokens");
+  const auto completion = detail::json_count(*o, "completion_tokens");
+  if (!prompt || !completion) return u;
   u.reported = true;
-  u.prompt_tokens = detail::json_count(*o, "prompt_tokens").value_or(0);
-  u.completion_tokens = detail::json_count(*o, "completion_tokens").value_or(0);
+  u.prompt_tokens = *prompt;
+  u.completion_tokens = *completion;
   if (const auto* details = o->if_contains("prompt_tokens_details")) {
-    if (const auto* d = details->if_object()) u.cached_tokens = detail::json_count(*d, "cached_tokens").value_or(0);
+    if (const auto* d = details->if_object()) {
+      u.cached_tokens = detail::json_count(*d, "cached_tokens").value_or(0);
+      u.audio_input_tokens = detail::json_count(*d, "audio_tokens").value_or(0);
+    }
+  }
+  if (const auto* details = o->if_contains("completion_tokens_details")) {
+    if (const auto* d = details->if_object()) {
+      u.reasoning_tokens = detail::json_count(*d, "reasoning_tokens").value_or(0);
+      u.audio_output_tokens = detail::json_count(*d, "audio_tokens").value_or(0);
+      u.rejected_prediction_tokens = detail::json_count(*d, "rejected_prediction_tokens").value_or(0);
+    }
+  }
+  if (u.reasoning_tokens > 0) {
+    const auto total = detail::json_count(*o, "total_tokens");
+    u.reasoning_outside_completion =
+        u.reasoning_tokens > u.completion_tokens ||
+        (total && u.prompt_tokens <= INT64_MAX - u.completion_tokens - u.reasoning_tokens &&
+         *total == u.prompt_tokens + u.completion_tokens + u.reasoning_tokens);
   }
   return u;
+}
+
+/// The usage of an OpenAI `chat.completion` (or a chunk): usage_from_openai of its `usage`, and
+/// the `service_tier` the response says it was served in (OpenAI reports it at the top level).
+inline Usage usage_from_openai_response(const boost::json::object& response) noexcept {
+  const auto* u = response.if_contains("usage");
+  Usage out = u ? usage_from_openai(*u) : Usage{};
+  if (const auto* st = response.if_contains("service_tier"); st && st->is_string())
+    out.service_tier = std::string(st->get_string());
+  return out;
 }
 
 /// Writes an OpenAI `usage` object: `{"prompt_tokens","completion_tokens","total_tokens",

@@ -63,7 +63,7 @@ class RecordingStore final : public store::Store {
   bool flush() override { return true; }
   store::StoreHealth health() override { return {true, ""}; }
   store::WriterStats writer_stats() const override { return {}; }
-  store::StoreResult<store::RecoveryResult> recover_ledger(std::int64_t) override { return store::RecoveryResult{}; }
+  store::StoreResult<store::RecoveryResult> recover_ledger(std::int64_t, const store::ScopeRoller&) override { return store::RecoveryResult{}; }
   store::StoreResult<std::vector<store::LedgerRecord>> read_ledger(std::int64_t, std::int64_t) override;
 
   // Not used by a simulation.

@@ -218,6 +218,7 @@ class Simulation {
 
     pipeline::ChatCall call;
     call.body = chat_body(spec);
+    (void)pipeline::read_caller_output(call.body, call.output, call.caller_output_fields);
     call.model = spec.model;
     call.stream = spec.stream;
     call.include_usage = spec.stream;

@@ -130,6 +130,8 @@ struct LedgerScope {
                                     ///< "end_user", "tag", "global", "key_model", "key_window", ...
   std::string id;                   ///< scope id within its kind (e.g. key hash, "team:user")
   std::int64_t window_start_ms = 0;  ///< start of the budget window; 0 = lifetime (no window)
+  std::int64_t window_end_ms = 0;    ///< end of that window (exclusive); 0 = lifetime or unknown (rows before migration 4)
+  std::string period;                ///< the window's budget_duration ("1d", "30s", "1mo"); empty = lifetime or unknown
   bool operator==(const LedgerScope&) const = default;
   auto operator<=>(const LedgerScope&) const = default;
 };
@@ -198,6 +200,10 @@ struct SpendLogRow {
   /// skipped targets with reasons, circuit states, budgets consumed), read by
   /// `tollgate explain REQUEST_ID`. Empty = none recorded.
   std::string decision;
+  /// JSON text: the served attempt's bill line by line, `[{"kind","count","price","cost"}]` with
+  /// kind one of budget::LineKind's names and price/cost as decimal dollar strings (per token or
+  /// call, and exact). Empty = not priced line by line (unpriced, free, or unknown outcome).
+  std::string line_items;
   bool operator==(const SpendLogRow&) const = default;
 };
 

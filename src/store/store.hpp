@@ -76,6 +76,9 @@ struct ScopeSpend {
   bool operator==(const ScopeSpend&) const = default;
 };
 
+/// Moves a ledger scope to the budget window containing `now_ms` (see Store::recover_ledger).
+using ScopeRoller = std::function<LedgerScope(const LedgerScope& scope, std::int64_t now_ms)>;
+
 /// What recover_ledger found and did.
 struct RecoveryResult {
   /// The settle records written for reservations that had none (settle_kind "recovered",
@@ -230,7 +233,10 @@ class Store {
   /// actual = amount reserved, at_ms = now_ms) durably, then returns per-scope spent totals.
   /// Call at start, before any new reservation is appended (a reservation still in flight
   /// would otherwise be recovered). Idempotent: a second call recovers nothing.
-  virtual StoreResult<RecoveryResult> recover_ledger(std::int64_t now_ms) = 0;
+  /// `roll`, when given, moves each recovered reservation's scope to the window that contains
+  /// `now_ms` (its period is in LedgerScope::period): the recovered settle is charged there, as
+  /// the in-memory ledger charges a late settle to the current window.
+  virtual StoreResult<RecoveryResult> recover_ledger(std::int64_t now_ms, const ScopeRoller& roll = {}) = 0;
 
   /// Every ledger record in sequence order (audit, tests). Only durable records are visible.
   virtual StoreResult<std::vector<LedgerRecord>> read_ledger(std::int64_t after_sequence = 0,

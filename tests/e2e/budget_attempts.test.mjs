@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { useMock, e2e, gatewayConfig } from './harness.mjs';
 import {
-  hi, chat, worstNanos, costNanos, mockPromptTokens, paidDeployment, nanos, dollars, expectSpend, spendLogRow, mockBill,
+  hi, chat, worstNanos, inputBound, costNanos, mockPromptTokens, paidDeployment, nanos, dollars, expectSpend, spendLogRow, mockBill,
 } from './budget_helpers.mjs';
 
 const state = useMock();
@@ -74,7 +74,7 @@ e2e('an upstream error before any usage settles to zero', async (ctx) => {
   await expectSpend(gw, k.key, worstNanos(hi('paid-model')));
 });
 
-e2e('the worst case follows max_tokens × n, else the model\'s max output, else 4096 tokens', async (ctx) => {
+e2e('the worst case follows max_tokens × n, else the model\'s max output, else 4096 tokens; a bound the budget cannot pay for is lowered, not refused', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({
     model_list: [
@@ -91,7 +91,8 @@ e2e('the worst case follows max_tokens × n, else the model\'s max output, else 
   const k = await gw.generateKey({ max_budget: dollars(w2 - 1) });
   const refused = await chat(gw, k.key, { ...body, n: 2 });
   assert.equal(refused.status, 429, refused.text);
-  assert.ok(refused.json.error.message.includes(`worst-case cost of this attempt $${dollars(w2)}`), refused.json.error.message);
+  // 10 tokens is below min_output_tokens (16): the caller's own small limit is all or nothing.
+  assert.ok(refused.json.error.message.includes(`this attempt needs $${dollars(w2)}`), refused.json.error.message);
   const ok = await chat(gw, k.key, body);
   assert.equal(ok.status, 200, ok.text);
 
@@ -102,21 +103,38 @@ e2e('the worst case follows max_tokens × n, else the model\'s max output, else 
   assert.equal(r1.status, 429, r1.text);
   assert.ok(r1.json.error.message.includes(`$${dollars(worstNanos(mct))})`), r1.json.error.message);
 
-  // No max_tokens and no known max output: 4096 output tokens.
+  // No max_tokens and no known max output: 4096 output tokens, written into the request. A key
+  // that cannot pay for all of them is served with a smaller bound (half of what is left:
+  // budget_reservation_share_percent), and the response says so.
   const noMax = { model: 'paid-model', messages: body.messages };
   const kd = await gw.generateKey({ max_budget: 1 });
-  const big = await gw.generateKey({ max_budget: dollars(worstNanos({ ...noMax, max_tokens: 4096 }) - 1) });
+  const fits = await chat(gw, kd.key, noMax);
+  assert.equal(fits.status, 200, fits.text);
+  assert.equal(fits.headers.get('x-tollgate-output-capped'), null);
+  const bigBudget = worstNanos({ ...noMax, max_tokens: 4096 }) - 1;
+  const big = await gw.generateKey({ max_budget: dollars(bigBudget) });
   const r2 = await chat(gw, big.key, noMax);
-  assert.equal(r2.status, 429, r2.text);
-  assert.ok(r2.json.error.message.includes(`$${dollars(worstNanos({ ...noMax, max_tokens: 4096 }))})`), r2.json.error.message);
-  assert.equal((await chat(gw, kd.key, noMax)).status, 200);
+  assert.equal(r2.status, 200, r2.text);
+  const capped = Number(r2.headers.get('x-tollgate-output-capped'));
+  assert.ok(capped >= 16 && capped < 4096, `capped at ${capped}`);
+  assert.ok(costNanos(inputBound(noMax), capped) <= Math.floor(bigBudget / 2) + 1, `${capped} tokens cost more than half the budget`);
+  const row2 = await spendLogRow(gw, r2);
+  const step = row2.decision.steps.find((s) => s.step === 'attempt');
+  assert.equal(step.max_tokens, capped);
+  assert.match(step.output_capped_by, /^key /);
+  await expectSpend(gw, big.key, costNanos(mockPromptTokens(noMax), 16));
 
   // No max_tokens, a model with a known max output (gpt-4o-mini: 16384).
   const miniBody = { model: 'mini', messages: body.messages };
   const km = await gw.generateKey({ max_budget: dollars(worstNanos({ ...miniBody, max_tokens: 16384 }) - 1) });
   const r3 = await chat(gw, km.key, miniBody);
-  assert.equal(r3.status, 429, r3.text);
-  assert.ok(r3.json.error.message.includes(`$${dollars(worstNanos({ ...miniBody, max_tokens: 16384 }))})`), r3.json.error.message);
+  assert.equal(r3.status, 200, r3.text);
+  assert.ok(Number(r3.headers.get('x-tollgate-output-capped')) < 16384, r3.headers.get('x-tollgate-output-capped'));
+  const kf = await gw.generateKey({ max_budget: dollars(worstNanos({ ...miniBody, max_tokens: 16384 }) * 2) });
+  const r4 = await chat(gw, kf.key, miniBody);
+  assert.equal(r4.status, 200, r4.text);
+  assert.equal(r4.headers.get('x-tollgate-output-capped'), null);
+  assert.equal((await spendLogRow(gw, r4)).decision.steps.find((s) => s.step === 'attempt').max_tokens, 16384);
 });
 
 e2e('a raised budget applies to the next request (/key/update), and spend survives the update', async (ctx) => {

@@ -27,6 +27,7 @@ class Decoder final : public StreamDecoder {
   void on_event(const http::SseEvent& ev, std::vector<std::string>& out) override { inner_.on_event(ev, out); }
   bool finished() const override { return inner_.finished(); }
   Usage usage() const override { return inner_.usage(); }
+  bool usage_final() const override { return inner_.usage_final(); }
   std::optional<policy::Outcome> error() const override {
     if (!inner_.error()) return std::nullopt;
     const auto f = parse_anthropic_error(json::value(json::object{{"type", "error"}, {"error", *inner_.error()}}));
@@ -40,6 +41,12 @@ class Decoder final : public StreamDecoder {
 
 class AnthropicProvider final : public Provider {
  public:
+  void set_output_limit(const config::Deployment&, json::object& chat, std::int64_t tokens,
+                        OutputField) const override {
+    chat.erase("max_completion_tokens");
+    chat["max_tokens"] = tokens;
+  }
+
   std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d, json::object& chat,
                                                                   bool stream) const override {
     std::string base = d.api_base.empty() ? std::string("https://api.anthropic.com") : d.api_base;
@@ -83,7 +90,9 @@ class AnthropicProvider final : public Provider {
       o.message = "upstream answered " + std::to_string(status) + " with a non-JSON body";
       return o;
     }
-    return outcome_from(status, parse_anthropic_error(v));
+    auto out = outcome_from(status, parse_anthropic_error(v));
+    out.error_body = v.is_object();
+    return out;
   }
 
   std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment& d, bool include_usage) const override {

@@ -460,13 +460,29 @@ Usage usage_from_anthropic(const json::value& usage) noexcept {
   Usage u;
   const auto* o = usage.if_object();
   if (o == nullptr) return u;
+  const auto input = detail::json_count(*o, "input_tokens");
+  const auto output = detail::json_count(*o, "output_tokens");
+  if (!input || !output) return u;  // unknown, not zero
   u.reported = true;
-  const std::int64_t input = detail::json_count(*o, "input_tokens").value_or(0);
   const std::int64_t cache_read = detail::json_count(*o, "cache_read_input_tokens").value_or(0);
   const std::int64_t cache_creation = detail::json_count(*o, "cache_creation_input_tokens").value_or(0);
-  u.prompt_tokens = input + cache_read + cache_creation;
-  u.completion_tokens = detail::json_count(*o, "output_tokens").value_or(0);
+  u.prompt_tokens = *input + cache_read + cache_creation;
+  u.completion_tokens = *output;
   u.cached_tokens = cache_read;
+  u.cache_write_tokens = cache_creation;
+  // Per TTL when the API says (cache_creation.ephemeral_5m/1h_input_tokens); all 5-minute otherwise.
+  if (const auto* cc = o->if_contains("cache_creation"); cc && cc->is_object()) {
+    const auto m5 = detail::json_count(cc->get_object(), "ephemeral_5m_input_tokens");
+    const auto h1 = detail::json_count(cc->get_object(), "ephemeral_1h_input_tokens");
+    if (m5 || h1) {
+      u.cache_write_1h_tokens = std::min(h1.value_or(0), cache_creation);
+      u.cache_write_tokens = cache_creation - u.cache_write_1h_tokens;
+    }
+  }
+  if (const auto* st = o->if_contains("server_tool_use"); st && st->is_object())
+    u.web_search_calls = detail::json_count(st->get_object(), "web_search_requests").value_or(0);
+  if (const auto* tier = o->if_contains("service_tier"); tier && tier->is_string())
+    u.service_tier = std::string(tier->get_string());
   return u;
 }
 
@@ -648,14 +664,20 @@ void MessagesStreamToChat::on_event(const http::SseEvent& ev, std::vector<std::s
   } else if (type == "message_delta") {
     if (const json::object* u = get_obj(*o, "usage")) {
       // Counts are cumulative: the last value wins. Newer API versions may repeat input counts.
-      usage_.reported = true;
-      if (auto out = detail::json_count(*u, "output_tokens")) usage_.completion_tokens = *out;
-      if (u->contains("input_tokens") || u->contains("cache_read_input_tokens") ||
-          u->contains("cache_creation_input_tokens")) {
+      if (auto out = detail::json_count(*u, "output_tokens")) {
+        usage_.completion_tokens = *out;
+        output_seen_ = true;
+      }
+      if (auto ws = u->if_contains("server_tool_use"); ws && ws->is_object())
+        usage_.web_search_calls = detail::json_count(ws->get_object(), "web_search_requests").value_or(usage_.web_search_calls);
+      if (u->contains("input_tokens") && u->contains("output_tokens")) {
         const Usage again = usage_from_anthropic(*u);
-        if (again.prompt_tokens > 0) {
-          usage_.prompt_tokens = again.prompt_tokens;
-          usage_.cached_tokens = again.cached_tokens;
+        if (again.reported && again.prompt_tokens > 0) {
+          const auto out = usage_.completion_tokens;
+          const bool known = usage_.reported;
+          usage_ = again;
+          usage_.completion_tokens = out;
+          usage_.reported = known || again.reported;
         }
       }
     }

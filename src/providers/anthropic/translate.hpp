@@ -112,6 +112,9 @@ class MessagesStreamToChat {
   /// Usage so far: input (+cache) from message_start, output from the last message_delta
   /// (cumulative counts: the last value wins). `reported` once either carried usage.
   [[nodiscard]] Usage usage() const noexcept { return usage_; }
+  /// True once the usage is the whole bill: message_start's counts were read and a message_delta
+  /// reported the (cumulative) output tokens.
+  [[nodiscard]] bool usage_final() const noexcept { return usage_.reported && output_seen_; }
   /// True once message_stop was seen (the stream completed normally).
   [[nodiscard]] bool finished() const noexcept { return finished_; }
   /// The Anthropic error object (`{"type":..,"message":..}`) of an `error` event, if any.
@@ -134,6 +137,7 @@ class MessagesStreamToChat {
   std::vector<std::int64_t> tool_index_by_block_;  // Anthropic block index → OpenAI tool index (-1: not a tool)
   std::int64_t next_tool_index_ = 0;
   Usage usage_;
+  bool output_seen_ = false;  // a message_delta reported the (cumulative) output tokens
   std::optional<std::string> finish_reason_;
   std::optional<boost::json::object> error_;
   // Per-event parse arena: a stack-sized first block, so typical events parse without heap

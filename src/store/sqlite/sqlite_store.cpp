@@ -212,6 +212,13 @@ CREATE INDEX tollgate_jobs_created ON tollgate_jobs(created_ms, id);
 ALTER TABLE spend_logs ADD COLUMN degradation TEXT NOT NULL DEFAULT '';
 ALTER TABLE spend_logs ADD COLUMN decision TEXT NOT NULL DEFAULT '';
 )sql",
+      // 4: each charged window with its end and period, so that restart recovery rebuilds exactly
+      // the windows the in-memory ledger charged (issue 8 §5), and the spend log's line items.
+      R"sql(
+ALTER TABLE ledger_scope ADD COLUMN window_end_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ledger_scope ADD COLUMN period TEXT NOT NULL DEFAULT '';
+ALTER TABLE spend_logs ADD COLUMN line_items TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return m;
 }
@@ -605,8 +612,8 @@ constexpr const char* kSpendCols =
     "request_tags,requested_model,model_group,model,model_id,custom_llm_provider,api_base,"
     "attempts,skipped_fallbacks,prompt_tokens,completion_tokens,cached_tokens,total_tokens,"
     "spend_nanos,priced,unknown_outcome,start_ms,end_ms,request_duration_ms,"
-    "completion_start_ms,status,error_status,metadata,degradation,decision";
-constexpr int kSpendNcols = 33;
+    "completion_start_ms,status,error_status,metadata,degradation,decision,line_items";
+constexpr int kSpendNcols = 34;
 
 void bind_spend(Stmt& s, const SpendLogRow& r) {
   int i = 1;
@@ -630,6 +637,7 @@ void bind_spend(Stmt& s, const SpendLogRow& r) {
   s.bind(i++, r.metadata);
   s.bind(i++, r.degradation);
   s.bind(i++, r.decision);
+  s.bind(i++, r.line_items);
 }
 
 SpendLogRow read_spend(const Stmt& s) {
@@ -654,6 +662,7 @@ SpendLogRow read_spend(const Stmt& s) {
   r.metadata = s.text(i++);
   r.degradation = s.text(i++);
   r.decision = s.text(i++);
+  r.line_items = s.text(i++);
   return r;
 }
 
@@ -719,13 +728,13 @@ class SqliteStore final : public Store {
       return to_store_error(*e, "prepare");
     if (auto e = Stmt::prepare(db,
                                "INSERT OR IGNORE INTO ledger_scope (seq, scope_kind, scope_id, "
-                               "window_start_ms) VALUES (?,?,?,?)",
+                               "window_start_ms, window_end_ms, period) VALUES (?,?,?,?,?,?)",
                                ins_scope_))
       return to_store_error(*e, "prepare");
     if (auto e = Stmt::prepare(
             db,
-            "INSERT OR IGNORE INTO ledger_scope (seq, scope_kind, scope_id, window_start_ms) "
-            "SELECT ?1, scope_kind, scope_id, window_start_ms FROM ledger_scope WHERE seq = "
+            "INSERT OR IGNORE INTO ledger_scope (seq, scope_kind, scope_id, window_start_ms, window_end_ms, period) "
+            "SELECT ?1, scope_kind, scope_id, window_start_ms, window_end_ms, period FROM ledger_scope WHERE seq = "
             "(SELECT MAX(seq) FROM ledger WHERE reservation_id = ?2 AND kind = 'reserve' AND seq < ?1)",
             copy_scope_))
       return to_store_error(*e, "prepare");
@@ -1097,8 +1106,8 @@ class SqliteStore final : public Store {
     cv_.notify_one();
   }
 
-  StoreResult<RecoveryResult> recover_ledger(std::int64_t now) override {
-    auto r = run_on_writer<StoreResult<RecoveryResult>>([this, now] { return recover_locked(now); });
+  StoreResult<RecoveryResult> recover_ledger(std::int64_t now, const ScopeRoller& roll) override {
+    auto r = run_on_writer<StoreResult<RecoveryResult>>([this, now, &roll] { return recover_locked(now, roll); });
     if (!r) return std::unexpected(make_error(StoreErrorCode::unavailable, "store is closed"));
     return std::move(*r);
   }
@@ -1116,7 +1125,7 @@ class SqliteStore final : public Store {
                                s))
       return std::unexpected(to_store_error(*e, "read ledger"));
     if (auto e = Stmt::prepare(db,
-                               "SELECT scope_kind, scope_id, window_start_ms FROM ledger_scope "
+                               "SELECT scope_kind, scope_id, window_start_ms, window_end_ms, period FROM ledger_scope "
                                "WHERE seq = ? ORDER BY scope_kind, scope_id, window_start_ms",
                                sc))
       return std::unexpected(to_store_error(*e, "read ledger"));
@@ -1136,7 +1145,8 @@ class SqliteStore final : public Store {
       r.model = s.text(7);
       r.at_ms = s.i64(8);
       sc.bind(1, r.sequence);
-      while (sc.step() == SQLITE_ROW) r.scopes.push_back(LedgerScope{sc.text(0), sc.text(1), sc.i64(2)});
+      while (sc.step() == SQLITE_ROW)
+        r.scopes.push_back(LedgerScope{sc.text(0), sc.text(1), sc.i64(2), sc.i64(3), sc.text(4)});
       sc.reset();
       out.push_back(std::move(r));
     }
@@ -1419,6 +1429,8 @@ class SqliteStore final : public Store {
         ins_scope_.bind(2, sc.kind);
         ins_scope_.bind(3, sc.id);
         ins_scope_.bind(4, sc.window_start_ms);
+        ins_scope_.bind(5, sc.window_end_ms);
+        ins_scope_.bind(6, sc.period);
         if (auto e = ins_scope_.run()) return e;
       }
     } else if (r.kind == LedgerKind::settle) {
@@ -1497,7 +1509,7 @@ class SqliteStore final : public Store {
       if (auto* l = std::get_if<LedgerItem>(&item)) fire(l->cb, !err);
   }
 
-  StoreResult<RecoveryResult> recover_locked(std::int64_t now) {
+  StoreResult<RecoveryResult> recover_locked(std::int64_t now, const ScopeRoller& roll) {
     RecoveryResult result;
     auto err = write_txn([&](Db& db) -> std::optional<DbError> {
       result = RecoveryResult{};
@@ -1524,40 +1536,35 @@ class SqliteStore final : public Store {
         open_reservations.emplace_back(open.i64(0), std::move(s));
       }
       if (rc != SQLITE_DONE) return db.last_error();
-      Stmt copy, scopes;
+      Stmt scopes;
       if (auto e = Stmt::prepare(db,
-                                 "INSERT OR IGNORE INTO ledger_scope (seq, scope_kind, scope_id, window_start_ms) "
-                                 "SELECT ?, scope_kind, scope_id, window_start_ms FROM ledger_scope WHERE seq = ?",
-                                 copy))
-        return e;
-      if (auto e = Stmt::prepare(db,
-                                 "SELECT scope_kind, scope_id, window_start_ms FROM ledger_scope "
+                                 "SELECT scope_kind, scope_id, window_start_ms, window_end_ms, period FROM ledger_scope "
                                  "WHERE seq = ? ORDER BY scope_kind, scope_id, window_start_ms",
                                  scopes))
         return e;
       for (auto& [reserve_seq, rec] : open_reservations) {
-        // Insert without scopes, then copy the reserve's scopes by its exact sequence.
-        if (auto e = insert_ledger_no_scopes(db, rec)) return e;
-        copy.reset();
-        copy.bind(1, rec.sequence);
-        copy.bind(2, reserve_seq);
-        if (auto e = copy.run()) return e;
+        // The reserve's exact scopes, each in the window that contains `now` (the window the
+        // in-memory ledger would have charged had the settle happened now).
         scopes.reset();
         scopes.bind(1, reserve_seq);
-        while (scopes.step() == SQLITE_ROW)
-          rec.scopes.push_back(LedgerScope{scopes.text(0), scopes.text(1), scopes.i64(2)});
+        while (scopes.step() == SQLITE_ROW) {
+          LedgerScope sc{scopes.text(0), scopes.text(1), scopes.i64(2), scopes.i64(3), scopes.text(4)};
+          rec.scopes.push_back(roll ? roll(sc, now) : std::move(sc));
+        }
+        if (auto e = insert_ledger(db, rec, &rec.sequence)) return e;
         result.recovered.push_back(rec);
       }
       Stmt totals;
       if (auto e = Stmt::prepare(db,
-                                 "SELECT sc.scope_kind, sc.scope_id, sc.window_start_ms, SUM(l.actual_nanos) "
+                                 "SELECT sc.scope_kind, sc.scope_id, sc.window_start_ms, MAX(sc.window_end_ms), "
+                                 "MAX(sc.period), SUM(l.actual_nanos) "
                                  "FROM ledger l JOIN ledger_scope sc ON sc.seq = l.seq "
                                  "WHERE l.kind = 'settle' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
                                  totals))
         return e;
       while ((rc = totals.step()) == SQLITE_ROW)
-        result.spent.push_back(
-            ScopeSpend{LedgerScope{totals.text(0), totals.text(1), totals.i64(2)}, totals.i64(3)});
+        result.spent.push_back(ScopeSpend{
+            LedgerScope{totals.text(0), totals.text(1), totals.i64(2), totals.i64(3), totals.text(4)}, totals.i64(5)});
       if (rc != SQLITE_DONE) return db.last_error();
       Stmt mx;
       if (auto e = Stmt::prepare(db, "SELECT COALESCE(MAX(reservation_id), 0) FROM ledger", mx)) return e;
@@ -1568,25 +1575,6 @@ class SqliteStore final : public Store {
     note_write(err);
     if (err) return std::unexpected(to_store_error(*err, "recover ledger"));
     return result;
-  }
-
-  std::optional<DbError> insert_ledger_no_scopes(Db& db, LedgerRecord& r) {
-    std::vector<LedgerScope> none;
-    none.swap(r.scopes);
-    // A settle with empty scopes would copy from the latest reserve; recovery copies from the
-    // exact reserve instead, so insert it as-is and let the caller copy scopes.
-    ins_ledger_.reset();
-    ins_ledger_.bind(1, static_cast<std::int64_t>(r.reservation_id));
-    ins_ledger_.bind(2, kind_name(r.kind));
-    ins_ledger_.bind(3, r.amount_nanos);
-    ins_ledger_.bind(4, r.actual_nanos);
-    ins_ledger_.bind(5, r.settle_kind);
-    ins_ledger_.bind(6, r.request_id);
-    ins_ledger_.bind(7, r.model);
-    ins_ledger_.bind(8, r.at_ms);
-    if (auto e = ins_ledger_.run()) return e;
-    r.sequence = db.last_insert_rowid();
-    return std::nullopt;
   }
 
   std::shared_ptr<Conn> wconn_;

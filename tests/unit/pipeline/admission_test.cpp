@@ -44,6 +44,13 @@ boost::json::object chat(int max_tokens) {
   return o;
 }
 
+pipeline::AttemptPlan plan_for(const budget::ResolvedPrice& price, const boost::json::object& body,
+                               pipeline::OutputBoundSettings settings = {}) {
+  auto out = pipeline::read_output_request(body);
+  EXPECT_TRUE(out);
+  return pipeline::plan_attempt(price, body, *out, settings);
+}
+
 auth::Principal full_principal() {
   auth::Principal p;
   auto key = std::make_shared<store::KeyRecord>();
@@ -122,7 +129,7 @@ TEST(Admit, FreeModelIsNeverBlocked) {
   budget::Ledger ledger;
   const auto price = budget::resolve_deployment_price(cfg->model_list[1], budget::PriceTable::bundled());
   std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 0, std::nullopt}};  // an exhausted budget
-  auto d = pipeline::admit(ledger, *cfg, price, scopes, chat(10), std::chrono::system_clock::now());
+  auto d = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, chat(10)), std::chrono::system_clock::now());
   EXPECT_EQ(d.outcome, pipeline::AdmissionDecision::Outcome::admitted);
   EXPECT_TRUE(d.reservation.empty());
 }
@@ -135,12 +142,12 @@ TEST(Admit, ReservesTheWorstCaseAndRefusesPastTheLimit) {
   // request = 30 tokens) at 1e-6 $/token (1,000 nanos) + 10 output tokens at 2,000 nanos = 50,000.
   std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 100'000, std::nullopt}};
   auto now = std::chrono::system_clock::now();
-  auto a = pipeline::admit(ledger, *cfg, price, scopes, chat(10), now);
+  auto a = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, chat(10)), now);
   ASSERT_EQ(a.outcome, pipeline::AdmissionDecision::Outcome::admitted);
   EXPECT_EQ(a.reservation.amount(), 50'000);
-  auto b = pipeline::admit(ledger, *cfg, price, scopes, chat(10), now);
+  auto b = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, chat(10)), now);
   ASSERT_EQ(b.outcome, pipeline::AdmissionDecision::Outcome::admitted);
-  auto c = pipeline::admit(ledger, *cfg, price, scopes, chat(10), now);
+  auto c = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, chat(10)), now);
   ASSERT_EQ(c.outcome, pipeline::AdmissionDecision::Outcome::budget_exceeded);
   EXPECT_EQ(c.error.status, 429);
   EXPECT_EQ(c.error.type, "budget_exceeded");
@@ -148,7 +155,7 @@ TEST(Admit, ReservesTheWorstCaseAndRefusesPastTheLimit) {
   EXPECT_EQ(c.reason, "budget_exceeded key k");
   ledger.settle(std::move(a.reservation), 1'000, budget::SettleKind::actual, now);
   ledger.settle(std::move(b.reservation), 0, budget::SettleKind::no_usage, now);
-  EXPECT_EQ(pipeline::admit(ledger, *cfg, price, scopes, chat(10), now).outcome,
+  EXPECT_EQ(pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, chat(10)), now).outcome,
             pipeline::AdmissionDecision::Outcome::admitted);
 }
 
@@ -159,14 +166,113 @@ TEST(Admit, UnpricedIsRefusedOnlyWhereABudgetAttaches) {
   ASSERT_EQ(price.status, budget::PriceStatus::unpriced);
   const auto now = std::chrono::system_clock::now();
   std::vector<budget::ScopeLimit> tracked{{{ScopeKind::key, "k"}, budget::kMaxNanos, std::nullopt}};
-  EXPECT_EQ(pipeline::admit(ledger, *cfg, price, tracked, chat(10), now).outcome,
+  EXPECT_EQ(pipeline::admit(ledger, *cfg, price, tracked, plan_for(price, chat(10)), now).outcome,
             pipeline::AdmissionDecision::Outcome::admitted);
   std::vector<budget::ScopeLimit> limited{{{ScopeKind::key, "k"}, 1'000'000'000, std::nullopt}};
-  auto d = pipeline::admit(ledger, *cfg, price, limited, chat(10), now);
+  auto d = pipeline::admit(ledger, *cfg, price, limited, plan_for(price, chat(10)), now);
   EXPECT_EQ(d.outcome, pipeline::AdmissionDecision::Outcome::unpriced_blocked);
   EXPECT_EQ(d.error.status, 403);
   EXPECT_EQ(d.error.type, "unpriced_model_blocked");
   auto open = load(std::string(kConfig) + "general_settings:\n  block_unpriced_models: false\n");
-  EXPECT_EQ(pipeline::admit(ledger, *open, price, limited, chat(10), now).outcome,
+  EXPECT_EQ(pipeline::admit(ledger, *open, price, limited, plan_for(price, chat(10)), now).outcome,
             pipeline::AdmissionDecision::Outcome::admitted);
+}
+
+// ---- the output bound (the reservation is the contract with the upstream) ----
+
+namespace {
+const char* kGpt4o = R"(
+model_list:
+  - model_name: gpt-4o
+    litellm_params: {model: openai/gpt-4o, api_base: "http://127.0.0.1:1/v1", input_cost_per_token: 0.0000025, output_cost_per_token: 0.00001}
+    model_info: {max_output_tokens: 16384}
+)";
+
+boost::json::object ask(std::optional<std::int64_t> max_tokens) {
+  auto o = chat(1);
+  o.erase("max_tokens");
+  if (max_tokens) o["max_tokens"] = *max_tokens;
+  return o;
+}
+}  // namespace
+
+TEST(OutputBound, NoCallerLimitMeansTheModelsMaximumWhenTheBudgetAffordsIt) {
+  auto cfg = load(kGpt4o);
+  budget::Ledger ledger;
+  const auto price = budget::resolve_deployment_price(cfg->model_list[0], budget::PriceTable::bundled());
+  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 5'000'000'000, std::nullopt}};  // $5
+  auto d = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, ask(std::nullopt)), std::chrono::system_clock::now());
+  ASSERT_EQ(d.outcome, pipeline::AdmissionDecision::Outcome::admitted);
+  EXPECT_EQ(d.output_tokens, 16384);
+  EXPECT_FALSE(d.output_reduced);
+  EXPECT_EQ(d.reservation.amount(), d.worst);
+}
+
+TEST(OutputBound, ACallerLimitAboveTheModelsMaximumIsCappedSilently) {
+  auto cfg = load(kGpt4o);
+  budget::Ledger ledger;
+  const auto price = budget::resolve_deployment_price(cfg->model_list[0], budget::PriceTable::bundled());
+  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 5'000'000'000, std::nullopt}};
+  auto d = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, ask(1'000'000)), std::chrono::system_clock::now());
+  EXPECT_EQ(d.output_tokens, 16384);
+  EXPECT_FALSE(d.output_reduced);
+}
+
+TEST(OutputBound, ThreeCentsLeftBuysACappedAnswerNotARefusal) {
+  auto cfg = load(kGpt4o);
+  budget::Ledger ledger;
+  const auto price = budget::resolve_deployment_price(cfg->model_list[0], budget::PriceTable::bundled());
+  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 30'000'000, std::nullopt}};  // $0.03
+  const auto now = std::chrono::system_clock::now();
+  pipeline::OutputBoundSettings all;  // one caller alone may take everything that is left
+  all.share_percent = 100;
+  auto d = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, ask(std::nullopt), all), now);
+  ASSERT_EQ(d.outcome, pipeline::AdmissionDecision::Outcome::admitted);
+  ASSERT_TRUE(d.output_tokens);
+  EXPECT_TRUE(d.output_reduced);
+  EXPECT_EQ(d.reduced_by, "key k");
+  EXPECT_LT(*d.output_tokens, 3'000);  // $0.03 / $10 per M
+  EXPECT_GT(*d.output_tokens, 2'900);  // minus the input's worst case
+  EXPECT_LE(d.reservation.amount(), 30'000'000);
+  EXPECT_LE(d.worst, d.reservation.amount());
+}
+
+TEST(OutputBound, RefusePolicyRefusesAnUnaffordableCallerLimitButStillCapsTheModelDefault) {
+  auto cfg = load(kGpt4o);
+  budget::Ledger ledger;
+  const auto price = budget::resolve_deployment_price(cfg->model_list[0], budget::PriceTable::bundled());
+  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 30'000'000, std::nullopt}};
+  const auto now = std::chrono::system_clock::now();
+  pipeline::OutputBoundSettings refuse;
+  refuse.refuse_unaffordable = true;
+  auto d = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, ask(10'000), refuse), now);
+  EXPECT_EQ(d.outcome, pipeline::AdmissionDecision::Outcome::budget_exceeded);
+  auto e = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, ask(std::nullopt), refuse), now);
+  EXPECT_EQ(e.outcome, pipeline::AdmissionDecision::Outcome::admitted);
+  EXPECT_TRUE(e.output_reduced);
+}
+
+TEST(OutputBound, NotEvenTheLeastUsefulAnswerIsRefusedNamingTheScope) {
+  auto cfg = load(kGpt4o);
+  budget::Ledger ledger;
+  const auto price = budget::resolve_deployment_price(cfg->model_list[0], budget::PriceTable::bundled());
+  // The input alone (~30 tokens at $2.50/M = 75 nanos) plus 16 output tokens (160,000 picos = 160 nanos).
+  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::end_user, "u"}, 200, std::nullopt}};
+  auto d = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, ask(std::nullopt)), std::chrono::system_clock::now());
+  EXPECT_EQ(d.outcome, pipeline::AdmissionDecision::Outcome::budget_exceeded);
+  EXPECT_NE(d.error.message.find("end_user u"), std::string::npos) << d.error.message;
+}
+
+TEST(OutputBound, BadCallerLimitsAre400sNamingTheField) {
+  for (const char* body : {R"({"max_tokens":0})", R"({"max_tokens":-5})", R"({"max_tokens":"100"})", R"({"max_tokens":1.5})",
+                           R"({"max_completion_tokens":0})", R"({"n":0})", R"({"n":129})", R"({"service_tier":7})"}) {
+    auto out = pipeline::read_output_request(boost::json::parse(body).as_object());
+    ASSERT_FALSE(out) << body;
+    EXPECT_EQ(out.error().status, 400) << body;
+    EXPECT_FALSE(out.error().param.empty()) << body;
+  }
+  auto ok = pipeline::read_output_request(boost::json::parse(R"({"max_tokens":100,"max_completion_tokens":50,"n":2})").as_object());
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->max_tokens, 50);
+  EXPECT_EQ(ok->choices, 2);
 }

@@ -101,11 +101,48 @@ TEST(Usage, FromOpenAi) {
 TEST(Usage, NullOrAbsentIsUnreported) {
   EXPECT_FALSE(usage_from_openai(json::value()).reported);
   EXPECT_FALSE(usage_from_openai(json::parse("null")).reported);
-  const auto u = usage_from_openai(json::parse(R"({"prompt_tokens":5})"));
+  // A usage without both counts is not evidence of what was billed: unknown, never zero.
+  EXPECT_FALSE(usage_from_openai(json::parse(R"({"prompt_tokens":5})")).reported);
+  EXPECT_FALSE(usage_from_openai(json::parse(R"({"prompt_tokens":"5","completion_tokens":"7"})")).reported);
+  EXPECT_FALSE(usage_from_openai(json::parse(R"({})")).reported);
+  const auto u = usage_from_openai(json::parse(R"({"prompt_tokens":5,"completion_tokens":0})"));
   EXPECT_TRUE(u.reported);
   EXPECT_EQ(u.prompt_tokens, 5);
   EXPECT_EQ(u.completion_tokens, 0);
   EXPECT_EQ(u.cached_tokens, 0);
+}
+
+TEST(Usage, EveryTokenKindOfOpenAiAndXai) {
+  const auto o = usage_from_openai(json::parse(
+      R"({"prompt_tokens":100,"completion_tokens":50,"total_tokens":150,
+          "prompt_tokens_details":{"cached_tokens":20,"audio_tokens":30},
+          "completion_tokens_details":{"reasoning_tokens":10,"audio_tokens":5,"rejected_prediction_tokens":3}})"));
+  ASSERT_TRUE(o.reported);
+  EXPECT_EQ(o.audio_input_tokens, 30);
+  EXPECT_EQ(o.reasoning_tokens, 10);
+  EXPECT_FALSE(o.reasoning_outside_completion);  // OpenAI: part of completion_tokens
+  EXPECT_EQ(o.billed_output_tokens(), 50);
+  // xAI: 143 completion + 760 reasoning, total = prompt + both.
+  const auto x = usage_from_openai(json::parse(
+      R"({"prompt_tokens":20,"completion_tokens":143,"total_tokens":923,"completion_tokens_details":{"reasoning_tokens":760}})"));
+  EXPECT_TRUE(x.reasoning_outside_completion);
+  EXPECT_EQ(x.billed_output_tokens(), 903);
+}
+
+TEST(Usage, AnthropicCacheWritesByTtlWebSearchAndTier) {
+  const auto u = usage_from_anthropic(json::parse(
+      R"({"input_tokens":10,"output_tokens":20,"cache_read_input_tokens":100,"cache_creation_input_tokens":300,
+          "cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":100},
+          "server_tool_use":{"web_search_requests":2},"service_tier":"priority"})"));
+  ASSERT_TRUE(u.reported);
+  EXPECT_EQ(u.prompt_tokens, 410);
+  EXPECT_EQ(u.cache_write_tokens, 200);
+  EXPECT_EQ(u.cache_write_1h_tokens, 100);
+  EXPECT_EQ(u.web_search_calls, 2);
+  EXPECT_EQ(u.service_tier, "priority");
+  const auto plain = usage_from_anthropic(json::parse(R"({"input_tokens":10,"output_tokens":2,"cache_creation_input_tokens":7})"));
+  EXPECT_EQ(plain.cache_write_tokens, 7);  // no per-TTL split: the 5-minute price
+  EXPECT_FALSE(usage_from_anthropic(json::parse(R"({"output_tokens":2})")).reported);
 }
 
 TEST(Usage, ToOpenAi) {

@@ -56,6 +56,10 @@ inline void exec_sql(const std::string& path, const std::string& sql) {
 /// previous binary left it): undoes every later migration, newest first, keeping the data of
 /// the tables that existed then. Extend it with each new migration.
 inline void downgrade_to(const std::string& path, int version) {
+  if (version < 4)
+    exec_sql(path,
+             "ALTER TABLE ledger_scope DROP COLUMN window_end_ms; ALTER TABLE ledger_scope DROP COLUMN period; "
+             "ALTER TABLE spend_logs DROP COLUMN line_items;");
   if (version < 3)
     exec_sql(path,
              "DROP TABLE tollgate_jobs; ALTER TABLE spend_logs DROP COLUMN degradation; "

@@ -1,0 +1,113 @@
+#include "pipeline/output_bound.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <boost/json.hpp>
+
+#include "budget/token_bounds.hpp"
+
+namespace tollgate::pipeline {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+/// OpenAI's own 400 for a bad integer parameter (param = the field).
+core::Error bad_integer(std::string_view field, std::string_view why) {
+  return core::Error::caller(400, "invalid_request_error",
+                             "Invalid '" + std::string(field) + "': " + std::string(why), std::string(field),
+                             "invalid_value");
+}
+
+/// A positive integer field: nullopt when absent or null, an error when it is anything else
+/// than an integer >= 1 (integral doubles such as 100.0 are accepted, as JSON has no integer type).
+std::expected<std::optional<std::int64_t>, core::Error> positive_field(const json::object& o, std::string_view key,
+                                                                       std::int64_t max) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr || v->is_null()) return std::optional<std::int64_t>{};
+  std::int64_t n = 0;
+  if (const auto* i = v->if_int64()) n = *i;
+  else if (const auto* u = v->if_uint64()) n = *u > static_cast<std::uint64_t>(kInt64Max) ? kInt64Max : static_cast<std::int64_t>(*u);
+  else if (const auto* d = v->if_double(); d && *d >= -9.2e18 && *d <= 9.2e18 && static_cast<double>(static_cast<std::int64_t>(*d)) == *d)
+    n = static_cast<std::int64_t>(*d);
+  else
+    return std::unexpected(bad_integer(key, "expected an integer, but got " + std::string(v->is_string() ? "a string" : v->is_bool() ? "a boolean" : "a non-integer") + " instead."));
+  if (n < 1)
+    return std::unexpected(bad_integer(key, "integer below minimum value. Expected a value >= 1, but got " + std::to_string(n) + " instead."));
+  if (n > max)
+    return std::unexpected(bad_integer(key, "integer above maximum value. Expected a value <= " + std::to_string(max) + ", but got " + std::to_string(n) + " instead."));
+  return std::optional<std::int64_t>(n);
+}
+
+}  // namespace
+
+std::expected<OutputRequest, core::Error> read_output_request(const json::object& body) {
+  OutputRequest out;
+  auto mct = positive_field(body, "max_completion_tokens", kInt64Max);
+  if (!mct) return std::unexpected(std::move(mct.error()));
+  auto mt = positive_field(body, "max_tokens", kInt64Max);
+  if (!mt) return std::unexpected(std::move(mt.error()));
+  // Both given: the newer field is the one OpenAI honours (it refuses the pair on reasoning models).
+  out.max_tokens = *mct ? *mct : *mt;
+  auto n = positive_field(body, "n", 128);
+  if (!n) return std::unexpected(std::move(n.error()));
+  out.choices = n->value_or(1);
+  if (const auto* st = body.if_contains("service_tier"); st && !st->is_null()) {
+    if (!st->is_string())
+      return std::unexpected(core::Error::caller(400, "invalid_request_error", "Invalid 'service_tier': expected a string.",
+                                                 "service_tier", "invalid_value"));
+    out.service_tier = std::string(st->as_string());
+  }
+  return out;
+}
+
+std::optional<core::Error> read_caller_output(const json::object& body, OutputRequest& out, json::object& fields) {
+  auto read = read_output_request(body);
+  if (!read) return std::move(read.error());
+  out = std::move(*read);
+  fields.clear();
+  for (const char* k : {"max_tokens", "max_completion_tokens"})
+    if (const auto* v = body.if_contains(k); v && !v->is_null()) fields[k] = *v;
+  return std::nullopt;
+}
+
+OutputBoundSettings OutputBoundSettings::from(const config::TollgateSettings& t) {
+  OutputBoundSettings s;
+  s.refuse_unaffordable = t.budget_output_policy == config::TollgateSettings::BudgetOutputPolicy::refuse;
+  s.min_tokens = t.min_output_tokens;
+  s.share_percent = t.budget_reservation_share_percent;
+  return s;
+}
+
+std::int64_t AttemptPlan::tokens_for(budget::Nanos amount) const {
+  const std::int64_t total = budget::affordable_output_tokens(rates, amount);
+  return std::clamp<std::int64_t>(total / std::max<std::int64_t>(choices, 1), least, want);
+}
+
+bool AttemptPlan::cap_at(budget::Nanos ceiling) {
+  if (ceiling < range.min) return false;
+  range.max = std::min(range.max, ceiling);
+  return true;
+}
+
+AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const json::object& chat, const OutputRequest& out,
+                         const OutputBoundSettings& settings) {
+  AttemptPlan plan;
+  plan.choices = std::max<std::int64_t>(out.choices, 1);
+  const auto model_max = price.price.max_output_tokens;
+  if (out.max_tokens) plan.want = model_max && *model_max > 0 ? std::min(*out.max_tokens, *model_max) : *out.max_tokens;
+  else plan.want = model_max && *model_max > 0 ? *model_max : budget::kDefaultOutputTokenBound;
+  plan.least = out.max_tokens && settings.refuse_unaffordable ? plan.want
+                                                              : std::min(plan.want, std::max<std::int64_t>(settings.min_tokens, 1));
+  plan.rates = budget::worst_case_rates(price.price, budget::input_token_upper_bound(chat), out.service_tier);
+  auto total = [&](std::int64_t per_choice) {
+    return per_choice > kInt64Max / plan.choices ? kInt64Max : per_choice * plan.choices;
+  };
+  plan.range = budget::AmountRange{budget::worst_case_cost(plan.rates, total(plan.least)),
+                                   budget::worst_case_cost(plan.rates, total(plan.want)), settings.share_percent};
+  return plan;
+}
+
+}  // namespace tollgate::pipeline
