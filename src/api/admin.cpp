@@ -10,6 +10,7 @@
 #include "api/caller.hpp"
 #include "api/errors.hpp"
 #include "api/sinks.hpp"
+#include "auth/caller_names.hpp"
 #include "auth/credentials.hpp"
 #include "auth/keys.hpp"
 #include "budget/money.hpp"
@@ -271,6 +272,17 @@ std::optional<core::Error> apply_count(const json::object& body, std::string_vie
 std::optional<core::Error> apply_string(const json::object& body, std::string_view f, std::string& out) {
   return apply(body, f, admin::get_string, [&](auto v) { out = v.value_or(""); });
 }
+/// A stored name (id, alias, e-mail): apply_string with the name limit (admin::get_name).
+std::optional<core::Error> apply_name(const json::object& body, std::string_view f, std::string& out) {
+  return apply(body, f, admin::get_name, [&](auto v) { out = v.value_or(""); });
+}
+/// A key's tags: names, at most auth::kMaxRequestTags of them.
+std::optional<core::Error> apply_tags(const json::object& body, std::string_view f, std::vector<std::string>& out) {
+  auto get = [](const json::object& b, std::string_view field) {
+    return admin::get_name_list(b, field, auth::kMaxRequestTags);
+  };
+  return apply(body, f, get, [&](auto v) { out = v.value_or(std::vector<std::string>{}); });
+}
 std::optional<core::Error> apply_list(const json::object& body, std::string_view f, std::vector<std::string>& out) {
   return apply(body, f, admin::get_string_list, [&](auto v) { out = v.value_or(std::vector<std::string>{}); });
 }
@@ -350,7 +362,7 @@ struct Admin::Impl {
 
   /// Applies every key field present in `body` to `k` (validated).
   std::optional<core::Error> apply_key_fields(const json::object& body, store::KeyRecord& k) const {
-    TG_TRY(apply_string(body, "key_alias", k.key_alias));
+    TG_TRY(apply_name(body, "key_alias", k.key_alias));
     if (body.contains("duration")) {
       auto s = admin::get_string(body, "duration");
       if (!s) return s.error();
@@ -376,11 +388,11 @@ struct Admin::Impl {
       if (!v) return v.error();
       k.model_max_budget = v->value_or("");
     }
-    TG_TRY(apply_string(body, "team_id", k.team_id));
-    TG_TRY(apply_string(body, "user_id", k.user_id));
-    TG_TRY(apply_string(body, "organization_id", k.organization_id));
+    TG_TRY(apply_name(body, "team_id", k.team_id));
+    TG_TRY(apply_name(body, "user_id", k.user_id));
+    TG_TRY(apply_name(body, "organization_id", k.organization_id));
     TG_TRY(apply_object(body, "metadata", k.metadata));
-    TG_TRY(apply_list(body, "tags", k.tags));
+    TG_TRY(apply_tags(body, "tags", k.tags));
     TG_TRY(apply_count(body, "max_parallel_requests", k.max_parallel_requests));
     TG_TRY(apply_count(body, "rpm_limit", k.rpm_limit));
     TG_TRY(apply_count(body, "tpm_limit", k.tpm_limit));
@@ -567,18 +579,18 @@ struct Admin::Impl {
                                   "teams"},
                                  {"user_role", "send_invite_email", "sso_user_id"}));
     store::UserRecord u;
-    TG_TRY_R(apply_string(body, "user_id", u.user_id));
+    TG_TRY_R(apply_name(body, "user_id", u.user_id));
     if (u.user_id.empty()) u.user_id = core::new_uuid();
     TG_TRY_R(apply_user_fields(body, u));
     auto create_key = admin::get_bool(body, "auto_create_key");
     if (!create_key) return std::unexpected(create_key.error());
-    auto teams = admin::get_string_list(body, "teams");
+    auto teams = admin::get_name_list(body, "teams");
     if (!teams) return std::unexpected(teams.error());
     if (*teams)
       for (const auto& t : **teams) TG_TRY_R(check_refs("", t, ""));
     // Validate the key fields before anything is written.
     store::KeyRecord k;
-    TG_TRY_R(apply_string(body, "key_alias", k.key_alias));
+    TG_TRY_R(apply_name(body, "key_alias", k.key_alias));
     if (body.contains("duration")) {
       auto s = admin::get_string(body, "duration");
       if (!s) return std::unexpected(s.error());
@@ -626,8 +638,8 @@ struct Admin::Impl {
   }
 
   std::optional<core::Error> apply_user_fields(const json::object& body, store::UserRecord& u) const {
-    TG_TRY(apply_string(body, "user_email", u.user_email));
-    TG_TRY(apply_string(body, "user_alias", u.user_alias));
+    TG_TRY(apply_name(body, "user_email", u.user_email));
+    TG_TRY(apply_name(body, "user_alias", u.user_alias));
     TG_TRY(apply_money(body, "max_budget", u.max_budget_nanos));
     TG_TRY(apply_duration(body, "budget_duration", u.budget_duration));
     TG_TRY(apply_list(body, "models", u.models));
@@ -681,8 +693,8 @@ struct Admin::Impl {
 
   // --- teams ---
   std::optional<core::Error> apply_team_fields(const json::object& body, store::TeamRecord& t) const {
-    TG_TRY(apply_string(body, "team_alias", t.team_alias));
-    TG_TRY(apply_string(body, "organization_id", t.organization_id));
+    TG_TRY(apply_name(body, "team_alias", t.team_alias));
+    TG_TRY(apply_name(body, "organization_id", t.organization_id));
     TG_TRY(apply_money(body, "max_budget", t.max_budget_nanos));
     TG_TRY(apply_duration(body, "budget_duration", t.budget_duration));
     TG_TRY(apply_list(body, "models", t.models));
@@ -716,7 +728,7 @@ struct Admin::Impl {
         e->param = at + "." + e->param;
         return std::unexpected(*e);
       }
-      auto uid = admin::require_string(o, "user_id");
+      auto uid = admin::require_name(o, "user_id");
       if (!uid) return std::unexpected(bad_field(at + ".user_id", uid.error().message));
       auto role = admin::get_string(o, "role");
       if (!role) return std::unexpected(bad_field(at + ".role", role.error().message));
@@ -749,7 +761,7 @@ struct Admin::Impl {
                                   "metadata", "rpm_limit", "tpm_limit", "blocked", "members_with_roles"},
                                  {"tags", "guardrails", "model_aliases"}));
     store::TeamRecord t;
-    TG_TRY_R(apply_string(body, "team_id", t.team_id));
+    TG_TRY_R(apply_name(body, "team_id", t.team_id));
     if (t.team_id.empty()) t.team_id = core::new_uuid();
     TG_TRY_R(apply_team_fields(body, t));
     TG_TRY_R(check_refs("", "", t.organization_id));
@@ -861,9 +873,9 @@ struct Admin::Impl {
                                         "models", "metadata"},
                                  {"tpm_limit", "rpm_limit", "soft_budget"}));
     store::OrganizationRecord r;
-    TG_TRY_R(apply_string(body, "organization_id", r.organization_id));
+    TG_TRY_R(apply_name(body, "organization_id", r.organization_id));
     if (r.organization_id.empty()) r.organization_id = core::new_uuid();
-    TG_TRY_R(apply_string(body, "organization_alias", r.organization_alias));
+    TG_TRY_R(apply_name(body, "organization_alias", r.organization_alias));
     TG_TRY_R(apply_money(body, "max_budget", r.max_budget_nanos));
     TG_TRY_R(apply_duration(body, "budget_duration", r.budget_duration));
     TG_TRY_R(apply_list(body, "models", r.models));
@@ -895,10 +907,10 @@ struct Admin::Impl {
     TG_TRY_R(admin::check_fields(body, {"user_id", "alias", "max_budget", "budget_duration", "blocked"},
                                  {"budget_id", "allowed_model_region", "default_model"}));
     store::CustomerRecord c;
-    auto id = admin::require_string(body, "user_id");
+    auto id = admin::require_name(body, "user_id");
     if (!id) return std::unexpected(id.error());
     c.user_id = *id;
-    TG_TRY_R(apply_string(body, "alias", c.alias));
+    TG_TRY_R(apply_name(body, "alias", c.alias));
     TG_TRY_R(apply_money(body, "max_budget", c.max_budget_nanos));
     TG_TRY_R(apply_duration(body, "budget_duration", c.budget_duration));
     if (body.contains("blocked")) {
@@ -924,7 +936,7 @@ struct Admin::Impl {
 
   Reply customer_block(const json::object& body, bool blocked) const {
     TG_TRY_R(admin::check_fields(body, {"user_ids"}));
-    auto ids = admin::get_string_list(body, "user_ids");
+    auto ids = admin::get_name_list(body, "user_ids");
     if (!ids) return std::unexpected(ids.error());
     if (!*ids || (*ids)->empty()) return std::unexpected(bad_field("user_ids", "missing required field: user_ids"));
     json::array done;
@@ -974,7 +986,7 @@ struct Admin::Impl {
 
   Reply tag_new(const json::object& body) const {
     TG_TRY_R(check_tag_fields(body));
-    auto name = admin::require_string(body, "name");
+    auto name = admin::require_name(body, "name");
     if (!name) return std::unexpected(name.error());
     store::TagRecord t;
     t.name = *name;

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "auth/caller_names.hpp"
 #include "budget/money.hpp"
 #include "budget/window.hpp"
 
@@ -68,6 +69,34 @@ Field<std::string> require_string(const json::object& body, std::string_view fie
   if (!s) return std::unexpected(s.error());
   if (!*s || (*s)->empty()) return std::unexpected(bad_field(field, "missing required field: " + std::string(field)));
   return **s;
+}
+
+Field<std::optional<std::string>> get_name(const json::object& body, std::string_view field) {
+  auto s = get_string(body, field);
+  if (!s || !*s) return s;
+  if (auto p = auth::name_length_problem(field, **s)) return std::unexpected(bad_field(field, std::move(*p)));
+  return s;
+}
+
+Field<std::string> require_name(const json::object& body, std::string_view field) {
+  auto s = require_string(body, field);
+  if (!s) return s;
+  if (auto p = auth::name_length_problem(field, *s)) return std::unexpected(bad_field(field, std::move(*p)));
+  return s;
+}
+
+Field<std::optional<std::vector<std::string>>> get_name_list(const json::object& body, std::string_view field,
+                                                             std::size_t max_items) {
+  auto list = get_string_list(body, field);
+  if (!list || !*list) return list;
+  if ((*list)->size() > max_items)
+    return std::unexpected(bad_field(field, std::string(field) + " has " + std::to_string((*list)->size()) +
+                                                " entries; the limit is " + std::to_string(max_items)));
+  for (std::size_t i = 0; i < (*list)->size(); ++i) {
+    const std::string at = std::string(field) + "[" + std::to_string(i) + "]";
+    if (auto p = auth::name_length_problem(at, (**list)[i])) return std::unexpected(bad_field(at, std::move(*p)));
+  }
+  return list;
 }
 
 Field<std::optional<bool>> get_bool(const json::object& body, std::string_view field) {

@@ -6,6 +6,7 @@
 /// nano-dollars with budget::parse_dollars; a JSON number is converted from its shortest decimal
 /// text (Boost.JSON's round-trip serialisation), never through float arithmetic.
 
+#include <cstddef>
 #include <cstdint>
 #include <expected>
 #include <initializer_list>
@@ -38,6 +39,16 @@ std::optional<core::Error> check_fields(const boost::json::object& body, std::in
 Field<std::optional<std::string>> get_string(const boost::json::object& body, std::string_view field);
 /// A required non-empty string field.
 Field<std::string> require_string(const boost::json::object& body, std::string_view field);
+/// A caller-chosen name (an id, alias, e-mail or tag name the admin API stores): get_string, and
+/// at most auth::kMaxNameBytes (256) bytes, else 400 naming the field ("<field> is N bytes long;
+/// caller-supplied names are limited to 256 bytes").
+Field<std::optional<std::string>> get_name(const boost::json::object& body, std::string_view field);
+/// A required non-empty name (require_string with get_name's limit).
+Field<std::string> require_name(const boost::json::object& body, std::string_view field);
+/// A list of names (get_string_list): each item at most auth::kMaxNameBytes bytes (400 naming
+/// "<field>[i]"), and at most `max_items` items (400 naming the field).
+Field<std::optional<std::vector<std::string>>> get_name_list(const boost::json::object& body, std::string_view field,
+                                                             std::size_t max_items = SIZE_MAX);
 /// A boolean field; absent or null → nullopt.
 Field<std::optional<bool>> get_bool(const boost::json::object& body, std::string_view field);
 /// A non-negative integer field (JSON integer, or a double with an integral value); absent or

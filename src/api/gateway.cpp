@@ -14,6 +14,7 @@
 #include "api/ops.hpp"
 #include "api/sinks.hpp"
 #include "auth/access.hpp"
+#include "auth/caller_names.hpp"
 #include "auth/credentials.hpp"
 #include "auth/request_binding.hpp"
 #include "policy/request_budget.hpp"
@@ -227,6 +228,11 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
   call.call_id = core::new_uuid();
   auto body = parse_json_object(req.body(), 64, false);
   if (!body) return std::unexpected(body.error());
+  // The caller's own names (end user, tags) are checked on the body as sent, before anything
+  // else reads them: an oversized or mistyped one is refused before it becomes a scope or a row.
+  const auto api = anthropic ? auth::CallerApi::anthropic_messages : auth::CallerApi::openai_chat;
+  auto names = auth::read_caller_names(*body, api);
+  if (!names) return std::unexpected(std::move(names.error()));
   if (anthropic) {
     auto chat = providers::anthropic::messages_request_to_chat(*body);
     if (!chat) return std::unexpected(core::Error::caller(400, "invalid_request_error", chat.error()));
@@ -235,9 +241,12 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
     call.call_type = "anthropic_messages";
   }
   if (auto err = decode_chat(std::move(*body), *services_, call)) return std::unexpected(std::move(*err));
-  auto bound = auth::bind_request(principal, *identities_->current(), call.model, call.body, *services_->config);
+  auto bound =
+      auth::bind_request(principal, *identities_->current(), call.model, call.body, *services_->config, *names);
   if (!bound) return std::unexpected(std::move(bound.error()));
   call.principal = std::move(*bound);
+  if (auto refused = anonymous_budget_refusal(*call.principal, call.model, *services_->config))
+    return std::unexpected(std::move(*refused));
   if (auto err = read_budget_overrides(req, call)) return std::unexpected(std::move(*err));
   return call;
 }

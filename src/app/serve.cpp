@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -10,9 +11,11 @@
 #include <spdlog/spdlog.h>
 
 #include "api/admin.hpp"
+#include "api/caller.hpp"
 #include "app/database.hpp"
 #include "api/gateway.hpp"
 #include "api/key_spend.hpp"
+#include "auth/caller_names.hpp"
 #include "auth/identities.hpp"
 #include "auth/request_binding.hpp"
 #include "http/client.hpp"
@@ -48,6 +51,13 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   if (auto loaded = identities->reload(*db); !loaded) {
     std::cerr << "tollgate: cannot load identities from " << db_url << ": " << loaded.error().message << "\n";
     return 1;
+  }
+  if (cfg->general_settings.master_key.empty()) {
+    if (const auto keys = identities->current()->key_count(); keys > 0)
+      spdlog::warn(
+          "no general_settings.master_key: {} virtual key(s) in the database; requests without a key are served "
+          "anonymously while no budget applies to them",
+          keys);
   }
   api::AdminDeps admin_deps;
   admin_deps.config = cfg;
@@ -101,7 +111,17 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
       if (!r) return std::unexpected(r.error());
       p = std::move(*r);
     }
-    return auth::bind_request(p, *index, job.model_group, body, *cfg);
+    // The stored body is the gateway's own (OpenAI shape): its names were checked when it was
+    // queued, and its metadata.tags also hold the key's own tags (set by an admin, possibly
+    // before the limits existed), so only the types are checked here.
+    const auth::CallerNameLimits stored{.max_name_bytes = SIZE_MAX, .max_tags = SIZE_MAX};
+    auto names = auth::read_caller_names(body, auth::CallerApi::openai_chat, stored);
+    if (!names) return std::unexpected(names.error());
+    auto bound = auth::bind_request(p, *index, job.model_group, body, *cfg, *names);
+    if (!bound) return bound;
+    // A job queued anonymously runs anonymously: refused if a budget applies to it by now.
+    if (auto refused = api::anonymous_budget_refusal(**bound, job.model_group, *cfg)) return std::unexpected(*refused);
+    return bound;
   };
   auto jobs = std::make_unique<pipeline::JobRunner>(services, resolve, copts, pipeline::JobRunner::Options{});
   services->jobs = jobs.get();

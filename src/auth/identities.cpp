@@ -26,11 +26,11 @@ std::string member_id(std::string_view team, std::string_view user) {
   return s;
 }
 
-core::Error auth_error(std::string message) {
+}  // namespace
+
+core::Error authentication_error(std::string message) {
   return core::Error::caller(401, "invalid_request_error", std::move(message), {}, "invalid_api_key");
 }
-
-}  // namespace
 
 std::shared_ptr<const IdentityIndex> IdentityIndex::build(store::IdentitySnapshot s) {
   auto idx = std::make_shared<IdentityIndex>();
@@ -103,35 +103,41 @@ std::expected<void, store::StoreError> Identities::reload(store::Store& st) {
 
 AuthResult authenticate(const IdentityIndex& index, std::string_view presented, std::string_view master_key,
                         std::int64_t now_ms) {
-  if (!master_key.empty() && !presented.empty() && constant_time_equal(presented, master_key)) {
+  if (presented.empty()) {
+    if (!master_key.empty())
+      return std::unexpected(authentication_error("Authentication Error, No api key passed in."));
+    // No master key: the anonymous caller. Whether it may be served depends on the request
+    // (a budget that applies to it refuses it later, api::anonymous_budget_refusal).
+    return std::make_shared<const Principal>();
+  }
+  if (!master_key.empty() && constant_time_equal(presented, master_key)) {
     auto p = std::make_shared<Principal>();
     p->is_master = true;
     return p;
   }
+  // A presented key is checked even without a master key: a wrong or stale key is an error the
+  // caller must hear about, never a silent downgrade to the anonymous caller.
   std::shared_ptr<const store::KeyRecord> key;
-  if (!presented.empty() && presented.starts_with("sk-")) key = index.key(sha256_hex(presented));
-  if (!key) {
-    if (master_key.empty()) return std::make_shared<const Principal>();  // open gateway
-    if (presented.empty()) return std::unexpected(auth_error("Authentication Error, No api key passed in."));
-    return std::unexpected(auth_error("Authentication Error, Invalid proxy server token passed"));
-  }
+  if (presented.starts_with("sk-")) key = index.key(sha256_hex(presented));
+  if (!key) return std::unexpected(authentication_error("Authentication Error, Invalid proxy server token passed"));
   return principal_for_key_hash(index, key->token_hash, now_ms);
 }
 
 AuthResult principal_for_key_hash(const IdentityIndex& index, std::string_view token_hash, std::int64_t now_ms) {
   auto key = index.key(token_hash);
-  if (!key) return std::unexpected(auth_error("Authentication Error, Invalid proxy server token passed"));
+  if (!key) return std::unexpected(authentication_error("Authentication Error, Invalid proxy server token passed"));
   if (key->blocked)
-    return std::unexpected(auth_error("Authentication Error, key is blocked. Unblock it with /key/unblock."));
+    return std::unexpected(authentication_error("Authentication Error, key is blocked. Unblock it with /key/unblock."));
   if (key->expires_at_ms && *key->expires_at_ms <= now_ms)
-    return std::unexpected(auth_error("Authentication Error, key expired at " + iso8601_utc(*key->expires_at_ms) +
-                                      " (current time " + iso8601_utc(now_ms) + ")"));
+    return std::unexpected(authentication_error("Authentication Error, key expired at " +
+                                                iso8601_utc(*key->expires_at_ms) + " (current time " +
+                                                iso8601_utc(now_ms) + ")"));
   auto p = std::make_shared<Principal>();
   p->key = key;
   p->user = index.user(key->user_id);
   p->team = index.team(key->team_id);
   if (p->team && p->team->blocked)
-    return std::unexpected(auth_error("Authentication Error, team " + key->team_id + " is blocked"));
+    return std::unexpected(authentication_error("Authentication Error, team " + key->team_id + " is blocked"));
   p->membership = index.member(key->team_id, key->user_id);
   p->organization = index.organization(key->organization_id);
   if (!p->organization && p->team) p->organization = index.organization(p->team->organization_id);

@@ -9,7 +9,7 @@
 ///
 /// `authenticate` turns the presented key into a `Principal` against one index (pure: no I/O, no
 /// locks), with LiteLLM's error messages (401 "Authentication Error, Invalid proxy server token
-/// passed", blocked, expired, blocked team).
+/// passed", "No api key passed in.", blocked, expired, blocked team).
 
 #include <atomic>
 #include <cstdint>
@@ -88,19 +88,25 @@ class Identities {
 using AuthResult = std::expected<std::shared_ptr<const Principal>, core::Error>;
 
 /// Authenticates a model call (or an admin call, see `is_master`).
-///  - `master_key` empty (no auth configured): a known, usable virtual key gives its Principal;
-///    anything else (no key, unknown key) gives a default Principal (no budgets, all models) —
-///    the gateway stays open as before issue 3. Blocked/expired known keys are still refused.
-///  - `presented_key` equal to `master_key` (constant-time): Principal{is_master = true}.
-///  - otherwise the key's SHA-256 is looked up in `index`: missing → 401 `invalid_api_key`
-///    "Authentication Error, Invalid proxy server token passed"; blocked → 401 "key is blocked";
-///    expired (`expires_at_ms <= now_ms`) → 401 "key expired at <ISO time>"; the key's team
-///    blocked → 401 "team <id> is blocked".
+///  - No key presented: 401 `invalid_api_key` "Authentication Error, No api key passed in." when
+///    `master_key` is configured; without one, the anonymous Principal (no key, not master:
+///    `Principal::anonymous()`). The anonymous caller is served only while no budget applies to
+///    the request (checked once the request is decoded: api::anonymous_budget_refusal).
+///  - `presented_key` equal to `master_key` (constant-time; only when one is configured):
+///    Principal{is_master = true}.
+///  - otherwise the key's SHA-256 is looked up in `index`, master key configured or not:
+///    missing → 401 `invalid_api_key` "Authentication Error, Invalid proxy server token passed";
+///    blocked → 401 "key is blocked"; expired (`expires_at_ms <= now_ms`) → 401 "key expired at
+///    <ISO time>"; the key's team blocked → 401 "team <id> is blocked".
 /// The Principal carries the key and, when found in the index, its user, team, (team, user)
 /// membership and organization (the key's own, else its team's).
 /// `now_ms`: milliseconds since the Unix epoch (UTC).
 AuthResult authenticate(const IdentityIndex& index, std::string_view presented_key, std::string_view master_key,
                         std::int64_t now_ms);
+
+/// 401 `invalid_request_error`, code `invalid_api_key`, with `message` (LiteLLM's wording starts
+/// "Authentication Error, ..."): the refusal every authentication failure uses.
+core::Error authentication_error(std::string message);
 
 /// The Principal of the virtual key whose SHA-256 is `token_hash`, with the same checks as
 /// authenticate() (unknown, blocked, expired key or blocked team → 401). Deferred jobs run as

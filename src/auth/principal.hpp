@@ -14,7 +14,7 @@ namespace tollgate::auth {
 struct Principal {
   /// The master key (general_settings.master_key): may call every model and the admin API.
   bool is_master = false;
-  /// The virtual key (null for the master key or when no master key is configured).
+  /// The virtual key (null for the master key and for the anonymous caller).
   std::shared_ptr<const store::KeyRecord> key;
   std::shared_ptr<const store::UserRecord> user;                ///< the key's user_id, if known
   std::shared_ptr<const store::TeamRecord> team;                ///< the key's team_id, if known
@@ -27,6 +27,10 @@ struct Principal {
   std::vector<std::string> tags;
   /// The tag budget records (`/tag/new`) of those tags that have one, in `tags` order.
   std::vector<std::shared_ptr<const store::TagRecord>> tag_budgets;
+
+  /// No key at all (no master key configured, none presented): served only while no budget
+  /// applies to the request (api::anonymous_budget_refusal).
+  bool anonymous() const noexcept { return !is_master && !key; }
 };
 
 }  // namespace tollgate::auth

@@ -206,6 +206,10 @@ e2e('an unpriced model is refused (403 unpriced_model_blocked) where a budget at
   const open = await ctx.gateway(gatewayConfig({ model_list, general_settings: { master_key: undefined } }));
   const r4 = await open.fetch('/v1/chat/completions', { auth: false, body: hi('unpriced') });
   assert.equal(r4.status, 200, r4.text);
+  // ... but a key that is not a virtual key is refused there too, never served anonymously.
+  const r4bad = await open.fetch('/v1/chat/completions', { auth: 'sk-anything-at-all', body: hi('unpriced') });
+  assert.equal(r4bad.status, 401, r4bad.text);
+  assert.equal(r4bad.json.error.message, 'Authentication Error, Invalid proxy server token passed');
 
   // block_unpriced_models: false → the budgeted key is served too, recorded as unpriced.
   const g5 = await ctx.gateway(gatewayConfig({ model_list, general_settings: { block_unpriced_models: false } }));

@@ -125,5 +125,50 @@ TEST(AdminFields, IsoTimes) {
     EXPECT_FALSE(parse_iso_time_ms(bad).has_value()) << bad;
 }
 
+TEST(AdminFields, NamesAreAtMost256Bytes) {
+  json::object b;
+  b["team_id"] = std::string(256, 't');
+  b["team_alias"] = std::string(257, 'a');
+  b["n"] = 5;
+  auto ok = get_name(b, "team_id");
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ((*ok)->size(), 256u);
+  EXPECT_FALSE(get_name(b, "absent")->has_value());
+  auto bad = get_name(b, "team_alias");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().status, 400);
+  EXPECT_EQ(bad.error().type, "invalid_request_error");
+  EXPECT_EQ(bad.error().param, "team_alias");
+  EXPECT_EQ(bad.error().message, "team_alias is 257 bytes long; caller-supplied names are limited to 256 bytes");
+  auto typed = get_name(b, "n");
+  ASSERT_FALSE(typed.has_value());
+  EXPECT_EQ(typed.error().param, "n");
+  ASSERT_TRUE(require_name(b, "team_id").has_value());
+  EXPECT_EQ(require_name(b, "team_alias").error().param, "team_alias");
+  EXPECT_EQ(require_name(b, "absent").error().message, "missing required field: absent");
+}
+
+TEST(AdminFields, NameListsBoundEachEntryAndTheCount) {
+  json::object b;
+  b["tags"] = json::array{"a", std::string(300, 'x')};
+  auto bad = get_name_list(b, "tags", 32);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().param, "tags[1]");
+  EXPECT_EQ(bad.error().message, "tags[1] is 300 bytes long; caller-supplied names are limited to 256 bytes");
+  json::array many;
+  for (int i = 0; i < 33; ++i) many.emplace_back("t" + std::to_string(i));
+  b["tags"] = many;
+  auto over = get_name_list(b, "tags", 32);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().param, "tags");
+  EXPECT_EQ(over.error().message, "tags has 33 entries; the limit is 32");
+  EXPECT_TRUE(get_name_list(b, "tags").has_value());  // no count limit by default
+  many.pop_back();
+  b["tags"] = many;
+  auto ok = get_name_list(b, "tags", 32);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ((*ok)->size(), 32u);
+}
+
 }  // namespace
 }  // namespace tollgate::api::admin

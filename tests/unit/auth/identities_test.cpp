@@ -94,6 +94,8 @@ TEST(Authenticate, MissingKeyIs401WhenMasterConfigured) {
   auto p = authenticate(*index(), "", kMaster, kNow);
   ASSERT_FALSE(p.has_value());
   EXPECT_EQ(p.error().status, 401);
+  EXPECT_EQ(p.error().code, "invalid_api_key");
+  EXPECT_EQ(p.error().message, "Authentication Error, No api key passed in.");
 }
 
 TEST(Authenticate, BlockedKeyIs401WithReason) {
@@ -132,19 +134,38 @@ TEST(Authenticate, TeamKeyCarriesUserTeamMembershipOrganization) {
   EXPECT_EQ((*p)->tags, std::vector<std::string>{"k-tag"});
 }
 
-TEST(Authenticate, NoMasterKeyKeepsGatewayOpen) {
+TEST(Authenticate, NoMasterKeyNoKeyIsTheAnonymousCaller) {
   auto none = authenticate(*index(), "", "", kNow);
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE((*none)->is_master);
   EXPECT_EQ((*none)->key, nullptr);
-  auto unknown = authenticate(*index(), "sk-whatever", "", kNow);
-  ASSERT_TRUE(unknown.has_value());
-  EXPECT_EQ((*unknown)->key, nullptr);
-  // A known key is still resolved (its budgets apply), and a blocked one still refused.
+  EXPECT_TRUE((*none)->anonymous());
+}
+
+TEST(Authenticate, NoMasterKeyAPresentedKeyMustStillBeKnown) {
+  // An unknown key is never downgraded to the anonymous caller, whatever it looks like.
+  for (std::string_view k : {"sk-whatever", "not-even-sk", "Bearer", "sk-master-key-1234"}) {
+    auto unknown = authenticate(*index(), k, "", kNow);
+    ASSERT_FALSE(unknown.has_value()) << k;
+    EXPECT_EQ(unknown.error().status, 401);
+    EXPECT_EQ(unknown.error().code, "invalid_api_key");
+    EXPECT_EQ(unknown.error().message, "Authentication Error, Invalid proxy server token passed");
+  }
+  // A known key is resolved (its budgets apply), and a blocked or expired one still refused.
   auto good = authenticate(*index(), "sk-good", "", kNow);
   ASSERT_TRUE(good.has_value());
   EXPECT_NE((*good)->key, nullptr);
+  EXPECT_FALSE((*good)->anonymous());
   EXPECT_FALSE(authenticate(*index(), "sk-blocked", "", kNow).has_value());
+  EXPECT_FALSE(authenticate(*index(), "sk-expired", "", kNow).has_value());
+  // An empty index: every presented key is unknown.
+  EXPECT_FALSE(authenticate(*IdentityIndex::empty(), "sk-good", "", kNow).has_value());
+}
+
+TEST(Authenticate, MasterAndKeyPrincipalsAreNotAnonymous) {
+  auto m = authenticate(*index(), kMaster, kMaster, kNow);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_FALSE((*m)->anonymous());
 }
 
 TEST(Authenticate, EmptyIndexRejectsEverythingButMaster) {

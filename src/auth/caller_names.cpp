@@ -1,0 +1,96 @@
+#include "auth/caller_names.hpp"
+
+#include <boost/json.hpp>
+
+namespace tollgate::auth {
+namespace json = boost::json;
+
+namespace {
+
+const char* kind_name(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_: return "a number";
+    case json::kind::string: return "a string";
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+  }
+  return "unknown";
+}
+
+core::Error bad(const std::string& field, std::string message, const char* code) {
+  return core::Error::caller(400, "invalid_request_error", std::move(message), field, code);
+}
+
+/// A name field: absent/null → nullopt; a string within the limit → it; else the 400.
+std::expected<std::optional<std::string>, core::Error> name_at(const json::value* v, const std::string& field,
+                                                               std::size_t max_bytes) {
+  if (v == nullptr || v->is_null()) return std::optional<std::string>{};
+  if (!v->is_string())
+    return std::unexpected(bad(field, field + " must be a string, got " + kind_name(*v), "invalid_caller_name"));
+  const std::string_view s = v->get_string();
+  if (auto p = name_length_problem(field, s, max_bytes))
+    return std::unexpected(bad(field, std::move(*p), "name_too_long"));
+  return std::optional<std::string>(std::string(s));
+}
+
+/// Appends the tags of list `v` (named `field`) to `out`, counting against `limits.max_tags`.
+std::optional<core::Error> collect_tags(const json::value* v, const std::string& field, const CallerNameLimits& limits,
+                                        std::size_t& seen, std::vector<std::string>& out) {
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_array())
+    return bad(field, field + " must be an array of strings, got " + kind_name(*v), "invalid_caller_name");
+  const auto& a = v->get_array();
+  seen += a.size();
+  if (seen > limits.max_tags)
+    return bad(field,
+               "too many request tags: " + std::to_string(seen) + " in metadata.tags and tags together; the limit is " +
+                   std::to_string(limits.max_tags),
+               "too_many_tags");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto t = name_at(&a[i], field + "[" + std::to_string(i) + "]", limits.max_name_bytes);
+    if (!t) return t.error();
+    if (!*t) {
+      const std::string at = field + "[" + std::to_string(i) + "]";
+      return bad(at, at + " must be a string, got null", "invalid_caller_name");
+    }
+    if (!(*t)->empty()) out.push_back(std::move(**t));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> name_length_problem(std::string_view field, std::string_view value, std::size_t max_bytes) {
+  if (value.size() <= max_bytes) return std::nullopt;
+  return std::string(field) + " is " + std::to_string(value.size()) +
+         " bytes long; caller-supplied names are limited to " + std::to_string(max_bytes) + " bytes";
+}
+
+std::expected<CallerNames, core::Error> read_caller_names(const json::object& body, CallerApi api,
+                                                         const CallerNameLimits& limits) {
+  CallerNames out;
+  const json::object* md = nullptr;
+  if (const auto* m = body.if_contains("metadata"); m && m->is_object()) md = &m->get_object();
+  if (api == CallerApi::anthropic_messages) {
+    if (md == nullptr) return out;
+    auto u = name_at(md->if_contains("user_id"), "metadata.user_id", limits.max_name_bytes);
+    if (!u) return std::unexpected(std::move(u.error()));
+    out.end_user = u->value_or("");
+    return out;
+  }
+  auto u = name_at(body.if_contains("user"), "user", limits.max_name_bytes);
+  if (!u) return std::unexpected(std::move(u.error()));
+  out.end_user = u->value_or("");
+  std::size_t seen = 0;
+  if (md != nullptr)
+    if (auto e = collect_tags(md->if_contains("tags"), "metadata.tags", limits, seen, out.tags))
+      return std::unexpected(*e);
+  if (auto e = collect_tags(body.if_contains("tags"), "tags", limits, seen, out.tags)) return std::unexpected(*e);
+  return out;
+}
+
+}  // namespace tollgate::auth
