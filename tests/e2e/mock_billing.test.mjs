@@ -618,7 +618,7 @@ e2e('fault stall: K tokens then silence until the client closes; cancelled, bill
   const ctl = new AbortController();
   const res = await fetch(state.mock.url + OPENAI, {
     method: 'POST', signal: ctl.signal,
-    headers: { 'content-type': 'application/json', 'x-mock-behavior': JSON.stringify({ fault: 'stall', stall_after_tokens: 3, completion_tokens: 10 }) },
+    headers: { 'content-type': 'application/json', 'x-mock-behavior': JSON.stringify({ fault: 'stall', stall_after_tokens: 3, completion_tokens: 10, bill_on_cancel: true }) },
     body: JSON.stringify(oa({ model: 'gpt-stall', stream: true })),
   });
   const reader = res.body.getReader();
@@ -689,12 +689,14 @@ e2e('garbage, non-streaming truncate and oversized bill the whole completion; ha
 }, { timeout: 60000 });
 
 e2e('bill_on_cancel: a request abandoned during latency_ms is billed in full (else 0)', async () => {
-  for (const [model, bill_on_cancel] of [['gpt-keep', true], ['gpt-drop', false], ['claude-keep', true]]) {
+  const runs = [['gpt-keep', true], ['gpt-drop', false], ['claude-keep', true],
+    ['gpt-error', true, { error: 'server_error' }], ['gpt-reset', true, { fault: 'reset' }]];
+  for (const [model, bill_on_cancel, outcome = {}] of runs) {
     const ctl = new AbortController();
     const body = model.startsWith('claude') ? an({ model }) : oa({ model });
     const p = fetch(state.mock.url + (model.startsWith('claude') ? ANTHROPIC : OPENAI), {
       method: 'POST', signal: ctl.signal,
-      headers: { 'content-type': 'application/json', 'x-mock-behavior': JSON.stringify({ latency_ms: 5000, completion_tokens: 11, reasoning_tokens: 2, bill_on_cancel }) },
+      headers: { 'content-type': 'application/json', 'x-mock-behavior': JSON.stringify({ latency_ms: 5000, completion_tokens: 11, reasoning_tokens: 2, bill_on_cancel, ...outcome }) },
       body: JSON.stringify(body),
     }).catch((e) => e);
     await sleep(150);
@@ -716,7 +718,10 @@ e2e('bill_on_cancel: a request abandoned during latency_ms is billed in full (el
     ['gpt-keep', 'cancelled', P_HELLO, 13, 2], ['claude-keep', 'cancelled', P_HELLO, 13, 2], ['gpt-stream-keep', 'cancelled', P_HELLO, 50, 0],
   ]);
   assert.equal(st.models['gpt-drop'].completion_tokens, 0);
-  assert.equal(st.cancelled_total, 4);
+  // A request scripted to fail is never billed, bill_on_cancel or not.
+  assert.equal(st.models['gpt-error'].prompt_tokens, 0);
+  assert.equal(st.models['gpt-reset'].prompt_tokens, 0);
+  assert.equal(st.cancelled_total, 6);
 });
 
 // ---------------------------------------------------------------- 10. the bills list

@@ -78,8 +78,7 @@ std::optional<std::int64_t>* count_field(Behavior& b, std::string_view key) {
 
 // Prompt-side counts may be as large as kMaxPromptCount, the others kMaxCompletionTokens.
 bool prompt_side(std::string_view key) {
-  return key == "cache_write_tokens" || key == "cache_write_1h_tokens" || key == "audio_input_tokens" ||
-         key == "image_tokens";
+  return key == "cache_write_tokens" || key == "cache_write_1h_tokens" || key == "audio_input_tokens";
 }
 
 std::optional<UsageStyle> usage_style_of(std::string_view s) {

@@ -239,7 +239,7 @@ Counts Completion::counts(std::int64_t visible) const {
   k.reasoning_outside = reasoning_outside;
   k.audio_output = complete ? audio_output_tokens * n : 0;
   k.rejected_prediction = complete ? rejected_prediction_tokens * n : 0;
-  k.accepted_prediction = (accepted_prediction_tokens < v ? accepted_prediction_tokens : v) * n;
+  k.accepted_prediction = complete ? accepted_prediction_tokens * n : 0;
   k.completion = v * n + k.audio_output + k.rejected_prediction + (reasoning_outside ? 0 : k.reasoning);
   return k;
 }

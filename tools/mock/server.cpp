@@ -403,7 +403,6 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
   c.id = api.new_completion_id();
   c.created = unix_now();
   c.model = model;
-  call.bill_on_cancel = b.bill_on_cancel.value_or(false);
   call.meta.model = model;
   call.meta.anthropic = anthropic;
   call.meta.stream = stream;
@@ -417,6 +416,11 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
 
   // ---- execute the behaviour
   const std::string fault = b.fault.value_or("");
+  bool error_reply = b.error || (b.status && *b.status >= 400);
+  bool fails = error_reply || fault == "reset" || fault == "empty";
+  // bill_on_cancel stands for a provider that keeps generating: only when an answer is coming,
+  // and not for a stall (generation stopped) or a hang (never started).
+  call.bill_on_cancel = b.bill_on_cancel.value_or(false) && !fails && fault != "stall" && fault != "hang";
   if (fault == "hang") {
     co_await wait_peer_close(s);  // nothing generated: nothing billed
     call.end(Outcome::cancelled);
@@ -437,7 +441,7 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
     call.end(Outcome::failed);
     co_return false;
   }
-  if (b.error || (b.status && *b.status >= 400)) {
+  if (error_reply) {
     ErrorSpec e;
     e.name = b.error.value_or("");
     e.status = b.status.value_or(0);

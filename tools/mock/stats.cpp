@@ -14,6 +14,11 @@ namespace tollgate::mock {
 
 namespace {
 
+// Sums of non-negative counts saturate instead of overflowing (huge scripted prompt_tokens).
+void add_to(std::int64_t& total, std::int64_t v) {
+  total = v > INT64_MAX - total ? INT64_MAX : total + v;
+}
+
 // Billed amounts of every kind, summed over bills.
 struct Totals {
   std::int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
@@ -25,20 +30,20 @@ struct Totals {
 
   void add(const Bill& b) {
     const Counts& k = b.counts;
-    prompt_tokens += k.prompt;
-    completion_tokens += k.billed_output();
-    cached_tokens += k.cached;
-    cache_write_tokens += k.cache_write;
-    cache_write_1h_tokens += k.cache_write_1h;
-    reasoning_tokens += k.reasoning;
-    audio_input_tokens += k.audio_input;
-    audio_output_tokens += k.audio_output;
-    image_input_tokens += b.image_input_tokens;
-    pdf_pages += b.pdf_pages;
-    pdf_input_tokens += b.pdf_input_tokens;
-    web_search_calls += k.web_search_calls;
-    accepted_prediction_tokens += k.accepted_prediction;
-    rejected_prediction_tokens += k.rejected_prediction;
+    add_to(prompt_tokens, k.prompt);
+    add_to(completion_tokens, k.billed_output());
+    add_to(cached_tokens, k.cached);
+    add_to(cache_write_tokens, k.cache_write);
+    add_to(cache_write_1h_tokens, k.cache_write_1h);
+    add_to(reasoning_tokens, k.reasoning);
+    add_to(audio_input_tokens, k.audio_input);
+    add_to(audio_output_tokens, k.audio_output);
+    add_to(image_input_tokens, b.image_input_tokens);
+    add_to(pdf_pages, b.pdf_pages);
+    add_to(pdf_input_tokens, b.pdf_input_tokens);
+    add_to(web_search_calls, k.web_search_calls);
+    add_to(accepted_prediction_tokens, k.accepted_prediction);
+    add_to(rejected_prediction_tokens, k.rejected_prediction);
     ++service_tiers[b.service_tier];
   }
 
