@@ -6,12 +6,37 @@ namespace tollgate::mock {
 
 namespace {
 
-std::string usage_json(const Completion& c, std::int64_t output_tokens) {
-  std::int64_t cached = c.cached_tokens < c.prompt_tokens ? c.cached_tokens : c.prompt_tokens;
-  return R"({"input_tokens":)" + std::to_string(c.prompt_tokens - cached) +
-         R"(,"cache_creation_input_tokens":0,"cache_read_input_tokens":)" +
-         std::to_string(cached) + R"(,"output_tokens":)" + std::to_string(output_tokens) +
-         R"(,"service_tier":"standard"})";
+// The message usage object (body, message_start) with `output_tokens` as given.
+std::string usage_object(const Completion& c, std::int64_t output_tokens) {
+  Counts k = c.full_counts();
+  bool q = c.usage_style == UsageStyle::string_counts;
+  std::string out = R"({"input_tokens":)" + count_json(k.uncached_input(), q) +
+                    R"(,"cache_creation_input_tokens":)" + count_json(k.cache_write + k.cache_write_1h, q) +
+                    R"(,"cache_read_input_tokens":)" + count_json(k.cached, q) +
+                    R"(,"cache_creation":{"ephemeral_5m_input_tokens":)" + count_json(k.cache_write, q) +
+                    R"(,"ephemeral_1h_input_tokens":)" + count_json(k.cache_write_1h, q) +
+                    R"(},"output_tokens":)" + count_json(output_tokens, q) + R"(,"service_tier":)" +
+                    json_quote(c.service_tier);
+  if (k.web_search_calls > 0)
+    out += R"(,"server_tool_use":{"web_search_requests":)" + count_json(k.web_search_calls, q) + "}";
+  return out + "}";
+}
+
+// The message_delta usage: the output so far (and the server tool use).
+std::string delta_usage_object(const Completion& c) {
+  Counts k = c.full_counts();
+  bool q = c.usage_style == UsageStyle::string_counts;
+  std::string out = R"({"output_tokens":)" + count_json(k.completion, q);
+  if (k.web_search_calls > 0)
+    out += R"(,"server_tool_use":{"web_search_requests":)" + count_json(k.web_search_calls, q) + "}";
+  return out + "}";
+}
+
+// `,"usage":…` as the usage style wants it (nothing for omit).
+std::string usage_member(const Completion& c, const std::string& object) {
+  if (c.usage_style == UsageStyle::omit) return {};
+  if (c.usage_style == UsageStyle::null) return R"(,"usage":null)";
+  return R"(,"usage":)" + object;
 }
 
 std::string event(std::string_view name, std::string_view data) {
@@ -114,7 +139,7 @@ class Anthropic final : public Api {
 
   std::string success_headers(const Completion& c, std::string_view request_id) const override {
     std::string reset = rfc3339_after(1);
-    std::int64_t out_tokens = c.tokens;
+    std::int64_t out_tokens = c.full_counts().completion;
     std::int64_t in_rem = c.prompt_tokens > 400000 ? 0 : 400000 - c.prompt_tokens;
     std::int64_t out_rem = out_tokens > 80000 ? 0 : 80000 - out_tokens;
     return base_headers(request_id) +
@@ -137,14 +162,14 @@ class Anthropic final : public Api {
            json_quote(c.model) + R"(,"content":[{"type":"text","text":)" +
            json_quote(c.text(c.tokens)) + R"(}],"stop_reason":)" +
            (c.capped ? R"("max_tokens")" : R"("end_turn")") +
-           R"(,"stop_sequence":null,"usage":)" + usage_json(c, c.tokens) + "}";
+           R"(,"stop_sequence":null)" + usage_member(c, usage_object(c, c.full_counts().completion)) + "}";
   }
 
   std::string stream_open(const Completion& c) const override {
     std::string start = R"({"type":"message_start","message":{"id":")" + c.id +
                         R"(","type":"message","role":"assistant","model":)" + json_quote(c.model) +
-                        R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":)" +
-                        usage_json(c, 1) + "}}";
+                        R"(,"content":[],"stop_reason":null,"stop_sequence":null)" +
+                        usage_member(c, usage_object(c, 1)) + "}}";
     return event("message_start", start) +
            event("content_block_start",
                  R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})") +
@@ -157,14 +182,22 @@ class Anthropic final : public Api {
                      json_quote(c.piece(i)) + "}}");
   }
 
-  std::string stream_close(const Completion& c) const override {
+  std::string stream_finish(const Completion&) const override {
+    return event("content_block_stop", R"({"type":"content_block_stop","index":0})");
+  }
+
+  std::string stream_usage(const Completion& c) const override {
     std::string delta = R"({"type":"message_delta","delta":{"stop_reason":)" +
                         std::string(c.capped ? R"("max_tokens")" : R"("end_turn")") +
-                        R"(,"stop_sequence":null},"usage":{"output_tokens":)" +
-                        std::to_string(c.tokens) + "}}";
-    return event("content_block_stop", R"({"type":"content_block_stop","index":0})") +
-           event("message_delta", delta) + event("message_stop", R"({"type":"message_stop"})");
+                        R"(,"stop_sequence":null})" + usage_member(c, delta_usage_object(c)) + "}";
+    return event("message_delta", delta);
   }
+
+  std::string stream_done(const Completion&) const override {
+    return event("message_stop", R"({"type":"message_stop"})");
+  }
+
+  std::string stream_malformed() const override { return "event: content_block_delta\ndata: {not json\n\n"; }
 
   Reply error(const ErrorSpec& e) const override {
     if (e.name == "bad_gateway_html") {

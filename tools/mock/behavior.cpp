@@ -49,6 +49,53 @@ std::int64_t clamp64(std::int64_t v, std::int64_t lo, std::int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
+// The boolean fields, by name (null when `key` is not one).
+std::optional<bool>* bool_field(Behavior& b, std::string_view key) {
+  if (key == "ignore_max_tokens") return &b.ignore_max_tokens;
+  if (key == "fill_max_tokens") return &b.fill_max_tokens;
+  if (key == "reasoning_outside") return &b.reasoning_outside;
+  if (key == "bill_on_cancel") return &b.bill_on_cancel;
+  return nullptr;
+}
+
+// The non-negative count fields added with the billing kinds (null when `key` is not one).
+// Out-of-range values are rejected rather than clamped.
+std::optional<std::int64_t>* count_field(Behavior& b, std::string_view key) {
+  if (key == "reasoning_tokens") return &b.reasoning_tokens;
+  if (key == "cache_write_tokens") return &b.cache_write_tokens;
+  if (key == "cache_write_1h_tokens") return &b.cache_write_1h_tokens;
+  if (key == "audio_input_tokens") return &b.audio_input_tokens;
+  if (key == "audio_output_tokens") return &b.audio_output_tokens;
+  if (key == "rejected_prediction_tokens") return &b.rejected_prediction_tokens;
+  if (key == "accepted_prediction_tokens") return &b.accepted_prediction_tokens;
+  if (key == "web_search_calls") return &b.web_search_calls;
+  if (key == "image_tokens") return &b.image_tokens;
+  if (key == "pdf_tokens_per_page") return &b.pdf_tokens_per_page;
+  if (key == "stall_after_tokens") return &b.stall_after_tokens;
+  if (key == "truncate_after_tokens") return &b.truncate_after_tokens;
+  return nullptr;
+}
+
+// Prompt-side counts may be as large as kMaxPromptCount, the others kMaxCompletionTokens.
+bool prompt_side(std::string_view key) {
+  return key == "cache_write_tokens" || key == "cache_write_1h_tokens" || key == "audio_input_tokens";
+}
+
+std::optional<UsageStyle> usage_style_of(std::string_view s) {
+  if (s == "normal") return UsageStyle::normal;
+  if (s == "omit") return UsageStyle::omit;
+  if (s == "null") return UsageStyle::null;
+  if (s == "every_chunk") return UsageStyle::every_chunk;
+  if (s == "with_finish") return UsageStyle::with_finish;
+  if (s == "string_counts") return UsageStyle::string_counts;
+  return std::nullopt;
+}
+
+template <class T>
+void override_with(std::optional<T>& low, const std::optional<T>& high) {
+  if (high) low = high;
+}
+
 bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, std::string& err) {
   auto bad = [&](std::string_view what) {
     err = "behavior field '" + std::string(key) + "' must be " + std::string(what);
@@ -66,8 +113,11 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
     if (!v.is_string()) return bad("a string");
     std::string f(v.get_string());
     if (f != "reset" && f != "hang" && f != "truncate" && f != "garbage" && f != "oversized" &&
-        f != "empty" && f != "none" && !f.empty())
-      return bad("one of reset, hang, truncate, garbage, oversized, empty, none");
+        f != "empty" && f != "no_done" && f != "truncate_before_usage" && f != "malformed_event" &&
+        f != "stall" && f != "none" && !f.empty())
+      return bad(
+          "one of reset, hang, truncate, garbage, oversized, empty, no_done, "
+          "truncate_before_usage, malformed_event, stall, none");
     b.fault = f == "none" ? std::string() : f;
   } else if (key == "retry_after") {
     if (v.is_string()) {
@@ -99,6 +149,22 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
   } else if (key == "content") {
     if (!v.is_string()) return bad("a string");
     b.content = std::string(v.get_string());
+  } else if (auto* flag = bool_field(b, key)) {
+    if (!v.is_bool()) return bad("a boolean");
+    *flag = v.get_bool();
+  } else if (auto* count = count_field(b, key)) {
+    std::int64_t hi = prompt_side(key) ? kMaxPromptCount : kMaxCompletionTokens;
+    if (!to_int(v, i) || i < 0 || i > hi || (v.is_double() && v.get_double() != std::floor(v.get_double())))
+      return bad("an integer from 0 to " + std::to_string(hi));
+    *count = i;
+  } else if (key == "service_tier") {
+    if (!v.is_string() || v.get_string().empty() || v.get_string().size() > 64)
+      return bad("a non-empty string of at most 64 characters");
+    b.service_tier = std::string(v.get_string());
+  } else if (key == "usage_style") {
+    auto style = v.is_string() ? usage_style_of(v.get_string()) : std::nullopt;
+    if (!style) return bad("one of normal, omit, null, every_chunk, with_finish, string_counts");
+    b.usage_style = style;
   } else {
     err = "unknown behavior field '" + std::string(key) + "'";
     return false;
@@ -108,7 +174,9 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
 
 // Query values are text; numbers are recognised so numeric fields accept them.
 boost::json::value query_value(std::string_view key, std::string_view text) {
-  if (key == "error" || key == "fault" || key == "content") return boost::json::value(text);
+  if (key == "error" || key == "fault" || key == "content" || key == "service_tier" ||
+      key == "usage_style")
+    return boost::json::value(text);
   if (key == "retry_after") {
     double d = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
@@ -117,7 +185,7 @@ boost::json::value query_value(std::string_view key, std::string_view text) {
   }
   boost::system::error_code ec;
   auto v = boost::json::parse(text, ec);
-  if (ec || !v.is_number()) return boost::json::value(text);
+  if (ec || !(v.is_number() || v.is_bool())) return boost::json::value(text);
   return v;
 }
 
@@ -171,12 +239,30 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
     m.retry_after = high.retry_after;
     m.retry_after_ms = high.retry_after_ms;
   }
-  if (high.latency_ms) m.latency_ms = high.latency_ms;
-  if (high.tokens_per_second) m.tokens_per_second = high.tokens_per_second;
-  if (high.completion_tokens) m.completion_tokens = high.completion_tokens;
-  if (high.content) m.content = high.content;
-  if (high.prompt_tokens) m.prompt_tokens = high.prompt_tokens;
-  if (high.cached_tokens) m.cached_tokens = high.cached_tokens;
+  override_with(m.latency_ms, high.latency_ms);
+  override_with(m.tokens_per_second, high.tokens_per_second);
+  override_with(m.completion_tokens, high.completion_tokens);
+  override_with(m.content, high.content);
+  override_with(m.prompt_tokens, high.prompt_tokens);
+  override_with(m.cached_tokens, high.cached_tokens);
+  override_with(m.ignore_max_tokens, high.ignore_max_tokens);
+  override_with(m.fill_max_tokens, high.fill_max_tokens);
+  override_with(m.reasoning_tokens, high.reasoning_tokens);
+  override_with(m.reasoning_outside, high.reasoning_outside);
+  override_with(m.cache_write_tokens, high.cache_write_tokens);
+  override_with(m.cache_write_1h_tokens, high.cache_write_1h_tokens);
+  override_with(m.service_tier, high.service_tier);
+  override_with(m.audio_input_tokens, high.audio_input_tokens);
+  override_with(m.audio_output_tokens, high.audio_output_tokens);
+  override_with(m.rejected_prediction_tokens, high.rejected_prediction_tokens);
+  override_with(m.accepted_prediction_tokens, high.accepted_prediction_tokens);
+  override_with(m.web_search_calls, high.web_search_calls);
+  override_with(m.image_tokens, high.image_tokens);
+  override_with(m.pdf_tokens_per_page, high.pdf_tokens_per_page);
+  override_with(m.usage_style, high.usage_style);
+  override_with(m.stall_after_tokens, high.stall_after_tokens);
+  override_with(m.truncate_after_tokens, high.truncate_after_tokens);
+  override_with(m.bill_on_cancel, high.bill_on_cancel);
   return m;
 }
 

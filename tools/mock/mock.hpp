@@ -3,6 +3,7 @@
 // Pure data / string building lives here; socket I/O only in server.cpp.
 // See tools/mock/README.md for the user reference.
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <cstdint>
@@ -17,6 +18,15 @@ namespace tollgate::mock {
 inline constexpr std::int64_t kMaxCompletionTokens = 1'000'000;
 inline constexpr int kMaxChoices = 128;
 inline constexpr std::int64_t kMaxDelayMs = 3'600'000;
+/// Bound of the prompt-side counts a behaviour may give (sums of them cannot overflow).
+inline constexpr std::int64_t kMaxPromptCount = 1'000'000'000'000;
+/// Default prompt tokens billed per PDF page (behaviour `pdf_tokens_per_page`).
+inline constexpr std::int64_t kDefaultPdfTokensPerPage = 2000;
+/// At most this many entries are kept in the `bills` list of /mock/stats (the newest).
+inline constexpr std::size_t kMaxBills = 10'000;
+
+/// Where and how usage is reported (behaviour `usage_style`, README "Behaviour object").
+enum class UsageStyle { normal, omit, null, every_chunk, with_finish, string_counts };
 
 /// One scripted behaviour; every field optional (README "Behaviour object").
 struct Behavior {
@@ -31,6 +41,24 @@ struct Behavior {
   std::optional<std::string> fault;
   std::optional<std::int64_t> prompt_tokens;
   std::optional<std::int64_t> cached_tokens;
+  std::optional<bool> ignore_max_tokens;         ///< generate the desired count whatever the cap
+  std::optional<bool> fill_max_tokens;           ///< generate exactly the request's cap
+  std::optional<std::int64_t> reasoning_tokens;  ///< per choice
+  std::optional<bool> reasoning_outside;         ///< OpenAI family: reasoning beside completion
+  std::optional<std::int64_t> cache_write_tokens;          ///< Anthropic: 5-minute cache writes
+  std::optional<std::int64_t> cache_write_1h_tokens;       ///< Anthropic: 1-hour cache writes
+  std::optional<std::string> service_tier;                 ///< the tier to report, verbatim
+  std::optional<std::int64_t> audio_input_tokens;          ///< OpenAI: a part of the prompt
+  std::optional<std::int64_t> audio_output_tokens;         ///< OpenAI: per choice
+  std::optional<std::int64_t> rejected_prediction_tokens;  ///< OpenAI: per choice
+  std::optional<std::int64_t> accepted_prediction_tokens;  ///< OpenAI: per choice
+  std::optional<std::int64_t> web_search_calls;            ///< Anthropic: server tool use
+  std::optional<std::int64_t> image_tokens;         ///< per image, replaces the measured count
+  std::optional<std::int64_t> pdf_tokens_per_page;  ///< default kDefaultPdfTokensPerPage
+  std::optional<UsageStyle> usage_style;
+  std::optional<std::int64_t> stall_after_tokens;     ///< fault stall: tokens before the stall
+  std::optional<std::int64_t> truncate_after_tokens;  ///< fault truncate (streams): tokens sent
+  std::optional<bool> bill_on_cancel;  ///< a request the client abandons is billed in full
 
   bool has_outcome() const { return status || error || fault || retry_after || retry_after_ms; }
 };
@@ -49,11 +77,52 @@ void script_set(const std::string& model, std::vector<Behavior> queue);
 std::optional<Behavior> script_next(const std::string& model);
 void script_reset();
 
+/// The usage numbers of one answer in the OpenAI convention, whatever the family: `prompt`
+/// counts every input token (cached, cache writes and audio are parts of it); `completion` is
+/// what the usage reports as completion (OpenAI) or output (Anthropic) tokens.
+struct Counts {
+  std::int64_t prompt = 0;
+  std::int64_t cached = 0;
+  std::int64_t cache_write = 0;     ///< 5-minute TTL
+  std::int64_t cache_write_1h = 0;  ///< 1-hour TTL
+  std::int64_t audio_input = 0;
+  std::int64_t completion = 0;     ///< visible + audio + rejected (+ reasoning unless outside)
+  std::int64_t reasoning = 0;
+  bool reasoning_outside = false;  ///< reasoning is not included in `completion`
+  std::int64_t audio_output = 0;
+  std::int64_t accepted_prediction = 0;
+  std::int64_t rejected_prediction = 0;
+  std::int64_t web_search_calls = 0;
+
+  /// Every output token billed: completion, plus reasoning when reported beside it.
+  std::int64_t billed_output() const { return reasoning_outside ? completion + reasoning : completion; }
+  /// `total_tokens` as OpenAI-family usage reports it.
+  std::int64_t total() const { return prompt + billed_output(); }
+  /// Anthropic `input_tokens`: the prompt without cache reads and writes.
+  std::int64_t uncached_input() const { return prompt - cached - cache_write - cache_write_1h; }
+};
+
 /// Statistics (thread safe). Every request ends in exactly one of succeeded/failed/cancelled.
 enum class Outcome { succeeded, failed, cancelled };
+
+/// What the mock billed for one request (one entry of the `bills` list of /mock/stats).
+struct Bill {
+  std::string model;
+  bool anthropic = false;
+  bool stream = false;
+  std::string service_tier;
+  std::string request_id;                     ///< the reply's request-id / x-request-id header
+  std::string response_id;                    ///< chatcmpl-… / msg_…
+  std::optional<std::string> client_call_id;  ///< header x-litellm-call-id, else x-request-id
+  Counts counts;
+  std::int64_t image_input_tokens = 0;  ///< a part of counts.prompt
+  std::int64_t pdf_pages = 0;
+  std::int64_t pdf_input_tokens = 0;  ///< a part of counts.prompt
+};
+
 void stats_request_begin(const std::string* model, bool stream);  ///< model null: no model known
-void stats_request_end(const std::string& model, Outcome outcome, std::int64_t prompt_tokens,
-                       std::int64_t completion_tokens, std::int64_t cached_tokens);
+/// Ends a request begun with a model; `bill` null = nothing billed (errors, most faults).
+void stats_request_end(const std::string& model, Outcome outcome, const Bill* bill);
 void stats_note_model(const std::string& model);
 std::string stats_json();
 std::string models_json();
@@ -64,19 +133,95 @@ struct Completion {
   std::string id;
   std::int64_t created = 0;
   std::string model;
-  std::int64_t prompt_tokens = 0;
+  bool anthropic = false;
+  // Input side, for the whole request.
+  std::int64_t prompt_tokens = 0;          ///< every input token; the next six are parts of it
   std::int64_t cached_tokens = 0;
-  std::int64_t tokens = 0;  ///< completion tokens per choice
+  std::int64_t cache_write_tokens = 0;     ///< Anthropic only
+  std::int64_t cache_write_1h_tokens = 0;  ///< Anthropic only
+  std::int64_t audio_input_tokens = 0;     ///< OpenAI only
+  std::int64_t image_input_tokens = 0;
+  std::int64_t pdf_input_tokens = 0;
+  std::int64_t pdf_pages = 0;
+  std::int64_t web_search_calls = 0;  ///< Anthropic only
+  // Output side, per choice.
+  std::int64_t tokens = 0;  ///< visible completion tokens (text events) per choice
+  std::int64_t reasoning_tokens = 0;
+  bool reasoning_outside = false;               ///< OpenAI only
+  std::int64_t audio_output_tokens = 0;         ///< OpenAI only
+  std::int64_t rejected_prediction_tokens = 0;  ///< OpenAI only
+  std::int64_t accepted_prediction_tokens = 0;  ///< OpenAI only; a part of `tokens`
   int n = 1;
-  bool capped = false;  ///< stopped by max_tokens
+  bool capped = false;  ///< finish reason length / max_tokens
   bool include_usage = false;
+  std::string service_tier;  ///< as reported
+  UsageStyle usage_style = UsageStyle::normal;
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
 
   /// The text of token i (a word plus a separating space unless last).
   std::string piece(std::int64_t i) const;
   /// Concatenation of the first `count` pieces.
   std::string text(std::int64_t count) const;
+  /// The usage once `visible` text tokens per choice were generated: the prompt side and the
+  /// reasoning in full, the visible tokens so far, audio and prediction tokens only once all
+  /// `tokens` were generated.
+  Counts counts(std::int64_t visible) const;
+  /// counts(tokens): the whole answer.
+  Counts full_counts() const { return counts(tokens); }
 };
+
+/// Builds the answer to a chat request from its body and the merged behaviour (README "Token
+/// counting"); `id`, `created` and `model` are left to the caller. False with `err` (the whole
+/// 400 message) when the request or the behaviour cannot be answered.
+bool build_completion(const boost::json::object& body, bool anthropic, const Behavior& b,
+                      Completion& c, std::string& err);
+
+// ---- prompt media (media.cpp) ----
+
+/// Image and PDF tokens found in a part of a prompt.
+struct MediaTally {
+  std::int64_t image_tokens = 0;
+  std::int64_t pdf_pages = 0;
+  std::int64_t pdf_tokens = 0;
+};
+
+/// How media are billed for one request.
+struct MediaRules {
+  bool anthropic = false;
+  std::optional<std::int64_t> image_tokens;  ///< replaces every image's measured count
+  std::int64_t pdf_tokens_per_page = kDefaultPdfTokensPerPage;
+};
+
+/// Pixel size of an image.
+struct ImageSize {
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+};
+
+/// Adds the tokens of `part` to `out` when it is an image or PDF content part of the family
+/// (OpenAI `image_url` / `file`, Anthropic `image` / `document`); other parts add nothing.
+void tally_media_part(const boost::json::object& part, const MediaRules& rules, MediaTally& out);
+/// Width and height read from a PNG, JPEG, GIF or WebP header; nullopt when not recognised.
+std::optional<ImageSize> image_size(std::string_view bytes);
+/// Pages of a PDF: the largest `/Count N` of a `/Type /Pages` object, else the number of
+/// `/Type /Page` objects; 0 when neither is found. At most kMaxCompletionTokens.
+std::int64_t pdf_page_count(std::string_view bytes);
+/// GPT-4o image tokens: 85 for low detail, else 85 + 170 per 512-px tile after the scaling
+/// steps; 765 when the size is unknown.
+std::int64_t openai_image_tokens(const std::optional<ImageSize>& size, bool low_detail);
+/// Claude image tokens: ceil(w*h/750) after fitting a 1568-px long edge; 1600 when unknown.
+std::int64_t anthropic_image_tokens(const std::optional<ImageSize>& size);
+
+// ---- base64 (base64.cpp) ----
+
+/// Decodes standard or URL-safe base64; ASCII whitespace is skipped, `=` padding optional.
+/// nullopt on any other byte or a malformed tail. The output never exceeds 3/4 of the input.
+std::optional<std::string> base64_decode(std::string_view in);
+/// The decoded payload of a `data:<type>[;…];base64,<data>` URL (`media_type` set to the
+/// lower-cased `<type>` when given); nullopt for other URLs or undecodable data.
+std::optional<std::string> data_url_decode(std::string_view url, std::string* media_type = nullptr);
+
+// ---- wire families ----
 
 /// Input of an error reply.
 struct ErrorSpec {
@@ -109,10 +254,17 @@ class Api {
   /// Header lines every reply of the family carries (request id).
   virtual std::string base_headers(std::string_view request_id) const = 0;
   virtual std::string body(const Completion& c) const = 0;
-  /// SSE text before the first token, for one token (all choices), and after the last one.
+  /// SSE text before the first token, and for token i (all choices).
   virtual std::string stream_open(const Completion& c) const = 0;
   virtual std::string stream_token(const Completion& c, std::int64_t i) const = 0;
-  virtual std::string stream_close(const Completion& c) const = 0;
+  /// SSE text after the last token, in three parts: the end of the content (OpenAI: the
+  /// finish_reason chunks; Anthropic: content_block_stop), the usage (OpenAI: the usage chunk
+  /// when one is due; Anthropic: message_delta) and the end marker (`[DONE]` / message_stop).
+  virtual std::string stream_finish(const Completion& c) const = 0;
+  virtual std::string stream_usage(const Completion& c) const = 0;
+  virtual std::string stream_done(const Completion& c) const = 0;
+  /// One SSE event whose data is not JSON (fault `malformed_event`).
+  virtual std::string stream_malformed() const = 0;
   virtual Reply error(const ErrorSpec& e) const = 0;
 };
 
@@ -129,5 +281,7 @@ std::string_view reason_phrase(int status);
 Reply bad_gateway_html(std::string_view request_id_header);
 /// Retry-After value ("1" by default).
 std::string retry_after_value(const std::optional<std::string>& v);
+/// A usage count as JSON: a number, or a string of its digits when `quoted`.
+std::string count_json(std::int64_t v, bool quoted);
 
 }  // namespace tollgate::mock

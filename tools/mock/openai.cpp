@@ -7,24 +7,39 @@ namespace tollgate::mock {
 
 namespace {
 
-std::string usage_json(const Completion& c) {
-  std::int64_t completion = c.tokens * c.n;
-  std::int64_t cached = c.cached_tokens < c.prompt_tokens ? c.cached_tokens : c.prompt_tokens;
-  return R"({"prompt_tokens":)" + std::to_string(c.prompt_tokens) + R"(,"completion_tokens":)" +
-         std::to_string(completion) + R"(,"total_tokens":)" +
-         std::to_string(c.prompt_tokens + completion) +
-         R"(,"prompt_tokens_details":{"cached_tokens":)" + std::to_string(cached) +
-         R"(,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
+// The usage object once `visible` tokens per choice were generated.
+std::string usage_object(const Completion& c, std::int64_t visible) {
+  Counts k = c.counts(visible);
+  bool q = c.usage_style == UsageStyle::string_counts;
+  return R"({"prompt_tokens":)" + count_json(k.prompt, q) + R"(,"completion_tokens":)" +
+         count_json(k.completion, q) + R"(,"total_tokens":)" + count_json(k.total(), q) +
+         R"(,"prompt_tokens_details":{"cached_tokens":)" + count_json(k.cached, q) + R"(,"audio_tokens":)" +
+         count_json(k.audio_input, q) + R"(},"completion_tokens_details":{"reasoning_tokens":)" +
+         count_json(k.reasoning, q) + R"(,"audio_tokens":)" + count_json(k.audio_output, q) +
+         R"(,"accepted_prediction_tokens":)" + count_json(k.accepted_prediction, q) +
+         R"(,"rejected_prediction_tokens":)" + count_json(k.rejected_prediction, q) + "}}";
 }
 
 std::string chunk_prefix(const Completion& c) {
   return R"(data: {"id":")" + c.id + R"(","object":"chat.completion.chunk","created":)" +
-         std::to_string(c.created) + R"(,"model":)" + json_quote(c.model) +
-         R"(,"service_tier":"default","system_fingerprint":"fp_mock","choices":[)";
+         std::to_string(c.created) + R"(,"model":)" + json_quote(c.model) + R"(,"service_tier":)" +
+         json_quote(c.service_tier) + R"(,"system_fingerprint":"fp_mock","choices":[)";
 }
 
-std::string chunk_suffix(const Completion& c) {
-  return c.include_usage ? std::string("],\"usage\":null}\n\n") : std::string("]}\n\n");
+// The end of a content chunk, `visible` tokens per choice into the answer.
+std::string chunk_suffix(const Completion& c, std::int64_t visible) {
+  switch (c.usage_style) {
+    case UsageStyle::omit: return "]}\n\n";
+    case UsageStyle::null: return "],\"usage\":null}\n\n";
+    case UsageStyle::every_chunk: return "],\"usage\":" + usage_object(c, visible) + "}\n\n";
+    default: return c.include_usage ? std::string("],\"usage\":null}\n\n") : std::string("]}\n\n");
+  }
+}
+
+// Whether a usage-only chunk ends the stream.
+bool usage_chunk_due(const Completion& c) {
+  return c.include_usage && (c.usage_style == UsageStyle::normal || c.usage_style == UsageStyle::every_chunk ||
+                             c.usage_style == UsageStyle::string_counts);
 }
 
 // x-ratelimit-reset-* are durations ("1s"); an HTTP-date Retry-After has no duration form here.
@@ -132,7 +147,7 @@ class OpenAi final : public Api {
   }
 
   std::string success_headers(const Completion& c, std::string_view request_id) const override {
-    std::int64_t used = c.prompt_tokens + c.tokens * c.n;
+    std::int64_t used = c.full_counts().total();
     std::int64_t remaining = used > 2000000 ? 0 : 2000000 - used;
     return base_headers(request_id) +
            "openai-organization: org-tollgatemock\r\nopenai-processing-ms: 1\r\n"
@@ -155,13 +170,18 @@ class OpenAi final : public Api {
              R"(,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":")" + finish +
              "\"}";
     }
-    out += R"(],"usage":)" + usage_json(c) +
-           R"(,"service_tier":"default","system_fingerprint":"fp_mock"})";
+    out += "]";
+    if (c.usage_style == UsageStyle::null) {
+      out += R"(,"usage":null)";
+    } else if (c.usage_style != UsageStyle::omit) {
+      out += R"(,"usage":)" + usage_object(c, c.tokens);
+    }
+    out += R"(,"service_tier":)" + json_quote(c.service_tier) + R"(,"system_fingerprint":"fp_mock"})";
     return out;
   }
 
   std::string stream_open(const Completion& c) const override {
-    std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c), out;
+    std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c, 0), out;
     for (int k = 0; k < c.n; ++k) {
       out += prefix + R"({"index":)" + std::to_string(k) +
              R"(,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null})" +
@@ -171,7 +191,7 @@ class OpenAi final : public Api {
   }
 
   std::string stream_token(const Completion& c, std::int64_t i) const override {
-    std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c), out;
+    std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c, i + 1), out;
     std::string piece = json_quote(c.piece(i));
     for (int k = 0; k < c.n; ++k) {
       out += prefix + R"({"index":)" + std::to_string(k) + R"(,"delta":{"content":)" + piece +
@@ -180,17 +200,28 @@ class OpenAi final : public Api {
     return out;
   }
 
-  std::string stream_close(const Completion& c) const override {
-    std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c), out;
+  std::string stream_finish(const Completion& c) const override {
+    std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c, c.tokens), out;
     const char* finish = c.capped ? "length" : "stop";
     for (int k = 0; k < c.n; ++k) {
+      // with_finish: the usage rides on the last finish_reason chunk.
+      bool last = k + 1 == c.n;
       out += prefix + R"({"index":)" + std::to_string(k) +
-             R"(,"delta":{},"logprobs":null,"finish_reason":")" + finish + "\"}" + suffix;
+             R"(,"delta":{},"logprobs":null,"finish_reason":")" + finish + "\"" +
+             (last && c.usage_style == UsageStyle::with_finish ? "}],\"usage\":" + usage_object(c, c.tokens) + "}\n\n"
+                                                                : "}" + suffix);
     }
-    if (c.include_usage) out += prefix + "],\"usage\":" + usage_json(c) + "}\n\n";
-    out += "data: [DONE]\n\n";
     return out;
   }
+
+  std::string stream_usage(const Completion& c) const override {
+    if (!usage_chunk_due(c)) return {};
+    return chunk_prefix(c) + "],\"usage\":" + usage_object(c, c.tokens) + "}\n\n";
+  }
+
+  std::string stream_done(const Completion&) const override { return "data: [DONE]\n\n"; }
+
+  std::string stream_malformed() const override { return "data: {not json\n\n"; }
 
   Reply error(const ErrorSpec& e) const override {
     if (e.name == "bad_gateway_html") {

@@ -1,4 +1,5 @@
 // Connection handling, routing, behaviour execution (latency, faults, streaming) and control API.
+// Request facts and the answer's numbers are built in request.cpp; this file does the I/O.
 #include "server.hpp"
 
 #include "mock.hpp"
@@ -162,76 +163,165 @@ Reply control_error(int status, std::string_view message) {
                                 R"(,"type":"invalid_request_error","param":null,"code":null}})");
 }
 
-// ---------------------------------------------------------------- request facts
+// ---------------------------------------------------------------- the chat endpoints
 
-std::int64_t text_bytes(const json::value& v, int depth = 0) {
-  if (depth > 8) return 0;
-  if (v.is_string()) return static_cast<std::int64_t>(v.get_string().size());
-  std::int64_t total = 0;
-  if (v.is_array()) {
-    for (const auto& part : v.get_array()) total += text_bytes(part, depth + 1);
-  } else if (v.is_object()) {
-    const auto& o = v.get_object();
-    if (auto* t = o.if_contains("text"); t && t->is_string()) total += t->get_string().size();
-    if (auto* c = o.if_contains("content"); c && !c->is_null()) total += text_bytes(*c, depth + 1);
-  }
-  return total;
-}
+// One chat request being answered: what it bills, and how it ends in the statistics.
+struct Call {
+  std::string model;
+  Completion c;
+  Bill meta;  ///< model, family, ids, tier and media of the bill; counts filled at the end
+  bool bill_on_cancel = false;
 
-std::int64_t ceil_div4(std::int64_t b) { return (b + 3) / 4; }
+  void end(Outcome o) const { stats_request_end(model, o, nullptr); }
+  /// Ends billing the prompt side and `visible` text tokens per choice (README "GET /mock/stats").
+  void end(Outcome o, std::int64_t visible) const {
+    Bill b = meta;
+    b.counts = c.counts(visible);
+    stats_request_end(model, o, &b);
+  }
+  /// The client went away: nothing billed, or the whole answer with bill_on_cancel.
+  void end_cancelled() const {
+    if (bill_on_cancel)
+      end(Outcome::cancelled, c.tokens);
+    else
+      end(Outcome::cancelled);
+  }
+};
 
-std::int64_t count_prompt_tokens(const json::object& body, bool anthropic) {
-  std::int64_t tokens = 0;
-  if (auto* msgs = body.if_contains("messages"); msgs && msgs->is_array()) {
-    for (const auto& m : msgs->get_array()) {
-      std::int64_t bytes = 0;
-      if (m.is_object()) {
-        if (auto* c = m.get_object().if_contains("content")) bytes = text_bytes(*c);
-      }
-      tokens += ceil_div4(bytes) + 4;
-    }
+std::optional<std::string> client_call_id(const Request& req) {
+  for (auto name : {"x-litellm-call-id", "x-request-id"}) {
+    if (auto it = req.find(name); it != req.end()) return std::string(it->value());
   }
-  if (anthropic) {
-    if (auto* sys = body.if_contains("system"); sys && !sys->is_null()) {
-      tokens += ceil_div4(text_bytes(*sys)) + 4;
-    }
-  }
-  return tokens;
-}
-
-std::optional<std::int64_t> int_field(const json::object& o, std::string_view key, bool& bad) {
-  auto* v = o.if_contains(key);
-  if (!v || v->is_null()) return std::nullopt;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) {
-    auto u = v->get_uint64();
-    return u > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(u);
-  }
-  if (v->is_double() && std::isfinite(v->get_double()) && v->get_double() == std::floor(v->get_double()) &&
-      std::fabs(v->get_double()) < 9e18)
-    return static_cast<std::int64_t>(v->get_double());
-  bad = true;
   return std::nullopt;
 }
 
-std::vector<std::string> split_words(std::string_view s) {
-  std::vector<std::string> words;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && s[i] == ' ') ++i;
-    std::size_t j = i;
-    while (j < s.size() && s[j] != ' ') ++j;
-    if (j > i) words.emplace_back(s.substr(i, j - i));
-    i = j;
-  }
-  return words;
+std::chrono::microseconds token_interval(const Behavior& b) {
+  double tps = b.tokens_per_second.value_or(0);
+  if (tps <= 0) return std::chrono::microseconds(0);
+  return std::chrono::microseconds(
+      static_cast<std::int64_t>(std::min(1e6 / tps, static_cast<double>(kMaxDelayMs) * 1000)));
 }
 
-// ---------------------------------------------------------------- the chat endpoints
+// A non-streaming answer. Faults garbage, truncate and oversized bill the whole completion: the
+// provider generated it before the transport garbled it.
+awaitable<bool> answer_whole(tcp::socket& s, const Api& api, const Call& call, const Behavior& b,
+                             std::string_view rid, bool keep) {
+  const Completion& c = call.c;
+  const std::string fault = b.fault.value_or("");
+  if (fault == "garbage") {
+    Reply r = json_reply(200, "<!DOCTYPE html>{\"id\": chatcmpl-garbage, not json at all",
+                         api.base_headers(rid));
+    bool ok = co_await send_reply(s, r, keep);
+    call.end(ok ? Outcome::failed : Outcome::cancelled, c.tokens);
+    co_return ok && keep;
+  }
+  // Generation time at the scripted pace, before the headers, as a real provider would.
+  auto interval = token_interval(b);
+  if (interval.count() > 0 && c.tokens > 1) {
+    if (co_await sleep_watch(s, interval * (c.tokens - 1))) {
+      call.end_cancelled();
+      co_return false;
+    }
+  }
+  std::string text = api.body(c);
+  std::string extra = api.success_headers(c, rid);
+  if (fault == "truncate") {
+    std::string h = head(200, "application/json", extra, text.size(), keep);
+    bool ok = co_await write_all(s, h, std::string_view(text).substr(0, text.size() / 2));
+    close_socket(s);
+    call.end(ok ? Outcome::failed : Outcome::cancelled, c.tokens);
+    co_return false;
+  }
+  if (fault == "oversized") {
+    static const std::string pad(1024 * 1024, ' ');
+    std::string h = head(200, "application/json", extra, text.size() + kOversizedPadding, keep);
+    std::string_view tv(text);
+    bool ok = co_await write_all(s, h, tv.substr(0, tv.size() - 1));
+    for (std::size_t sent = 0; ok && sent < kOversizedPadding; sent += pad.size()) ok = co_await write_all(s, pad);
+    if (ok) ok = co_await write_all(s, tv.substr(tv.size() - 1));
+    call.end(ok ? Outcome::succeeded : Outcome::cancelled, c.tokens);
+    co_return ok && keep;
+  }
+  std::string h = head(200, "application/json", extra, text.size(), keep);
+  bool ok = co_await write_all(s, h, text);
+  if (ok)
+    call.end(Outcome::succeeded, c.tokens);
+  else
+    call.end_cancelled();
+  co_return ok && keep;
+}
 
-struct Billing {
-  std::int64_t prompt = 0, completion = 0, cached = 0;
-};
+// A streaming answer. It bills the prompt plus the text tokens written (all of them once the
+// last token event is out), the stream faults included.
+awaitable<bool> answer_stream(tcp::socket& s, const Api& api, const Call& call, const Behavior& b,
+                              std::string_view rid, bool keep) {
+  const Completion& c = call.c;
+  const std::string fault = b.fault.value_or("");
+  std::string extra = api.success_headers(c, rid) + "cache-control: no-cache\r\n";
+  std::string h = head(200, "text/event-stream; charset=utf-8", extra, std::nullopt, keep);
+  if (!co_await write_all(s, h)) {
+    call.end_cancelled();
+    co_return false;
+  }
+  std::int64_t sent = 0;
+  auto cancelled = [&] {
+    if (call.bill_on_cancel)
+      call.end(Outcome::cancelled, c.tokens);
+    else
+      call.end(Outcome::cancelled, sent);
+  };
+  if (!co_await write_chunk(s, api.stream_open(c))) {
+    cancelled();
+    co_return false;
+  }
+  // truncate and stall stop after the given number of tokens (default: half of them).
+  auto stop_after = [&](const std::optional<std::int64_t>& k) {
+    std::int64_t n = k.value_or(c.tokens / 2);
+    return n < c.tokens ? n : c.tokens;
+  };
+  std::int64_t to_send = c.tokens;
+  if (fault == "truncate") to_send = stop_after(b.truncate_after_tokens);
+  if (fault == "stall") to_send = stop_after(b.stall_after_tokens);
+  std::int64_t malformed_at = fault == "malformed_event" ? c.tokens / 2 : -1;
+  auto interval = token_interval(b);
+  for (std::int64_t i = 0; i < to_send; ++i) {
+    if (i > 0 && interval.count() > 0 && co_await sleep_watch(s, interval)) {
+      cancelled();
+      co_return false;
+    }
+    bool ok = i != malformed_at || co_await write_chunk(s, api.stream_malformed());
+    if (!ok || !co_await write_chunk(s, api.stream_token(c, i))) {
+      cancelled();
+      co_return false;
+    }
+    sent = i + 1;
+  }
+  if (fault == "truncate") {
+    close_socket(s);
+    call.end(Outcome::failed, sent);
+    co_return false;
+  }
+  if (fault == "stall") {
+    // Nothing more is sent; the provider stalled, so only what was generated is billed.
+    co_await wait_peer_close(s);
+    call.end(Outcome::cancelled, sent);
+    co_return false;
+  }
+  std::string tail = api.stream_finish(c);
+  if (malformed_at == 0 && c.tokens == 0) tail = api.stream_malformed() + tail;
+  if (fault == "truncate_before_usage") {
+    bool ok = co_await write_chunk(s, tail);
+    close_socket(s);
+    call.end(ok ? Outcome::failed : Outcome::cancelled, sent);
+    co_return false;
+  }
+  tail += api.stream_usage(c);
+  if (fault != "no_done") tail += api.stream_done(c);
+  bool ok = co_await write_chunk(s, tail);
+  if (ok) ok = co_await write_all(s, "0\r\n\r\n");
+  call.end(ok ? Outcome::succeeded : Outcome::cancelled, sent);
+  co_return ok && keep;
+}
 
 awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool anthropic,
                             std::string deployment, const ServerConfig& cfg, bool keep) {
@@ -261,12 +351,14 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
     Reply r = api.error(invalid);
     co_return co_await send_reply(s, r, keep) && keep;
   }
-  std::string model = full_model;
+  Call call;
+  call.model = full_model;
   std::string directives;
   if (auto q = full_model.find('?'); q != std::string::npos) {
-    model = full_model.substr(0, q);
+    call.model = full_model.substr(0, q);
     directives = full_model.substr(q + 1);
   }
+  const std::string& model = call.model;
   bool stream = false;
   if (auto* st = body.if_contains("stream"); st && st->is_bool()) stream = st->get_bool();
   stats_request_begin(&model, stream);
@@ -274,7 +366,7 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
 
   auto reject = [&](std::string message) {
     invalid.message = std::move(message);
-    stats_request_end(model, Outcome::failed, 0, 0, 0);
+    call.end(Outcome::failed);
     return api.error(invalid);
   };
 
@@ -303,85 +395,53 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
     b = merge_behavior(b, hb);
   }
 
-  // Request facts.
-  auto* msgs = body.if_contains("messages");
-  if (!msgs || !msgs->is_array()) {
-    Reply r = reject(anthropic ? "messages: Field required"
-                               : "Missing required parameter: 'messages'.");
+  Completion& c = call.c;
+  if (!build_completion(body, anthropic, b, c, err)) {
+    Reply r = reject(std::move(err));
     co_return co_await send_reply(s, r, keep) && keep;
   }
-  bool bad = false;
-  std::optional<std::int64_t> max_tokens = int_field(body, "max_tokens", bad);
-  if (!anthropic) {
-    if (auto mct = int_field(body, "max_completion_tokens", bad)) max_tokens = mct;
-  }
-  std::optional<std::int64_t> n_field = anthropic ? std::nullopt : int_field(body, "n", bad);
-  if (bad || (max_tokens && *max_tokens < 1) || (n_field && (*n_field < 1 || *n_field > kMaxChoices))) {
-    Reply r = reject(bad ? "Invalid type for an integer parameter (max_tokens, max_completion_tokens or n)."
-                         : "Invalid value: max_tokens must be at least 1 and n between 1 and 128.");
-    co_return co_await send_reply(s, r, keep) && keep;
-  }
-  if (anthropic && !max_tokens) {
-    Reply r = reject("max_tokens: Field required");
-    co_return co_await send_reply(s, r, keep) && keep;
-  }
-
-  Completion c;
   c.id = api.new_completion_id();
   c.created = unix_now();
   c.model = model;
-  c.n = n_field ? static_cast<int>(*n_field) : 1;
-  c.prompt_tokens = b.prompt_tokens ? *b.prompt_tokens : count_prompt_tokens(body, anthropic);
-  c.cached_tokens = b.cached_tokens.value_or(0);
-  if (c.cached_tokens > c.prompt_tokens) c.cached_tokens = c.prompt_tokens;
-  if (!anthropic) {
-    if (auto* so = body.if_contains("stream_options"); so && so->is_object()) {
-      if (auto* iu = so->get_object().if_contains("include_usage"); iu && iu->is_bool())
-        c.include_usage = iu->get_bool();
-    }
-  }
-  std::int64_t desired = 16;
-  if (b.content) {
-    c.words = split_words(*b.content);
-    desired = static_cast<std::int64_t>(c.words.size());
-  }
-  if (b.completion_tokens) desired = *b.completion_tokens;
-  if (desired > kMaxCompletionTokens) desired = kMaxCompletionTokens;
-  // Bound the total output (tokens x choices) so no request can exhaust memory.
-  if (desired * c.n > kMaxCompletionTokens) desired = kMaxCompletionTokens / c.n;
-  c.tokens = desired;
-  if (max_tokens && desired > *max_tokens) {
-    c.tokens = *max_tokens;
-    c.capped = true;
-  }
-  c.include_usage = c.include_usage && stream;
+  call.meta.model = model;
+  call.meta.anthropic = anthropic;
+  call.meta.stream = stream;
+  call.meta.service_tier = c.service_tier;
+  call.meta.request_id = rid;
+  call.meta.response_id = c.id;
+  call.meta.client_call_id = client_call_id(req);
+  call.meta.image_input_tokens = c.image_input_tokens;
+  call.meta.pdf_pages = c.pdf_pages;
+  call.meta.pdf_input_tokens = c.pdf_input_tokens;
 
   // ---- execute the behaviour
   const std::string fault = b.fault.value_or("");
+  bool error_reply = b.error || (b.status && *b.status >= 400);
+  bool fails = error_reply || fault == "reset" || fault == "empty";
+  // bill_on_cancel stands for a provider that keeps generating: only when an answer is coming,
+  // and not for a stall (generation stopped) or a hang (never started).
+  call.bill_on_cancel = b.bill_on_cancel.value_or(false) && !fails && fault != "stall" && fault != "hang";
   if (fault == "hang") {
-    co_await wait_peer_close(s);
-    stats_request_end(model, Outcome::cancelled, 0, 0, 0);
+    co_await wait_peer_close(s);  // nothing generated: nothing billed
+    call.end(Outcome::cancelled);
     co_return false;
   }
   std::int64_t latency = b.latency_ms.value_or(0);
-  if (latency > 0) {
-    bool closed = co_await sleep_watch(s, std::chrono::milliseconds(latency));
-    if (closed) {
-      stats_request_end(model, Outcome::cancelled, 0, 0, 0);
-      co_return false;
-    }
+  if (latency > 0 && co_await sleep_watch(s, std::chrono::milliseconds(latency))) {
+    call.end_cancelled();
+    co_return false;
   }
   if (fault == "reset") {
     reset_socket(s);
-    stats_request_end(model, Outcome::failed, 0, 0, 0);
+    call.end(Outcome::failed);
     co_return false;
   }
   if (fault == "empty") {
     close_socket(s);
-    stats_request_end(model, Outcome::failed, 0, 0, 0);
+    call.end(Outcome::failed);
     co_return false;
   }
-  if (b.error || (b.status && *b.status >= 400)) {
+  if (error_reply) {
     ErrorSpec e;
     e.name = b.error.value_or("");
     e.status = b.status.value_or(0);
@@ -392,106 +452,11 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
     e.request_id = rid;
     Reply r = api.error(e);
     bool ok = co_await send_reply(s, r, keep);
-    stats_request_end(model, ok ? Outcome::failed : Outcome::cancelled, 0, 0, 0);
+    call.end(ok ? Outcome::failed : Outcome::cancelled);
     co_return ok && keep;
   }
-  if (fault == "garbage") {
-    Reply r = json_reply(200, "<!DOCTYPE html>{\"id\": chatcmpl-garbage, not json at all",
-                         api.base_headers(rid));
-    bool ok = co_await send_reply(s, r, keep);
-    stats_request_end(model, ok ? Outcome::failed : Outcome::cancelled, 0, 0, 0);
-    co_return ok && keep;
-  }
-
-  double tps = b.tokens_per_second.value_or(0);
-  auto interval = std::chrono::microseconds(
-      tps > 0 ? static_cast<std::int64_t>(std::min(1e6 / tps, static_cast<double>(kMaxDelayMs) * 1000))
-              : 0);
-  Billing full{c.prompt_tokens, c.tokens * c.n, c.cached_tokens};
-
-  if (!stream) {
-    // Generation time at the scripted pace, before the headers, as a real provider would.
-    if (interval.count() > 0 && c.tokens > 1) {
-      bool closed = co_await sleep_watch(s, interval * (c.tokens - 1));
-      if (closed) {
-        stats_request_end(model, Outcome::cancelled, 0, 0, 0);
-        co_return false;
-      }
-    }
-    std::string text = api.body(c);
-    std::string extra = api.success_headers(c, rid);
-    if (fault == "truncate") {
-      std::string h = head(200, "application/json", extra, text.size(), keep);
-      bool ok = co_await write_all(s, h, std::string_view(text).substr(0, text.size() / 2));
-      close_socket(s);
-      stats_request_end(model, ok ? Outcome::failed : Outcome::cancelled, 0, 0, 0);
-      co_return false;
-    }
-    if (fault == "oversized") {
-      static const std::string pad(1024 * 1024, ' ');
-      std::string h = head(200, "application/json", extra, text.size() + kOversizedPadding, keep);
-      std::string_view tv(text);
-      bool ok = co_await write_all(s, h, tv.substr(0, tv.size() - 1));
-      for (std::size_t sent = 0; ok && sent < kOversizedPadding; sent += pad.size())
-        ok = co_await write_all(s, pad);
-      if (ok) ok = co_await write_all(s, tv.substr(tv.size() - 1));
-      if (ok)
-        stats_request_end(model, Outcome::succeeded, full.prompt, full.completion, full.cached);
-      else
-        stats_request_end(model, Outcome::cancelled, 0, 0, 0);
-      co_return ok && keep;
-    }
-    std::string h = head(200, "application/json", extra, text.size(), keep);
-    bool ok = co_await write_all(s, h, text);
-    if (ok)
-      stats_request_end(model, Outcome::succeeded, full.prompt, full.completion, full.cached);
-    else
-      stats_request_end(model, Outcome::cancelled, 0, 0, 0);
-    co_return ok && keep;
-  }
-
-  // ---- streaming
-  std::string extra = api.success_headers(c, rid) + "cache-control: no-cache\r\n";
-  std::string h = head(200, "text/event-stream; charset=utf-8", extra, std::nullopt, keep);
-  if (!co_await write_all(s, h)) {
-    stats_request_end(model, Outcome::cancelled, 0, 0, 0);
-    co_return false;
-  }
-  std::int64_t sent = 0;
-  auto emitted = [&] { return c.tokens > 0 ? sent * c.n : 0; };
-  if (!co_await write_chunk(s, api.stream_open(c))) {
-    stats_request_end(model, Outcome::cancelled, c.prompt_tokens, 0, c.cached_tokens);
-    co_return false;
-  }
-  std::int64_t to_send = fault == "truncate" ? c.tokens / 2 : c.tokens;
-  for (std::int64_t i = 0; i < to_send; ++i) {
-    if (i > 0 && interval.count() > 0) {
-      bool closed = co_await sleep_watch(s, interval);
-      if (closed) {
-        stats_request_end(model, Outcome::cancelled, c.prompt_tokens, emitted(), c.cached_tokens);
-        co_return false;
-      }
-    }
-    if (!co_await write_chunk(s, api.stream_token(c, i))) {
-      stats_request_end(model, Outcome::cancelled, c.prompt_tokens, emitted(), c.cached_tokens);
-      co_return false;
-    }
-    sent = i + 1;
-  }
-  if (fault == "truncate") {
-    close_socket(s);
-    stats_request_end(model, Outcome::failed, c.prompt_tokens, emitted(), c.cached_tokens);
-    co_return false;
-  }
-  std::string tail = api.stream_close(c);
-  bool ok = co_await write_chunk(s, tail);
-  if (ok) ok = co_await write_all(s, "0\r\n\r\n");
-  if (!ok) {
-    stats_request_end(model, Outcome::cancelled, c.prompt_tokens, emitted(), c.cached_tokens);
-    co_return false;
-  }
-  stats_request_end(model, Outcome::succeeded, full.prompt, full.completion, full.cached);
-  co_return keep;
+  if (stream && fault != "garbage") co_return co_await answer_stream(s, api, call, b, rid, keep);
+  co_return co_await answer_whole(s, api, call, b, rid, keep);
 }
 
 // ---------------------------------------------------------------- control API

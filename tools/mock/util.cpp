@@ -120,4 +120,8 @@ std::string retry_after_value(const std::optional<std::string>& v) {
   return v ? *v : std::string("1");
 }
 
+std::string count_json(std::int64_t v, bool quoted) {
+  return quoted ? "\"" + std::to_string(v) + "\"" : std::to_string(v);
+}
+
 }  // namespace tollgate::mock
