@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <functional>
 #include <thread>
 
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include "api/admin.hpp"
@@ -134,6 +136,19 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     spdlog::info("signal {} received, stopping", sig);
     server.stop();
   });
+  // Budget windows that ended are forgotten once a minute (the ledger stays as large as its
+  // current windows, whatever the number of distinct callers over time).
+  boost::asio::steady_timer sweep(signal_ioc);
+  std::function<void()> arm_sweep = [&] {
+    sweep.expires_after(std::chrono::seconds(60));
+    sweep.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (const auto n = services->ledger->forget_ended(std::chrono::system_clock::now()))
+        spdlog::debug("ledger: forgot {} scope(s) of ended windows", n);
+      arm_sweep();
+    });
+  };
+  arm_sweep();
   std::thread signal_thread([&signal_ioc] { signal_ioc.run(); });
   std::signal(SIGPIPE, SIG_IGN);
 

@@ -391,6 +391,26 @@ void Ledger::load(const ScopeId& scope, Nanos spent, SystemTime window_start, st
   e.window_end = period ? window_of(*period, window_start, options_.reset_timezone).end : window_start;
 }
 
+std::size_t Ledger::forget_ended(SystemTime now) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < shard_count_; ++i) {
+    std::lock_guard lock(shards_[i].mutex);
+    auto& entries = shards_[i].entries;
+    // reserved == 0 means no Reservation holds the entry (a hold always has a positive amount in
+    // it), so erasing it invalidates no pointer.
+    for (auto it = entries.begin(); it != entries.end();) {
+      const LedgerEntry& e = it->second;
+      if (e.reserved == 0 && e.period && now >= e.window_end) {
+        it = entries.erase(it);
+        ++n;
+      } else {
+        ++it;
+      }
+    }
+  }
+  return n;
+}
+
 std::size_t Ledger::scope_count() const {
   std::size_t n = 0;
   for (std::size_t i = 0; i < shard_count_; ++i) {

@@ -264,6 +264,13 @@ class Ledger {
   void load(const ScopeId& scope, Nanos spent, SystemTime window_start,
             std::optional<BudgetPeriod> period = std::nullopt);
 
+  /// Forgets the scopes whose window has ended and that hold no reservation (their spend belongs
+  /// to a window no admission will look at again; a later reservation recreates the scope in its
+  /// new window with spent 0, which is what it would have read anyway). Keeps memory bounded by
+  /// the scopes of current windows and lifetime budgets, whatever the number of distinct callers
+  /// over time. Returns how many were forgotten. Thread-safe; locks one shard at a time.
+  std::size_t forget_ended(SystemTime now);
+
   /// The number of scopes the ledger tracks. Thread-safe (locks every shard in turn).
   [[nodiscard]] std::size_t scope_count() const;
 

@@ -122,10 +122,13 @@ std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::s
   if (p.organization)
     add(out, ScopeKind::organization, p.organization->organization_id, p.organization->max_budget_nanos,
         p.organization->budget_duration);
+  // End users are named by callers, so there may be any number of them: one is a scope only
+  // while a budget applies to it (its customer record's, else max_end_user_budget). Without one
+  // its spend is in the spend log's end_user column, and the ledger keeps nothing for it.
   if (!p.end_user.empty()) {
     if (p.customer && p.customer->max_budget_nanos)
       add(out, ScopeKind::end_user, p.end_user, p.customer->max_budget_nanos, p.customer->budget_duration);
-    else
+    else if (cfg.litellm_settings.max_end_user_budget)
       add(out, ScopeKind::end_user, p.end_user, config_dollars(cfg.litellm_settings.max_end_user_budget),
           cfg.litellm_settings.budget_duration);
   }

@@ -29,7 +29,9 @@ namespace tollgate::pipeline {
 /// apply_user_budget_to_team_keys), the team, the team membership (max_budget_in_team), the
 /// organization, the end user (customer record, else litellm_settings.max_end_user_budget), and
 /// the global budget (litellm_settings.max_budget). An identity without a budget is still listed,
-/// with limit budget::kMaxNanos: its spend is tracked but never refused. Malformed stored JSON
+/// with limit budget::kMaxNanos: its spend is tracked but never refused — except an end user
+/// without a budget, who is not listed (callers name end users freely: the ledger must not grow
+/// with every name; their spend is in the spend log). Malformed stored JSON
 /// fails closed: the scope is kept with a zero limit.
 std::vector<budget::ScopeLimit> applicable_scopes(const auth::Principal& p, const std::string& group,
                                                   const config::Config& cfg);

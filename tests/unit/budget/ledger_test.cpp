@@ -573,3 +573,28 @@ TEST(LedgerRange, ConcurrentCallersNearTheEndAreAllServedWithinTheCap) {
   EXPECT_GE(held.size(), 4u);  // 500, 250, 125, 62 — then 63 left < ... one more of 63
   for (auto& r : held) l.settle(std::move(r), 0, SettleKind::no_usage, kT0);
 }
+
+TEST(LedgerForget, EndedWindowsWithoutReservationsAreForgotten) {
+  Ledger l;
+  const auto day = BudgetPeriod{PeriodUnit::days, 1};
+  std::vector<std::vector<ScopeLimit>> users;
+  for (int i = 0; i < 100; ++i) users.push_back({limit(ScopeKind::end_user, "u" + std::to_string(i), 1'000, day)});
+  for (auto& s : users) {
+    auto r = l.reserve(s, 10, kT0);
+    ASSERT_TRUE(r);
+    l.settle(std::move(*r), 5, SettleKind::actual, kT0);
+  }
+  auto held = l.reserve(users[0], 10, kT0);  // one still in flight
+  const std::vector<ScopeLimit> lifetime{limit(ScopeKind::key, "k", 1'000)};
+  auto r = l.reserve(lifetime, 10, kT0);
+  l.settle(std::move(*r), 7, SettleKind::actual, kT0);
+  EXPECT_EQ(l.scope_count(), 101u);
+  EXPECT_EQ(l.forget_ended(kT0 + 1h), 0u);     // the day is not over
+  EXPECT_EQ(l.forget_ended(kT0 + 24h), 99u);   // all but the reserved one and the lifetime key
+  EXPECT_EQ(spent(l, lifetime[0], kT0 + 24h), 7);
+  l.settle(std::move(*held), 3, SettleKind::actual, kT0 + 24h);  // charged to the new window
+  EXPECT_EQ(spent(l, users[0][0], kT0 + 24h), 3);
+  EXPECT_EQ(spent(l, users[1][0], kT0 + 24h), -1);  // forgotten: a new reservation starts it at 0
+  auto again = l.reserve(users[1], 1'000, kT0 + 24h);
+  EXPECT_TRUE(again);
+}
