@@ -71,7 +71,9 @@ inline constexpr std::int64_t kUnknownMediaTokenBound = 10'000'000;
 ///   bound = kPerRequestTokenOverhead
 ///         + Σ messages: kPerMessageTokenOverhead + UTF-8 bytes of their strings
 ///           (+ kPerMessageTokenOverhead per content part and per tool call; tool calls, tool
-///           results and nested `content` arrays count as text, their media parts as media)
+///           results and nested `content` arrays count as text, their media parts as media;
+///           tool arguments given as JSON objects, e.g. Anthropic `tool_use.input`, count by
+///           their serialized bytes)
 ///         + top-level `system` / `prompt` / `input` / `instructions` / `suffix` (arrays: per-part
 ///           overhead + the parts, media included)
 ///         + `tools` / `functions` / `response_format` / `tool_choice`: serialized JSON bytes
