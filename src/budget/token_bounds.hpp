@@ -1,10 +1,11 @@
 #pragma once
 // Upper bounds of the tokens an attempt can consume: its input, read from the request, and its
 // output, from the request's limits and the model's maximum (DESIGN.md "Budget admission";
-// docs/budgets.md). Pure functions; thread-safe.
+// docs/budgets.md, docs/input_bounds.md). Pure functions; thread-safe.
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include <boost/json/object.hpp>
 
@@ -29,7 +30,9 @@ inline constexpr std::int64_t kPerRequestTokenOverhead = 16;
 inline constexpr std::int64_t kDefaultOutputTokenBound = 4096;
 
 /// An upper bound of the input tokens of an OpenAI Chat Completions request (also accepts the
-/// Anthropic Messages shape: top-level `system`, `image` parts).
+/// Anthropic Messages shape: top-level `system`, `image` parts). The original, model-blind bound:
+/// prefer input_token_upper_bound(request, InputBoundContext), which sizes images, documents and
+/// audio per model family.
 ///
 /// Rule (DESIGN.md): a BPE/byte-fallback token is at least one byte of UTF-8 text, so
 ///   bound = kPerRequestTokenOverhead
@@ -42,6 +45,53 @@ inline constexpr std::int64_t kDefaultOutputTokenBound = 4096;
 /// Malformed shapes are counted leniently (strings anywhere are counted); saturates at INT64_MAX.
 [[nodiscard]] std::int64_t input_token_upper_bound(const boost::json::object& chat_request,
                                                    std::int64_t tokens_per_image = kDefaultImageTokenBound);
+
+/// What input_token_upper_bound(request, ctx) needs to know about the model an attempt goes to.
+struct InputBoundContext {
+  /// Lower-case model name (price-table key such as "gpt-4o" or "azure/gpt-4o", or the upstream
+  /// model): selects the image/document rules' family (media_tokens.hpp, media_family_for).
+  /// Empty or unlisted → the unknown family (the largest per-image maximum of all families).
+  std::string_view model;
+  /// The model's context limit, tokens (ModelPrice::max_input_tokens): the bound of any media part
+  /// whose size cannot be read, and a cap on every media part (a part larger than the context makes
+  /// the request fail unbilled). nullopt or ≤ 0 → kUnknownMediaTokenBound.
+  std::optional<std::int64_t> max_input_tokens;
+};
+
+/// Tokens assumed for a media part whose size cannot be read when the model's context limit is
+/// unknown: 10,000,000, above the largest context window on offer (Llama 4 Scout: 10M; the
+/// bundled table's largest is gemini-1.5-pro's 2,097,152).
+inline constexpr std::int64_t kUnknownMediaTokenBound = 10'000'000;
+
+/// An upper bound of the input tokens the provider will bill for `request`, an OpenAI Chat
+/// Completions body (also the Anthropic Messages and OpenAI Responses shapes, leniently), for the
+/// model described by `ctx`. Never below the real count for the documented rules; see
+/// docs/input_bounds.md for every formula and its source.
+///
+///   bound = kPerRequestTokenOverhead
+///         + Σ messages: kPerMessageTokenOverhead + UTF-8 bytes of their strings
+///           (+ kPerMessageTokenOverhead per content part and per tool call; tool calls, tool
+///           results and nested `content` arrays count as text, their media parts as media;
+///           tool arguments given as JSON objects, e.g. Anthropic `tool_use.input`, count by
+///           their serialized bytes)
+///         + top-level `system` / `prompt` / `input` / `instructions` / `suffix` (arrays: per-part
+///           overhead + the parts, media included)
+///         + `tools` / `functions` / `response_format` / `tool_choice`: serialized JSON bytes
+///           + kPerRequestTokenOverhead per tool, + the family's hidden tool-use prompt when tools
+///           are present, + kBuiltinToolTokens per provider-defined tool
+///         + images (`image_url`, `input_image`, Anthropic `image`): image_token_bound() from the
+///           dimensions read from inline base64 data (PNG/JPEG/GIF/WebP), the family maximum when
+///           they cannot be read (URL, file id, undecodable data)
+///         + PDFs (OpenAI `file` / `input_file`, Anthropic `document`): pages read from inline data
+///           × pdf_page_token_bound(); plain-text documents: their bytes; unreadable or not inline
+///           → ctx.max_input_tokens
+///         + audio (`input_audio`): ceil(duration bound × kAudioTokensPerSecond); unreadable →
+///           ctx.max_input_tokens (also for an assistant `audio: {id}` reference).
+/// Every media part is capped at ctx.max_input_tokens. Malformed shapes are counted leniently
+/// (strings anywhere count as text); never throws; saturates at INT64_MAX. Allocation: none beyond
+/// the serializer of the tool definitions; inline payloads are decoded in place (images: header
+/// bytes only; PDFs: one pass).
+[[nodiscard]] std::int64_t input_token_upper_bound(const boost::json::object& request, const InputBoundContext& ctx);
 
 /// An upper bound of the output tokens of a chat request:
 /// `max_completion_tokens` (else `max_tokens`) × `n` (default 1), capped at the model's max

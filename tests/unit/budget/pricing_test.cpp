@@ -337,52 +337,7 @@ TEST(WorstCaseCost, BoundsActualCost) {
 
 // ------------------------------------------------------------------ bounds
 
-TEST(InputBound, CountsBytesPlusOverhead) {
-  const auto req = json(R"({"model":"gpt-4o","messages":[
-      {"role":"system","content":"You are terse."},
-      {"role":"user","content":"Hello"}]})");
-  // 16 + (8 + 6 + 14) + (8 + 4 + 5)
-  EXPECT_EQ(input_token_upper_bound(req), 16 + 28 + 17);
-  EXPECT_EQ(input_token_upper_bound(json(R"({"model":"x"})")), kPerRequestTokenOverhead);
-}
-
-TEST(InputBound, Utf8BytesNotCodePoints) {
-  // "héllo 世界" is 13 bytes (é = 2, each CJK char = 3).
-  const auto req = json(R"({"messages":[{"role":"user","content":"h\u00e9llo \u4e16\u754c"}]})");
-  EXPECT_EQ(input_token_upper_bound(req), 16 + 8 + 4 + 13);
-}
-
-TEST(InputBound, PartsImagesToolsAndSystem) {
-  const auto req = json(R"({"messages":[
-      {"role":"user","content":[
-         {"type":"text","text":"What is this?"},
-         {"type":"image_url","image_url":{"url":"data:image/png;base64,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}]},
-      {"role":"assistant","content":null,"tool_calls":[
-         {"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
-      {"role":"tool","tool_call_id":"c1","content":"42"}],
-    "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})");
-  const std::int64_t msg1 = 8 + 4 + (8 + 4 + 13) + (8 + kDefaultImageTokenBound);
-  const std::int64_t msg2 = 8 + 9 + (8 + 2 + 8 + 1 + 7);
-  const std::int64_t msg3 = 8 + 4 + 2 + 2;
-  const std::int64_t tools = static_cast<std::int64_t>(
-                                 std::string_view(R"([{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}])").size()) +
-                             kPerRequestTokenOverhead;
-  EXPECT_EQ(input_token_upper_bound(req), 16 + msg1 + msg2 + msg3 + tools);
-  EXPECT_EQ(input_token_upper_bound(req, 40'000) - input_token_upper_bound(req), 38'000);
-
-  const auto anthropic = json(R"({"system":"Be kind.","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","data":"AAAA"}}]}]})");
-  EXPECT_EQ(input_token_upper_bound(anthropic), 16 + 8 + (8 + 4 + 8 + kDefaultImageTokenBound));
-}
-
-TEST(InputBound, IsAtLeastTheByteCount) {
-  // Whatever the tokenizer, tokens <= bytes: the bound must never be below the text's size.
-  std::string big(100'000, 'x');
-  boost::json::object req;
-  boost::json::array msgs;
-  msgs.push_back(boost::json::object{{"role", "user"}, {"content", big}});
-  req["messages"] = std::move(msgs);
-  EXPECT_GE(input_token_upper_bound(req), 100'000);
-}
+// The input-bound cases live in token_bounds_test.cpp.
 
 TEST(OutputBound, RequestLimitTimesN) {
   EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":100})"), 16384), 100);
