@@ -658,7 +658,11 @@ class Run {
       const auto& price = s_->prices[*dep];
       AttemptPlan plan;
       const bool priced = price.status == budget::PriceStatus::priced;
-      if (priced) plan = plan_attempt(price, call_.body, call_.output, OutputBoundSettings::from(cfg_.tollgate_settings));
+      if (priced) {
+        const auto& d = cfg_.model_list[*dep];
+        plan = plan_attempt(price, call_.body, call_.output, OutputBoundSettings::from(cfg_.tollgate_settings),
+                            d.base_model.empty() ? d.upstream_model : d.base_model);
+      }
       if (trace_.budget.max_request_cost < budget::kMaxNanos) {
         const budget::Nanos left = trace_.budget.max_request_cost > trace_.reserved_total
                                        ? trace_.budget.max_request_cost - trace_.reserved_total

@@ -93,7 +93,7 @@ bool AttemptPlan::cap_at(budget::Nanos ceiling) {
 }
 
 AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const json::object& chat, const OutputRequest& out,
-                         const OutputBoundSettings& settings) {
+                         const OutputBoundSettings& settings, std::string_view model) {
   AttemptPlan plan;
   plan.choices = std::max<std::int64_t>(out.choices, 1);
   const auto model_max = price.price.max_output_tokens;
@@ -101,7 +101,10 @@ AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const json::object&
   else plan.want = model_max && *model_max > 0 ? *model_max : budget::kDefaultOutputTokenBound;
   plan.least = out.max_tokens && settings.refuse_unaffordable ? plan.want
                                                               : std::min(plan.want, std::max<std::int64_t>(settings.min_tokens, 1));
-  plan.rates = budget::worst_case_rates(price.price, budget::input_token_upper_bound(chat), out.service_tier);
+  std::string family = std::string(model.empty() ? std::string_view(price.price.matched_key) : model);
+  for (char& ch : family) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  const budget::InputBoundContext ctx{family, price.price.max_input_tokens};
+  plan.rates = budget::worst_case_rates(price.price, budget::input_token_upper_bound(chat, ctx), out.service_tier);
   auto total = [&](std::int64_t per_choice) {
     return per_choice > kInt64Max / plan.choices ? kInt64Max : per_choice * plan.choices;
   };

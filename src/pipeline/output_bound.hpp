@@ -71,7 +71,9 @@ struct AttemptPlan {
 /// max_output_tokens, else the model's max_output_tokens, else budget::kDefaultOutputTokenBound.
 /// The least: min(want, settings.min_tokens), or `want` itself when the caller set a limit and
 /// settings.refuse_unaffordable. Meaningful for priced deployments only.
+/// `model` names the deployment's model for the input bound's media rules (images, documents by
+/// model family: budget/media_tokens.hpp); empty = the price's table key.
 AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const boost::json::object& chat, const OutputRequest& out,
-                         const OutputBoundSettings& settings);
+                         const OutputBoundSettings& settings, std::string_view model = {});
 
 }  // namespace tollgate::pipeline

@@ -101,8 +101,14 @@ TEST(Scopes, EveryIdentityOfTheCallerApplies) {
   EXPECT_EQ(find(scopes, ScopeKind::user)->max_budget, budget::kMaxNanos);
   EXPECT_EQ(find(scopes, ScopeKind::team)->max_budget, 9);
   EXPECT_EQ(find(scopes, ScopeKind::team_member)->max_budget, 11);
-  EXPECT_EQ(find(scopes, ScopeKind::end_user)->scope.id, "alice");
+  // An end user is a scope only while a budget applies to it (callers name end users freely).
+  EXPECT_FALSE(find(scopes, ScopeKind::end_user));
   EXPECT_EQ(find(scopes, ScopeKind::global)->max_budget, 100'000'000'000);
+  auto with_default = load(std::string(kConfig) + "  max_end_user_budget: 0.5\n");
+  auto eu = pipeline::applicable_scopes(full_principal(), "paid", *with_default);
+  ASSERT_TRUE(find(eu, ScopeKind::end_user));
+  EXPECT_EQ(find(eu, ScopeKind::end_user)->scope.id, "alice");
+  EXPECT_EQ(find(eu, ScopeKind::end_user)->max_budget, 500'000'000);
   // No per-model budget for another group.
   EXPECT_FALSE(find(pipeline::applicable_scopes(full_principal(), "free", *cfg), ScopeKind::key_model));
 }
