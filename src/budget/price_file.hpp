@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "budget/pricing.hpp"
 #include "config/config.hpp"
@@ -46,10 +45,5 @@ enum class PriceFileFormat {
 /// Blocking file I/O: call once at start, not on the request path.
 [[nodiscard]] std::expected<std::shared_ptr<const PriceTable>, std::string> load_effective_price_table(
     const config::Config& cfg);
-
-/// resolve_deployment_price for every deployment of `cfg.model_list`, in order, against
-/// load_effective_price_table(cfg). Throws std::runtime_error with that function's message when the
-/// price file is invalid (a startup failure; `tollgate serve` and `config check` report it first).
-[[nodiscard]] std::vector<ResolvedPrice> resolve_deployment_prices(const config::Config& cfg);
 
 }  // namespace tollgate::budget

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tollgate::budget {
 
@@ -230,5 +231,13 @@ struct ResolvedPrice {
 /// `model_info.max_input_tokens` / `max_output_tokens` replace the table's limits when set.
 /// A table entry whose prices are all zero resolves to priced_zero.
 [[nodiscard]] ResolvedPrice resolve_deployment_price(const config::Deployment& deployment, const PriceTable& table);
+
+/// resolve_deployment_price for every deployment of `cfg.model_list`, in order, against the
+/// config's effective table (load_effective_price_table in budget/price_file.hpp: the bundled table
+/// plus `tollgate_settings.price_file`). The gateway calls this once at start (Services::make).
+/// Throws std::runtime_error with load_effective_price_table's message when the price file is
+/// invalid (a startup failure; `tollgate serve` and `config check` report it first, exit 2).
+/// Defined in price_file.cpp.
+[[nodiscard]] std::vector<ResolvedPrice> resolve_deployment_prices(const config::Config& cfg);
 
 }  // namespace tollgate::budget
