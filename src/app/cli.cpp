@@ -6,10 +6,10 @@
 #include <spdlog/spdlog.h>
 
 #include "app/explain.hpp"
+#include "app/pricing_cmd.hpp"
 #include "app/serve.hpp"
 #include "app/simulate_cmd.hpp"
-#include "budget/money.hpp"
-#include "budget/pricing.hpp"
+#include "budget/price_file.hpp"
 #include "config/loader.hpp"
 
 namespace tollgate::app {
@@ -17,6 +17,7 @@ namespace tollgate::app {
 namespace {
 
 /// Loads a config for serving: warnings to the log, errors to stderr (each with its YAML path).
+/// An invalid `tollgate_settings.price_file` is a config error too.
 std::shared_ptr<const config::Config> load_or_report(const std::string& path) {
   auto r = config::load_config_file(path);
   for (const auto& w : r.warnings) spdlog::warn("config: {}", w.to_string());
@@ -24,33 +25,11 @@ std::shared_ptr<const config::Config> load_or_report(const std::string& path) {
     for (const auto& e : r.errors) std::cerr << "tollgate: config error: " << e.to_string() << "\n";
     return nullptr;
   }
+  if (auto prices = budget::load_effective_price_table(*r.config); !prices) {
+    std::cerr << "tollgate: config error: " << prices.error() << "\n";
+    return nullptr;
+  }
   return r.config;
-}
-
-/// `tollgate pricing check`: every deployment with its resolved price, or `unpriced`.
-int pricing_check(const std::string& path) {
-  auto r = config::load_config_file(path);
-  if (!r.ok()) {
-    for (const auto& e : r.errors) std::cerr << "tollgate: config error: " << e.to_string() << "\n";
-    return 2;
-  }
-  int unpriced = 0;
-  for (const auto& d : r.config->model_list) {
-    const auto p = budget::resolve_deployment_price(d, budget::PriceTable::bundled());
-    std::cout << d.model_name << "\t" << d.id << "\t" << d.provider_prefix << "/" << d.upstream_model << "\t";
-    if (p.status == budget::PriceStatus::unpriced) {
-      ++unpriced;
-      std::cout << "unpriced";
-    } else {
-      std::cout << "input $" << budget::format_price_per_token(p.price.input) << "/token, output $"
-                << budget::format_price_per_token(p.price.output) << "/token";
-      if (p.price.cached_input) std::cout << ", cached input $" << budget::format_price_per_token(*p.price.cached_input) << "/token";
-      if (p.status == budget::PriceStatus::priced_zero) std::cout << " (priced at zero)";
-    }
-    std::cout << "\t(" << p.how << ")\n";
-  }
-  std::cout << r.config->model_list.size() << " deployment(s), " << unpriced << " unpriced\n";
-  return 0;
 }
 
 int config_check(const std::string& path) {
@@ -59,6 +38,11 @@ int config_check(const std::string& path) {
   for (const auto& e : r.errors) std::cout << "error: " << e.to_string() << "\n";
   if (!r.ok()) {
     std::cerr << "tollgate: " << path << ": " << r.errors.size() << " error(s)\n";
+    return 2;
+  }
+  if (auto prices = budget::load_effective_price_table(*r.config); !prices) {
+    std::cout << "error: " << prices.error() << "\n";
+    std::cerr << "tollgate: " << path << ": 1 error(s)\n";
     return 2;
   }
   std::cout << path << ": ok (" << r.config->model_list.size() << " deployment(s), "
@@ -90,6 +74,12 @@ int run_cli(int argc, char** argv) {
       pricing_cmd->add_subcommand("check", "print every deployment with its resolved price, or `unpriced`");
   std::string pricing_config;
   pricing_check_cmd->add_option("--config,-c", pricing_config, "config file")->required();
+  auto* pricing_import_cmd = pricing_cmd->add_subcommand(
+      "import", "convert LiteLLM's model_prices_and_context_window.json to Tollgate's price table (YAML)");
+  PricingImportOptions import_opts;
+  pricing_import_cmd->add_option("FILE", import_opts.file, "LiteLLM price file (JSON)")->required();
+  pricing_import_cmd->add_option("--out,-o", import_opts.out, "write the table here (atomically) instead of stdout");
+  pricing_import_cmd->add_option("--as-of", import_opts.as_of, "as_of date of every entry, YYYY-MM-DD (default: today, UTC)");
 
   auto* config_cmd = cli.add_subcommand("config", "config file tools");
   config_cmd->require_subcommand(1);
@@ -127,7 +117,8 @@ int run_cli(int argc, char** argv) {
   if (*check_cmd) return config_check(check_file);
   if (*simulate_cmd) return simulate_command(simulate_opts);
   if (*explain_cmd) return explain_command(explain_opts);
-  if (*pricing_check_cmd) return pricing_check(pricing_config);
+  if (*pricing_check_cmd) return pricing_check_command(pricing_config);
+  if (*pricing_import_cmd) return pricing_import_command(import_opts);
   if (*serve_cmd) {
     auto cfg = load_or_report(serve_config);
     return cfg ? serve(cfg, serve_opts) : 2;

@@ -1,5 +1,5 @@
 #pragma once
-/// The `tollgate` command line: `serve`, `config check`, `pricing check`, `simulate` (policy
+/// The `tollgate` command line: `serve`, `config check`, `pricing check`, `pricing import`, `simulate` (policy
 /// dry-run, docs/simulate.md), `explain REQUEST_ID` (a request's decision trace), and LiteLLM's
 /// `--config FILE` form.
 /// Exit codes: 0 success, 2 bad usage or bad config (one-line reason on stderr), 1 runtime failure.

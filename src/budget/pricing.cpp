@@ -2,8 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/value.hpp>
+#include "budget/price_fields.hpp"
 
 #include <algorithm>
 #include <array>
@@ -24,10 +23,17 @@ constexpr std::string_view kBundledYaml =
 #include "budget/pricing.inc"
     ;
 
-constexpr std::array<std::string_view, 7> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic",
-                                                                     "gemini", "mistral", "groq"};
+// Prefixes whose bare model names carry that provider's own list prices (docs/pricing.md).
+constexpr std::array<std::string_view, 9> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic", "gemini",
+                                                                     "mistral", "groq",  "xai",      "deepseek"};
 
-constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+// Every deployment cost key names a field of the table format.
+static_assert([] {
+  for (const auto& k : config::kDeploymentCostKeys) {
+    if (!detail::price_field(k.key)) return false;
+  }
+  return true;
+}());
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -78,7 +84,7 @@ std::expected<PriceTier, std::string> read_tier(const YAML::Node& node, const st
       tier.above_input_tokens = *v;
       has_above = true;
     } else if (field == "input_cost_per_token" || field == "output_cost_per_token" ||
-               field == "cache_read_input_token_cost") {
+               field == "cache_read_input_token_cost" || field == "cache_creation_input_token_cost") {
       auto p = read_price(kv.second, fpath);
       if (!p) return std::unexpected(p.error());
       if (field == "input_cost_per_token") {
@@ -87,8 +93,10 @@ std::expected<PriceTier, std::string> read_tier(const YAML::Node& node, const st
       } else if (field == "output_cost_per_token") {
         tier.output = *p;
         has_out = true;
-      } else {
+      } else if (field == "cache_read_input_token_cost") {
         tier.cached_input = *p;
+      } else {
+        tier.cache_write = *p;
       }
     } else {
       return std::unexpected(fpath + at_line(kv.first) + ": unknown field");
@@ -105,24 +113,16 @@ std::expected<ModelPrice, std::string> read_entry(const std::string& key, const 
   if (!node.IsMap()) return std::unexpected(path + at_line(node) + ": expected a mapping");
   ModelPrice price;
   price.matched_key = key;
-  bool has_in = false, has_out = false;
+  detail::PriceDraft draft;
+  std::optional<PriceTier> tier;
   for (const auto& kv : node) {
     const std::string field = kv.first.Scalar();
     const std::string fpath = path + "." + field;
     const YAML::Node& v = kv.second;
-    if (field == "input_cost_per_token" || field == "output_cost_per_token" ||
-        field == "cache_read_input_token_cost") {
+    if (const auto f = detail::price_field(field)) {
       auto p = read_price(v, fpath);
       if (!p) return std::unexpected(p.error());
-      if (field == "input_cost_per_token") {
-        price.input = *p;
-        has_in = true;
-      } else if (field == "output_cost_per_token") {
-        price.output = *p;
-        has_out = true;
-      } else {
-        price.cached_input = *p;
-      }
+      draft.set(*f, *p);
     } else if (field == "max_input_tokens" || field == "max_output_tokens") {
       auto c = read_count(v, fpath);
       if (!c) return std::unexpected(c.error());
@@ -130,7 +130,7 @@ std::expected<ModelPrice, std::string> read_entry(const std::string& key, const 
     } else if (field == "tier") {
       auto t = read_tier(v, fpath);
       if (!t) return std::unexpected(t.error());
-      price.long_prompt_tier = *t;
+      tier = *t;
     } else if (field == "source" || field == "as_of") {
       auto t = read_text(v, fpath);
       if (!t) return std::unexpected(t.error());
@@ -139,11 +139,41 @@ std::expected<ModelPrice, std::string> read_entry(const std::string& key, const 
       return std::unexpected(fpath + at_line(kv.first) + ": unknown field");
     }
   }
-  if (!has_in) return std::unexpected(path + ".input_cost_per_token: missing");
-  if (!has_out) return std::unexpected(path + ".output_cost_per_token: missing");
+  if (!draft.at(detail::PriceField::input)) return std::unexpected(path + ".input_cost_per_token: missing");
+  if (!draft.at(detail::PriceField::output)) return std::unexpected(path + ".output_cost_per_token: missing");
   if (price.source.empty()) return std::unexpected(path + ".source: missing");
   if (price.as_of.empty()) return std::unexpected(path + ".as_of: missing");
+  detail::apply(draft, price);
+  price.long_prompt_tier = tier;
   return price;
+}
+
+/// A YAML double-quoted scalar (JSON-compatible escapes), so any key or text round-trips.
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+void write_price(std::string& out, std::string_view indent, std::string_view key, PerTokenPrice p) {
+  out += indent;
+  out += key;
+  out += ": ";
+  out += quoted(format_price_per_token(p));
+  out += '\n';
 }
 
 // Longest key K such that `model` == K + ('-' | '@') + rest.
@@ -232,6 +262,43 @@ std::expected<PriceTable, std::string> PriceTable::parse(std::string_view yaml) 
   return table;
 }
 
+PriceTable PriceTable::merged(const PriceTable& base, const PriceTable& overlay) {
+  PriceTable out = base;
+  for (const auto& [key, price] : overlay.entries_) out.entries_.insert_or_assign(key, price);
+  return out;
+}
+
+std::string PriceTable::to_yaml(std::string_view header) const {
+  std::string out;
+  while (!header.empty()) {
+    const auto nl = header.find('\n');
+    out += "# ";
+    out += header.substr(0, nl);
+    out += '\n';
+    header = nl == std::string_view::npos ? std::string_view{} : header.substr(nl + 1);
+  }
+  out += "version: 1\nmodels:\n";
+  if (entries_.empty()) out.insert(out.size() - 1, " {}");
+  for (const auto& [key, p] : entries_) {
+    out += "  " + quoted(key) + ":\n";
+    for (const auto& f : detail::kPriceFields) {
+      if (const auto v = detail::get(p, f.field)) write_price(out, "    ", f.key, *v);
+    }
+    if (p.max_input_tokens) out += "    max_input_tokens: " + std::to_string(*p.max_input_tokens) + "\n";
+    if (p.max_output_tokens) out += "    max_output_tokens: " + std::to_string(*p.max_output_tokens) + "\n";
+    if (const auto& t = p.long_prompt_tier) {
+      out += "    tier:\n      above_input_tokens: " + std::to_string(t->above_input_tokens) + "\n";
+      write_price(out, "      ", "input_cost_per_token", t->input);
+      write_price(out, "      ", "output_cost_per_token", t->output);
+      if (t->cached_input) write_price(out, "      ", "cache_read_input_token_cost", *t->cached_input);
+      if (t->cache_write) write_price(out, "      ", "cache_creation_input_token_cost", *t->cache_write);
+    }
+    out += "    source: " + quoted(p.source) + "\n";
+    out += "    as_of: " + quoted(p.as_of) + "\n";
+  }
+  return out;
+}
+
 std::optional<ModelPrice> PriceTable::lookup(std::string_view model) const {
   const std::string full = lower(model);
   const std::string_view stripped = strip_known_prefix(full);
@@ -264,38 +331,68 @@ ResolvedPrice resolve_deployment_price(const config::Deployment& d, const PriceT
     from_table = table.lookup(d.upstream_model);
   }
 
-  std::optional<PerTokenPrice> in_override, out_override;
-  for (auto [text, slot, name] : {std::tuple{&d.input_cost_per_token, &in_override, "input_cost_per_token"},
-                                  std::tuple{&d.output_cost_per_token, &out_override, "output_cost_per_token"}}) {
-    if (!text->has_value()) continue;
-    auto p = parse_price_per_token(**text);
-    if (!p) return ResolvedPrice{PriceStatus::unpriced, {}, std::string("unpriced: invalid ") + name + ": " + p.error()};
-    *slot = *p;
+  const auto invalid = [](std::string_view name, const std::string& why) {
+    return ResolvedPrice{PriceStatus::unpriced, {}, "unpriced: invalid " + std::string(name) + ": " + why};
+  };
+  detail::PriceDraft draft;
+  for (const auto& key : config::kDeploymentCostKeys) {
+    const std::optional<std::string>& text = d.*key.field;
+    if (!text) continue;
+    auto p = parse_price_per_token(*text);
+    if (!p) return invalid(key.key, p.error());
+    draft.set(*detail::price_field(key.key), *p);
+  }
+  if (const auto& t = d.long_prompt_tier_cost) {
+    auto& tier = draft.tiers[t->above_input_tokens];
+    const std::array<std::pair<const std::optional<std::string>*, std::string_view>, detail::kTierFieldCount> fields{{
+        {&t->input_cost_per_token, "input_cost_per_token_above_tier"},
+        {&t->output_cost_per_token, "output_cost_per_token_above_tier"},
+        {&t->cache_read_input_token_cost, "cache_read_input_token_cost_above_tier"},
+        {&t->cache_creation_input_token_cost, "cache_creation_input_token_cost_above_tier"},
+    }};
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (!*fields[i].first) continue;
+      auto p = parse_price_per_token(**fields[i].first);
+      if (!p) return invalid(fields[i].second, p.error());
+      tier[i] = *p;
+    }
   }
 
+  const bool has_in = draft.at(detail::PriceField::input).has_value();
+  const bool has_out = draft.at(detail::PriceField::output).has_value();
   ResolvedPrice r;
-  if (in_override && out_override) {
-    r.price.input = *in_override;
-    r.price.output = *out_override;
+  if (has_in && has_out) {
+    // A full override: the operator's price, whatever the table says (limits excepted).
     r.price.source = "config";
     if (from_table) {
       r.price.max_input_tokens = from_table->max_input_tokens;
       r.price.max_output_tokens = from_table->max_output_tokens;
     }
+    detail::apply(draft, r.price);
     r.how = "config override";
-  } else if (in_override || out_override) {
+  } else if (draft.any()) {
     if (!from_table) {
       return ResolvedPrice{PriceStatus::unpriced, {},
-                           std::string("unpriced: only ") + (in_override ? "input" : "output") +
-                               "_cost_per_token is configured and the model is not in the price table"};
+                           has_in || has_out
+                               ? std::string("unpriced: only ") + (has_in ? "input" : "output") +
+                                     "_cost_per_token is configured and the model is not in the price table"
+                               : std::string("unpriced: price overrides without input_cost_per_token and "
+                                             "output_cost_per_token need a price table entry, and the model is "
+                                             "not in the price table")};
     }
     r.price = *from_table;
-    // A partial override changes the base price; the table's cached and tier prices belong to the
-    // table's input price, so drop them (cached tokens then cost the overridden input price).
-    r.price.cached_input.reset();
-    r.price.long_prompt_tier.reset();
-    if (in_override) r.price.input = *in_override;
-    if (out_override) r.price.output = *out_override;
+    if (has_in || has_out) {
+      // A partial override changes the base price; the table's prices defined relative to it
+      // (cache reads and writes, the long-prompt tier, service tiers) no longer hold, so drop them:
+      // those tokens then cost the overridden base price unless configured too.
+      r.price.cached_input.reset();
+      r.price.cache_write.reset();
+      r.price.cache_write_1h.reset();
+      r.price.long_prompt_tier.reset();
+      r.price.priority.reset();
+      r.price.flex.reset();
+    }
+    detail::apply(draft, r.price);
     r.how = "config override + table: " + from_table->matched_key;
   } else if (from_table) {
     r.price = *from_table;

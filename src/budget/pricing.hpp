@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tollgate::budget {
 
@@ -81,6 +82,14 @@ struct ModelPrice {
   [[nodiscard]] bool is_zero() const noexcept;
 };
 
+/// What parse_litellm_json puts where LiteLLM's file says nothing.
+struct LitellmJsonOptions {
+  /// `source` of entries without a `source` string of their own.
+  std::string source = "https://github.com/BerriAI/litellm/blob/main/model_prices_and_context_window.json";
+  /// `as_of` of every entry (YYYY-MM-DD: the file's date); empty = "unknown".
+  std::string as_of;
+};
+
 /// The immutable model → price table. Keys are lower-case model names, optionally with a
 /// provider prefix ("azure/gpt-4o", "groq/llama-3.1-8b-instant").
 class PriceTable {
@@ -97,21 +106,62 @@ class PriceTable {
   /// The exact text of the bundled YAML (for `tollgate pricing` diagnostics and tests).
   [[nodiscard]] static std::string_view bundled_yaml() noexcept;
 
-  /// Parses a price table in the data/prices.yaml format:
-  /// `{version: 1, models: {<key>: {input_cost_per_token, output_cost_per_token,
-  /// [cache_read_input_token_cost], [max_input_tokens], [max_output_tokens],
-  /// [tier: {above_input_tokens, input_cost_per_token, output_cost_per_token,
-  /// [cache_read_input_token_cost]}], source, as_of}}}`. Prices are decimal dollars per token
-  /// (parse_price_per_token; finer than 1e-12 rounds up).
-  /// Errors ("models.gpt-4o.input_cost_per_token: ..."): invalid YAML, unknown version, unknown
-  /// or missing fields, a malformed/negative price, a non-positive token limit, a key that is
-  /// not lower-case or is duplicated.
+  /// Parses a price table in the data/prices.yaml format (docs/pricing.md "The bundled table"):
+  /// `{version: 1, models: {<key>: {<fields>}}}`. Fields, with LiteLLM's names: required
+  /// `input_cost_per_token`, `output_cost_per_token`, `source`, `as_of`; optional
+  /// `cache_read_input_token_cost`, `cache_creation_input_token_cost`,
+  /// `cache_creation_input_token_cost_above_1hr`, `output_cost_per_reasoning_token`,
+  /// `input_cost_per_audio_token`, `output_cost_per_audio_token`, `output_cost_per_image_token`,
+  /// `web_search_cost_per_call` (dollars per call), `input_cost_per_token_priority`,
+  /// `output_cost_per_token_priority`, `cache_read_input_token_cost_priority` (and `_flex`),
+  /// `max_input_tokens`, `max_output_tokens` (positive integers, tokens) and
+  /// `tier: {above_input_tokens, input_cost_per_token, output_cost_per_token,
+  /// [cache_read_input_token_cost], [cache_creation_input_token_cost]}`. A service tier given in
+  /// part takes its missing input/output price from the base price. Prices are decimal dollars
+  /// per token, quoted or plain YAML numbers (`1.5e-06` is exact: parse_price_per_token; finer
+  /// than 1e-12 rounds up).
+  /// Errors ("models.gpt-4o.input_cost_per_token (line 23): ..."): invalid YAML, unknown version,
+  /// unknown or missing fields, a malformed/negative price, a non-positive token limit, a key that
+  /// is not lower-case or is duplicated.
   [[nodiscard]] static std::expected<PriceTable, std::string> parse(std::string_view yaml);
+
+  /// Parses LiteLLM's `model_prices_and_context_window.json`: one JSON object of model name →
+  /// entry object (https://github.com/BerriAI/litellm/blob/main/model_prices_and_context_window.json).
+  /// `sample_spec` is skipped. Keys are lower-cased (`provider/model` keys kept as they are; when
+  /// two keys differ only in case, the one already written in lower case wins, else the first).
+  /// Read from each entry: the token prices of ModelPrice under their LiteLLM names,
+  /// `search_context_cost_per_query.search_context_size_medium` (→ web_search_call),
+  /// `<price>_above_<N>k_tokens` (→ long_prompt_tier; several thresholds in one entry → the lowest
+  /// one with the highest price of each field, so never under-charged), `max_input_tokens`,
+  /// `max_output_tokens` (else `max_tokens`; 0 means "not given", integral floats such as
+  /// 2000000.0 are accepted) and `source`. Everything else (`litellm_provider`, `mode`,
+  /// `supports_*`, batch prices, per-image/second/character prices, ...) is ignored.
+  /// An entry is SKIPPED (counted in `*skipped`, not an error) when it has neither
+  /// `input_cost_per_token` nor `output_cost_per_token`, or when all its token prices are 0 but it
+  /// carries another non-zero price (per image, pixel, second, query...): image generation,
+  /// per-second audio, rerank, `tiered_pricing`-only entries. A missing input or output price of an
+  /// imported entry is 0. Prices are exact: each JSON number's text goes through
+  /// parse_price_per_token, never through a double.
+  /// Errors (one line, naming the entry and field): not JSON, not an object, an entry that is not
+  /// an object, a price that is not a number or is negative, a count that is not a non-negative
+  /// integer, a `search_context_cost_per_query` that is not an object.
+  [[nodiscard]] static std::expected<PriceTable, std::string> parse_litellm_json(std::string_view json,
+                                                                               const LitellmJsonOptions& options = {},
+                                                                               std::size_t* skipped = nullptr);
+
+  /// `base` with every entry of `overlay` added, replacing an entry of `base` with the same key.
+  [[nodiscard]] static PriceTable merged(const PriceTable& base, const PriceTable& overlay);
+
+  /// The table in the data/prices.yaml format: every key and string double-quoted, every price a
+  /// quoted exact decimal (format_price_per_token), fields in ModelPrice order; `header` lines are
+  /// written first as `# ` comments. parse(to_yaml()) gives back an equal table.
+  [[nodiscard]] std::string to_yaml(std::string_view header = {}) const;
 
   /// Resolves a model name to its price; nullopt = unpriced (unknown), never "free".
   ///
   /// Resolution (case-insensitive, first hit wins), `m` = the model, `s` = `m` without a known
-  /// provider prefix (openai/, azure/, azure_ai/, anthropic/, gemini/, mistral/, groq/):
+  /// provider prefix (openai/, azure/, azure_ai/, anthropic/, gemini/, mistral/, groq/, xai/,
+  /// deepseek/):
   ///   1. exact key `m`;  2. exact key `s`;
   ///   3. longest key K with `m` = K + ('-' | '@') + rest;  4. the same for `s`.
   /// So "gpt-4o-2024-11-20" → "gpt-4o", "gpt-4o-mini-2024-07-18" → "gpt-4o-mini" (longest wins),
@@ -151,12 +201,28 @@ struct ResolvedPrice {
 
 /// The effective price of one deployment.
 ///
-/// Overrides (config `litellm_params.input_cost_per_token` / `output_cost_per_token`, decimal
-/// dollars per token):
-///   * both given → the override (priced_zero if both are 0); the table's cached price is NOT
-///     used (cached tokens are charged at the override input price) nor its tier;
-///   * one given → the other comes from the table entry, if there is one, else unpriced;
+/// Overrides: the deployment's cost keys (config::kDeploymentCostKeys and
+/// long_prompt_tier_cost: LiteLLM's names, decimal dollars per token; litellm_params wins over
+/// model_info in the loader):
+///   * input_cost_per_token AND output_cost_per_token given → a full override (priced_zero if
+///     every price is 0): NO table price is used (cached tokens are charged at the override input
+///     price unless cache_read_input_token_cost is also given; no tier, no service tiers, no audio
+///     prices unless given); the table still supplies the token limits. how = "config override".
+///   * exactly one of them given → the other comes from the table entry (none → unpriced); the
+///     table prices defined relative to the base ones are dropped: cached input, cache writes
+///     (5-minute and 1-hour), the long-prompt tier and the priority/flex prices. Audio, reasoning,
+///     image-output and web-search prices stay.
+///   * only other keys given → the table entry (none → unpriced) with those prices replaced.
+///   * every other key replaces that one price: cache_read_input_token_cost → cached_input,
+///     cache_creation_input_token_cost → cache_write, ..._above_1hr → cache_write_1h,
+///     output_cost_per_reasoning_token → reasoning, input/output_cost_per_audio_token,
+///     output_cost_per_image_token, web_search_cost_per_call (per call); a priority/flex key
+///     replaces that price of the service tier, whose missing prices come from the table's tier or
+///     else from the (overridden) base price; tier keys (`*_above_<N>k_tokens`) replace the prices
+///     of the table's tier when it has the same threshold, else form a new tier whose missing
+///     input/output prices are the base ones.
 ///   * an override that does not parse → unpriced with the reason in `how` (never a silent 0).
+///   Any of these with a table entry: how = "config override + table: <key>".
 /// Table lookup (PriceTable::lookup): `model_info.base_model` if set (exclusively); else
 /// `provider_prefix + "/" + upstream_model` — which finds a provider-specific key
 /// ("azure/gpt-4o", "groq/...") and, for known prefixes only, the bare key ("gpt-4o"); a host
@@ -165,5 +231,13 @@ struct ResolvedPrice {
 /// `model_info.max_input_tokens` / `max_output_tokens` replace the table's limits when set.
 /// A table entry whose prices are all zero resolves to priced_zero.
 [[nodiscard]] ResolvedPrice resolve_deployment_price(const config::Deployment& deployment, const PriceTable& table);
+
+/// resolve_deployment_price for every deployment of `cfg.model_list`, in order, against the
+/// config's effective table (load_effective_price_table in budget/price_file.hpp: the bundled table
+/// plus `tollgate_settings.price_file`). The gateway calls this once at start (Services::make).
+/// Throws std::runtime_error with load_effective_price_table's message when the price file is
+/// invalid (a startup failure; `tollgate serve` and `config check` report it first, exit 2).
+/// Defined in price_file.cpp.
+[[nodiscard]] std::vector<ResolvedPrice> resolve_deployment_prices(const config::Config& cfg);
 
 }  // namespace tollgate::budget

@@ -8,11 +8,13 @@
 /// and then shared read-only
 /// (std::shared_ptr<const Config>); nothing mutates it after load.
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/policy.hpp"
@@ -25,6 +27,36 @@ using std::chrono::milliseconds;
 /// `litellm_params.model`. Any prefix that speaks OpenAI's API (openai, vllm,
 /// ollama, groq, together_ai, hosted_vllm, openai_compatible ...) maps to OpenAI.
 enum class ProviderKind { openai, azure, anthropic };
+
+/// The price of one long-prompt tier field, named as in LiteLLM's
+/// `<field>_above_<N>k_tokens` keys (`input_cost_per_token_above_200k_tokens`, ...).
+enum class TierCostField { input_cost_per_token, output_cost_per_token, cache_read_input_token_cost,
+                           cache_creation_input_token_cost };
+
+/// A deployment's long-prompt tier override, from LiteLLM's `<field>_above_<N>k_tokens` keys in
+/// `litellm_params` / `model_info` (docs/pricing.md "Config overrides"). Prices are decimal dollars
+/// per token kept as text (converted once by the budget layer); every key of one deployment names
+/// the same N.
+struct TierCostOverride {
+  /// N × 1000 tokens: the tier's prices apply to the whole request when prompt tokens exceed this.
+  std::int64_t above_input_tokens = 0;
+  std::optional<std::string> input_cost_per_token;            ///< `input_cost_per_token_above_<N>k_tokens`
+  std::optional<std::string> output_cost_per_token;           ///< `output_cost_per_token_above_<N>k_tokens`
+  std::optional<std::string> cache_read_input_token_cost;     ///< `cache_read_input_token_cost_above_<N>k_tokens`
+  std::optional<std::string> cache_creation_input_token_cost; ///< `cache_creation_input_token_cost_above_<N>k_tokens`
+};
+
+/// A parsed LiteLLM tier key: which field and the threshold in tokens.
+struct TierCostKey {
+  TierCostField field = TierCostField::input_cost_per_token;
+  std::int64_t above_input_tokens = 0;  ///< N × 1000
+};
+
+/// Parses `<field>_above_<N>k_tokens` (N a positive integer of at most 9 digits, field one of
+/// TierCostField's names): "input_cost_per_token_above_200k_tokens" → {input_cost_per_token,
+/// 200000}. Anything else (including LiteLLM's `..._above_200k_tokens_priority` and
+/// `cache_creation_input_token_cost_above_1hr`) → nullopt.
+std::optional<TierCostKey> parse_tier_cost_key(std::string_view key);
 
 /// One `model_list` entry: a concrete deployment of a model group.
 struct Deployment {
@@ -44,10 +76,31 @@ struct Deployment {
   std::optional<milliseconds> stream_timeout; ///< `litellm_params.stream_timeout` (s): time to first byte when streaming
   std::optional<std::int64_t> rpm;            ///< requests per minute this deployment may receive
   std::optional<std::int64_t> tpm;            ///< tokens per minute this deployment may receive
-  /// Per-token prices exactly as written in YAML (decimal dollars, e.g. "0.0000025"),
-  /// kept as text so the budget layer converts them to integer units once, without floats.
+  /// Price overrides with LiteLLM's key names, from `litellm_params` (which wins) or `model_info`:
+  /// decimal dollars per token (per call for web_search_cost_per_call) as normalised text
+  /// ("0.0000025"), so the budget layer converts them to integer units once, without floats.
+  /// Each replaces that one price of the table entry (rules: budget/pricing.hpp,
+  /// resolve_deployment_price; every key: kDeploymentCostKeys).
   std::optional<std::string> input_cost_per_token;
   std::optional<std::string> output_cost_per_token;
+  std::optional<std::string> cache_read_input_token_cost;               ///< cached prompt tokens
+  std::optional<std::string> cache_creation_input_token_cost;           ///< cache writes, default (5-minute) TTL
+  std::optional<std::string> cache_creation_input_token_cost_above_1hr; ///< cache writes, 1-hour TTL
+  std::optional<std::string> output_cost_per_reasoning_token;
+  std::optional<std::string> input_cost_per_audio_token;
+  std::optional<std::string> output_cost_per_audio_token;
+  std::optional<std::string> output_cost_per_image_token;
+  /// Dollars per web-search call: `web_search_cost_per_call`, or LiteLLM's
+  /// `search_context_cost_per_query.search_context_size_medium`.
+  std::optional<std::string> web_search_cost_per_call;
+  std::optional<std::string> input_cost_per_token_priority;         ///< `service_tier: priority`
+  std::optional<std::string> output_cost_per_token_priority;
+  std::optional<std::string> cache_read_input_token_cost_priority;
+  std::optional<std::string> input_cost_per_token_flex;             ///< `service_tier: flex`
+  std::optional<std::string> output_cost_per_token_flex;
+  std::optional<std::string> cache_read_input_token_cost_flex;
+  /// `<field>_above_<N>k_tokens` keys; nullopt = none given.
+  std::optional<TierCostOverride> long_prompt_tier_cost;
   /// `litellm_params.weight`: relative pick weight for simple-shuffle (LiteLLM), absent = 1.
   std::optional<std::int64_t> weight;
   std::string id;              ///< `model_info.id`; generated ("<model_name>/<index within group>") when absent
@@ -56,6 +109,34 @@ struct Deployment {
   std::optional<std::int64_t> max_output_tokens;
   std::vector<std::string> access_groups; ///< `model_info.access_groups`
 };
+
+/// One flat deployment cost key: LiteLLM's name and the Deployment field holding its value.
+struct CostKey {
+  std::string_view key;
+  std::optional<std::string> Deployment::*field;
+};
+
+/// Every flat cost key a deployment accepts in `litellm_params` or `model_info` (the long-prompt
+/// tier keys are parsed by parse_tier_cost_key). The names are LiteLLM's
+/// (model_prices_and_context_window.json), except `web_search_cost_per_call`, Tollgate's.
+inline constexpr std::array<CostKey, 16> kDeploymentCostKeys{{
+    {"input_cost_per_token", &Deployment::input_cost_per_token},
+    {"output_cost_per_token", &Deployment::output_cost_per_token},
+    {"cache_read_input_token_cost", &Deployment::cache_read_input_token_cost},
+    {"cache_creation_input_token_cost", &Deployment::cache_creation_input_token_cost},
+    {"cache_creation_input_token_cost_above_1hr", &Deployment::cache_creation_input_token_cost_above_1hr},
+    {"output_cost_per_reasoning_token", &Deployment::output_cost_per_reasoning_token},
+    {"input_cost_per_audio_token", &Deployment::input_cost_per_audio_token},
+    {"output_cost_per_audio_token", &Deployment::output_cost_per_audio_token},
+    {"output_cost_per_image_token", &Deployment::output_cost_per_image_token},
+    {"web_search_cost_per_call", &Deployment::web_search_cost_per_call},
+    {"input_cost_per_token_priority", &Deployment::input_cost_per_token_priority},
+    {"output_cost_per_token_priority", &Deployment::output_cost_per_token_priority},
+    {"cache_read_input_token_cost_priority", &Deployment::cache_read_input_token_cost_priority},
+    {"input_cost_per_token_flex", &Deployment::input_cost_per_token_flex},
+    {"output_cost_per_token_flex", &Deployment::output_cost_per_token_flex},
+    {"cache_read_input_token_cost_flex", &Deployment::cache_read_input_token_cost_flex},
+}};
 
 /// `router_settings.routing_strategy`.
 enum class RoutingStrategy { simple_shuffle, least_busy, latency_based, usage_based };
@@ -127,6 +208,13 @@ struct TollgateSettings {
   /// case does not fit in that share, percent (1..100): near the end of a budget, concurrent
   /// callers then get smaller answers instead of one caller's worst case refusing the rest.
   int budget_reservation_share_percent = 50;
+  /// `price_file`: a price table loaded at start, in data/prices.yaml's format or LiteLLM's
+  /// model_prices_and_context_window.json (detected by content); its entries replace the bundled
+  /// ones with the same key and add the others. Path as written (relative = to the working
+  /// directory, like ca_file); empty = the bundled table only. Read by
+  /// budget::load_effective_price_table (budget/price_file.hpp), not by the config loader.
+  std::string price_file;
+  int price_file_line = 0;  ///< 1-based line of `price_file` in the config (for error messages); 0 = unset
 };
 
 /// The whole loaded configuration.

@@ -177,6 +177,24 @@ constexpr int kPolicyActionCount = 7;
 constexpr int kTransportEventCount = 7;
 constexpr int kDegradationModeCount = 6;
 
+/// Cost keys read from one section (`litellm_params` or `model_info`) of a deployment, before
+/// the two are merged (litellm_params wins, key by key).
+struct CostSection {
+  std::map<std::string_view, std::string> flat;  ///< kDeploymentCostKeys key → normalised decimal
+  struct TierValue {
+    std::string decimal;
+    std::int64_t above_input_tokens = 0;
+    Site site;
+  };
+  std::map<TierCostField, TierValue> tier;
+};
+
+const CostKey* find_cost_key(std::string_view k) {
+  for (const CostKey& c : kDeploymentCostKeys)
+    if (c.key == k) return &c;
+  return nullptr;
+}
+
 /// One load: collects problems and walks the document.
 class Loader {
  public:
@@ -486,9 +504,72 @@ class Loader {
     overlay_ = cfg.environment_variables;
   }
 
+  /// Reads `k` into `out` when it is a deployment cost key (kDeploymentCostKeys, a
+  /// `<field>_above_<N>k_tokens` tier key, or LiteLLM's `search_context_cost_per_query` map);
+  /// returns false for any other key. Bad values are errors with their path and line.
+  bool load_cost_key(const std::string& k, const YAML::Node& val, const std::string& p, int l, CostSection& out) {
+    if (const CostKey* c = find_cost_key(k)) {
+      if (auto d = decimal(val, p, l)) out.flat[c->key] = *d;
+      return true;
+    }
+    if (auto t = parse_tier_cost_key(k)) {
+      if (auto d = decimal(val, p, l))
+        out.tier[t->field] = CostSection::TierValue{*d, t->above_input_tokens, Site{p, line_of(val, l)}};
+      return true;
+    }
+    if (k == "search_context_cost_per_query") {
+      // LiteLLM's shape: {search_context_size_low, _medium, _high}; Tollgate prices a call at medium.
+      for_each_entry(val, p, l, [&](const std::string& size, const YAML::Node& sv, const std::string& sp, int sl) {
+        if (size == "search_context_size_medium") {
+          if (auto d = decimal(sv, sp, sl)) out.flat["web_search_cost_per_call"] = *d;
+        } else if (size == "search_context_size_low" || size == "search_context_size_high") {
+          if (!decimal(sv, sp, sl)) return;  // validated, not used: a call is priced at medium
+        } else {
+          unknown(sp, sl, kUnknown);
+        }
+      });
+      return true;
+    }
+    return false;
+  }
+
+  /// Merges the cost keys of both sections into `d` (litellm_params wins, key by key); tier
+  /// keys must all name the same threshold.
+  void merge_costs(const CostSection& params, const CostSection& info, Deployment& d) {
+    for (const CostKey& c : kDeploymentCostKeys) {
+      if (auto it = params.flat.find(c.key); it != params.flat.end()) d.*c.field = it->second;
+      else if (auto jt = info.flat.find(c.key); jt != info.flat.end()) d.*c.field = jt->second;
+    }
+    std::map<TierCostField, const CostSection::TierValue*> chosen;
+    for (const auto& [field, value] : info.tier) chosen[field] = &value;
+    for (const auto& [field, value] : params.tier) chosen[field] = &value;
+    if (chosen.empty()) return;
+    TierCostOverride tier;
+    const CostSection::TierValue* first = nullptr;
+    for (const auto& [field, value] : chosen) {
+      if (!first) {
+        first = value;
+        tier.above_input_tokens = value->above_input_tokens;
+      } else if (value->above_input_tokens != tier.above_input_tokens) {
+        error(value->site.path, value->site.line,
+              "long-prompt tier keys of one deployment must name one threshold: " +
+                  std::to_string(value->above_input_tokens / 1000) + "k here, " +
+                  std::to_string(tier.above_input_tokens / 1000) + "k at " + first->site.path);
+        return;
+      }
+      switch (field) {
+        case TierCostField::input_cost_per_token: tier.input_cost_per_token = value->decimal; break;
+        case TierCostField::output_cost_per_token: tier.output_cost_per_token = value->decimal; break;
+        case TierCostField::cache_read_input_token_cost: tier.cache_read_input_token_cost = value->decimal; break;
+        case TierCostField::cache_creation_input_token_cost: tier.cache_creation_input_token_cost = value->decimal; break;
+      }
+    }
+    d.long_prompt_tier_cost = std::move(tier);
+  }
+
   void load_litellm_params(const YAML::Node& v, const std::string& path, int line, Deployment& d,
                            std::optional<std::string>& model, std::optional<std::string>& custom_provider,
-                           bool& has_api_base, bool& has_api_key, bool& has_api_version) {
+                           bool& has_api_base, bool& has_api_key, bool& has_api_version, CostSection& costs) {
     for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
                                       const std::string& p, int l) {
       if (k == "model") {
@@ -521,10 +602,7 @@ class Loader {
         d.tpm = integer(val, p, l);
       } else if (k == "weight") {
         d.weight = integer(val, p, l);
-      } else if (k == "input_cost_per_token") {
-        d.input_cost_per_token = decimal(val, p, l);
-      } else if (k == "output_cost_per_token") {
-        d.output_cost_per_token = decimal(val, p, l);
+      } else if (load_cost_key(k, val, p, l, costs)) {
       } else if (k == "drop_params") {
         // Cosmetic in LiteLLM (drop unsupported OpenAI params); Tollgate passes bodies through.
       } else {
@@ -533,8 +611,7 @@ class Loader {
     });
   }
 
-  void load_model_info(const YAML::Node& v, const std::string& path, int line, Deployment& d,
-                       std::optional<std::string>& in_cost, std::optional<std::string>& out_cost,
+  void load_model_info(const YAML::Node& v, const std::string& path, int line, Deployment& d, CostSection& costs,
                        int& id_line) {
     std::optional<std::int64_t> max_tokens_alias;
     for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val,
@@ -558,10 +635,7 @@ class Loader {
         max_tokens_alias = integer(val, p, l, 1);  // LiteLLM's legacy name for max output
       } else if (k == "access_groups") {
         if (auto list = string_list(val, p, l)) d.access_groups = std::move(*list);
-      } else if (k == "input_cost_per_token") {
-        in_cost = decimal(val, p, l);
-      } else if (k == "output_cost_per_token") {
-        out_cost = decimal(val, p, l);
+      } else if (load_cost_key(k, val, p, l, costs)) {
       } else if (is_silent_model_info(k)) {
       } else {
         unknown(p, l, kIgnored);
@@ -578,7 +652,8 @@ class Loader {
       return;
     }
     Deployment d;
-    std::optional<std::string> model, custom_provider, info_in_cost, info_out_cost;
+    std::optional<std::string> model, custom_provider;
+    CostSection param_costs, info_costs;
     bool has_name = false, has_params = false, has_api_base = false, has_api_key = false,
          has_api_version = false;
     int model_line = line, id_line = line;
@@ -600,9 +675,9 @@ class Loader {
         has_params = true;
         model_line = l;
         load_litellm_params(val, p, l, d, model, custom_provider, has_api_base, has_api_key,
-                            has_api_version);
+                            has_api_version, param_costs);
       } else if (k == "model_info") {
-        load_model_info(val, p, l, d, info_in_cost, info_out_cost, id_line);
+        load_model_info(val, p, l, d, info_costs, id_line);
       } else {
         unknown(p, l, kIgnored);
       }
@@ -671,8 +746,7 @@ class Loader {
       return;
     }
     // litellm_params prices win over model_info ones.
-    if (!d.input_cost_per_token) d.input_cost_per_token = info_in_cost;
-    if (!d.output_cost_per_token) d.output_cost_per_token = info_out_cost;
+    merge_costs(param_costs, info_costs, d);
 
     broken_groups_.erase(d.model_name);
     id_lines_.push_back(d.id.empty() ? 0 : id_line);
@@ -866,6 +940,15 @@ class Loader {
         if (auto n = small_int(val, p, l)) {
           if (*n < 1 || *n > 100) error(p, line_of(val, l), "budget_reservation_share_percent must be 1..100");
           else t.budget_reservation_share_percent = *n;
+        }
+      } else if (k == "price_file") {
+        if (auto s = str(val, p, l)) {
+          if (s->empty()) {
+            error(p, line_of(val, l), "price_file must not be empty (omit it to use the bundled table)");
+          } else {
+            t.price_file = *s;
+            t.price_file_line = line_of(val, l);
+          }
         }
       } else {
         unknown(p, l, kUnknown);

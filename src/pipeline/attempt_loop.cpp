@@ -89,7 +89,7 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
                                         {"model_group", "deployment", "provider", "outcome"});
   s->alerts->register_metrics(*s->metrics);
   s->limiter = std::make_unique<policy::RateLimiter>(clock);
-  for (const auto& d : cfg->model_list) s->prices.push_back(budget::resolve_deployment_price(d, budget::PriceTable::bundled()));
+  s->prices = budget::resolve_deployment_prices(*cfg);
   budget::LedgerOptions lo;
   std::string tz_warning;
   lo.reset_timezone = budget::reset_timezone_or_utc(cfg->general_settings.budget_reset_timezone, &tz_warning);

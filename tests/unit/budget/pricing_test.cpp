@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace tollgate::budget {
 namespace {
@@ -50,9 +52,88 @@ TEST(PricingBundled, ParsesAndCoversTheRequiredModels) {
         "claude-3-5-haiku", "claude-3-7-sonnet", "claude-sonnet-4", "claude-opus-4", "claude-3-opus", "claude-3-haiku",
         "azure/gpt-4o", "azure/gpt-4o-mini", "azure/gpt-4.1", "azure/o3-mini", "gemini-1.5-pro", "gemini-1.5-flash",
         "gemini-2.0-flash", "gemini-2.5-pro", "gemini-2.5-flash", "mistral-large", "mistral-small", "codestral",
-        "open-mistral-nemo", "groq/llama-3.1-8b-instant", "groq/llama-3.3-70b-versatile", "groq/mixtral-8x7b"}) {
+        "open-mistral-nemo", "groq/llama-3.1-8b-instant", "groq/llama-3.3-70b-versatile", "groq/mixtral-8x7b",
+        // the current lines
+        "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5-pro", "gpt-5.1", "gpt-5.2", "gpt-5.4", "gpt-5.4-mini",
+        "gpt-5.4-nano", "gpt-5.5", "o3-pro", "gpt-4o-audio-preview", "gpt-4o-mini-audio-preview", "gpt-audio",
+        "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-4-5", "claude-sonnet-4-6",
+        "claude-haiku-4-5", "gemini-2.5-flash-lite", "gemini-2.0-flash-lite", "grok-4", "grok-4-fast",
+        "grok-4-1-fast", "grok-3", "grok-3-mini", "grok-code-fast", "mistral-medium", "mistral-large-2512",
+        "deepseek-chat", "deepseek-reasoner"}) {
     EXPECT_EQ(key_of(m), m);
   }
+}
+
+TEST(PricingBundled, CurrentModelsHaveTheirOwnPrice) {
+  // gpt-5: $1.25 / $10, cached $0.125, priority $2.50 / $20, flex $0.625 / $5 per 1M tokens.
+  const auto g = table().lookup("gpt-5").value();
+  EXPECT_EQ(g.input.picos, 1'250'000);
+  EXPECT_EQ(g.output.picos, 10'000'000);
+  EXPECT_EQ(g.cached_input->picos, 125'000);
+  ASSERT_TRUE(g.priority && g.flex);
+  EXPECT_EQ(g.priority->input.picos, 2'500'000);
+  EXPECT_EQ(g.priority->output.picos, 20'000'000);
+  EXPECT_EQ(g.flex->output.picos, 5'000'000);
+  EXPECT_EQ(g.max_output_tokens, 128000);
+  EXPECT_EQ(table().lookup("gpt-5-nano")->input.picos, 50'000);
+  EXPECT_EQ(table().lookup("gpt-5-pro")->output.picos, 120'000'000);
+
+  // claude-haiku-4-5: $1 / $5, cache read 0.1x, 5-minute write 1.25x, 1-hour write 2x, $10 / 1k searches.
+  const auto h = table().lookup("claude-haiku-4-5").value();
+  EXPECT_EQ(h.input.picos, 1'000'000);
+  EXPECT_EQ(h.output.picos, 5'000'000);
+  EXPECT_EQ(h.cached_input->picos, 100'000);
+  EXPECT_EQ(h.cache_write->picos, 1'250'000);
+  EXPECT_EQ(h.cache_write_1h->picos, 2'000'000);
+  EXPECT_EQ(h.web_search_call->picos, 10'000'000'000);  // $0.01 per call
+  EXPECT_EQ(h.max_input_tokens, 200000);
+
+  // grok-4: $3 / $15, cached $0.75, prompts above 128k at $6 / $30.
+  const auto x = table().lookup("grok-4").value();
+  EXPECT_EQ(x.input.picos, 3'000'000);
+  EXPECT_EQ(x.cached_input->picos, 750'000);
+  ASSERT_TRUE(x.long_prompt_tier.has_value());
+  EXPECT_EQ(x.long_prompt_tier->above_input_tokens, 128'000);
+  EXPECT_EQ(x.long_prompt_tier->output.picos, 30'000'000);
+
+  // gemini-2.5-pro: $1.25 / $10, above 200k $2.50 / $15; cached $0.125 / $0.25.
+  const auto p = table().lookup("gemini-2.5-pro").value();
+  EXPECT_EQ(p.input.picos, 1'250'000);
+  ASSERT_TRUE(p.long_prompt_tier.has_value());
+  EXPECT_EQ(p.long_prompt_tier->above_input_tokens, 200'000);
+  EXPECT_EQ(p.long_prompt_tier->input.picos, 2'500'000);
+  EXPECT_EQ(p.long_prompt_tier->cached_input->picos, 250'000);
+  // Audio prompt tokens priced apart where Google does.
+  EXPECT_EQ(table().lookup("gemini-2.5-flash")->audio_input->picos, 1'000'000);
+  EXPECT_EQ(table().lookup("gpt-4o-audio-preview")->audio_output->picos, 80'000'000);
+  EXPECT_EQ(table().lookup("deepseek-chat")->cached_input->picos, 28'000);
+}
+
+TEST(PricingBundled, AnthropicCachePricesFollowTheMultipliers) {
+  int claude = 0;
+  for (const auto& [key, p] : table().entries()) {
+    // Claude 3 Haiku's published figures are rounded ($0.03 read, $0.30 write on $0.25 input).
+    if (!key.starts_with("claude-") || key == "claude-3-haiku") continue;
+    ++claude;
+    ASSERT_TRUE(p.cached_input && p.cache_write && p.cache_write_1h) << key;
+    EXPECT_EQ(p.cached_input->picos * 10, p.input.picos) << key;
+    EXPECT_EQ(p.cache_write->picos * 4, p.input.picos * 5) << key;  // 1.25x
+    EXPECT_EQ(p.cache_write_1h->picos, p.input.picos * 2) << key;
+    if (p.long_prompt_tier) {
+      EXPECT_EQ(p.long_prompt_tier->input.picos, p.input.picos * 2) << key;
+      EXPECT_EQ(p.long_prompt_tier->output.picos * 2, p.output.picos * 3) << key;
+      EXPECT_EQ(p.long_prompt_tier->cache_write->picos * 4, p.long_prompt_tier->input.picos * 5) << key;
+    }
+  }
+  EXPECT_GE(claude, 15);
+}
+
+TEST(PricingBundled, WritesItselfBackExactly) {
+  const std::string yaml = table().to_yaml();
+  auto back = PriceTable::parse(yaml);
+  ASSERT_TRUE(back.has_value()) << back.error();
+  EXPECT_EQ(back->size(), table().size());
+  EXPECT_EQ(back->to_yaml(), yaml);
 }
 
 TEST(PricingBundled, EveryEntryHasSourceDateAndSanePrices) {
@@ -82,6 +163,7 @@ TEST(PricingBundled, KnownFigures) {
   EXPECT_EQ(p.max_output_tokens, 16384);
   const auto h = table().lookup("claude-3-haiku").value();
   EXPECT_EQ(h.cached_input->picos, 30'000);  // $0.03 / M
+  EXPECT_EQ(h.cache_write->picos, 300'000);  // $0.30 / M
   EXPECT_FALSE(table().lookup("gpt-4-turbo")->cached_input.has_value());
 }
 
@@ -103,6 +185,31 @@ TEST(PricingLookup, DatedNamesResolveToLongestPrefix) {
   // An exact dated key beats the shorter family key.
   EXPECT_EQ(key_of("gpt-4o-2024-05-13"), "gpt-4o-2024-05-13");
   EXPECT_EQ(table().lookup("gpt-4o-2024-05-13")->input.picos, 5'000'000);
+  // Variants priced differently from their family have their own key.
+  EXPECT_EQ(key_of("gpt-5-2025-08-07"), "gpt-5");
+  EXPECT_EQ(key_of("gpt-5-chat-latest"), "gpt-5");
+  EXPECT_EQ(key_of("gpt-5-mini-2025-08-07"), "gpt-5-mini");
+  EXPECT_EQ(key_of("gpt-5-pro-2025-10-06"), "gpt-5-pro");
+  EXPECT_EQ(key_of("gpt-5.1-codex"), "gpt-5.1");
+  EXPECT_EQ(key_of("gpt-5.1-codex-mini"), "gpt-5.1-codex-mini");
+  EXPECT_EQ(key_of("gpt-5.4-mini-2026-03-17"), "gpt-5.4-mini");
+  EXPECT_EQ(key_of("gpt-5.5-2026-04-23"), "gpt-5.5");
+  EXPECT_EQ(key_of("gpt-5.6"), "<unpriced>");  // not gpt-5: no '-' boundary
+  EXPECT_EQ(key_of("o3-deep-research-2025-06-26"), "o3-deep-research");
+  EXPECT_EQ(key_of("gpt-4o-audio-preview-2024-12-17"), "gpt-4o-audio-preview");
+  EXPECT_EQ(key_of("gpt-4o-mini-audio-preview-2024-12-17"), "gpt-4o-mini-audio-preview");
+  EXPECT_EQ(key_of("claude-haiku-4-5-20251001"), "claude-haiku-4-5");
+  EXPECT_EQ(key_of("claude-opus-4-5-20251101"), "claude-opus-4-5");  // $5, not claude-opus-4's $15
+  EXPECT_EQ(key_of("claude-opus-4-20250514"), "claude-opus-4");
+  EXPECT_EQ(key_of("claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");
+  EXPECT_EQ(key_of("claude-sonnet-5-5"), "claude-sonnet-5");
+  EXPECT_EQ(key_of("grok-4-0709"), "grok-4");
+  EXPECT_EQ(key_of("grok-4-fast-reasoning"), "grok-4-fast");  // $0.20, not grok-4's $3
+  EXPECT_EQ(key_of("grok-4-1-fast-non-reasoning"), "grok-4-1-fast");
+  EXPECT_EQ(key_of("grok-3-fast-latest"), "grok-3-fast");
+  EXPECT_EQ(key_of("grok-code-fast-1"), "grok-code-fast");
+  EXPECT_EQ(key_of("mistral-medium-latest"), "mistral-medium");
+  EXPECT_EQ(key_of("mistral-medium-2508"), "mistral-medium-2508");
 }
 
 TEST(PricingLookup, PrefixMatchesOnlyAtABoundary) {
@@ -126,6 +233,9 @@ TEST(PricingLookup, ProviderPrefixes) {
   EXPECT_EQ(key_of("gemini/gemini-2.5-pro"), "gemini-2.5-pro");
   EXPECT_EQ(key_of("mistral/codestral-2501"), "codestral");
   EXPECT_EQ(key_of("groq/llama-3.1-8b-instant"), "groq/llama-3.1-8b-instant");
+  EXPECT_EQ(key_of("xai/grok-4"), "grok-4");
+  EXPECT_EQ(key_of("xai/grok-code-fast-1"), "grok-code-fast");
+  EXPECT_EQ(key_of("deepseek/deepseek-reasoner"), "deepseek-reasoner");
   EXPECT_EQ(key_of("GPT-4o"), "gpt-4o");  // case-insensitive
   // Unknown prefixes are self-hosted / other clouds: never priced from a provider's list.
   EXPECT_EQ(key_of("vllm/gpt-4o"), "<unpriced>");
@@ -166,6 +276,135 @@ TEST(PricingParse, UnquotedNumbersAreReadAsDecimalTextNotFloats) {
   ASSERT_TRUE(t.has_value()) << t.error();
   EXPECT_EQ(t->lookup("m")->input.picos, 37'500);
   EXPECT_EQ(t->lookup("m")->output.picos, 37'500);
+}
+
+TEST(PricingParse, EveryFieldWithLiteLLMNames) {
+  auto t = PriceTable::parse(R"(version: 1
+models:
+  m:
+    input_cost_per_token: "0.000001"
+    output_cost_per_token: 2e-06
+    cache_read_input_token_cost: "1e-7"
+    cache_creation_input_token_cost: 1.25e-06
+    cache_creation_input_token_cost_above_1hr: "0.000002"
+    output_cost_per_reasoning_token: "3e-6"
+    input_cost_per_audio_token: "4e-6"
+    output_cost_per_audio_token: "8e-6"
+    output_cost_per_image_token: "4e-5"
+    web_search_cost_per_call: "0.01"
+    input_cost_per_token_priority: "2e-6"
+    output_cost_per_token_priority: "4e-6"
+    cache_read_input_token_cost_priority: "2e-7"
+    input_cost_per_token_flex: "5e-7"
+    output_cost_per_token_flex: "1e-6"
+    cache_read_input_token_cost_flex: "5e-8"
+    max_input_tokens: 1000
+    max_output_tokens: 100
+    tier:
+      above_input_tokens: 500
+      input_cost_per_token: "2e-6"
+      output_cost_per_token: "3e-6"
+      cache_read_input_token_cost: "2e-7"
+      cache_creation_input_token_cost: "2.5e-6"
+    source: https://x
+    as_of: "2026-01-01"
+)");
+  ASSERT_TRUE(t.has_value()) << t.error();
+  const ModelPrice p = t->lookup("m").value();
+  EXPECT_EQ(p.input.picos, 1'000'000);
+  EXPECT_EQ(p.output.picos, 2'000'000);
+  EXPECT_EQ(p.cached_input->picos, 100'000);
+  EXPECT_EQ(p.cache_write->picos, 1'250'000);
+  EXPECT_EQ(p.cache_write_1h->picos, 2'000'000);
+  EXPECT_EQ(p.reasoning->picos, 3'000'000);
+  EXPECT_EQ(p.audio_input->picos, 4'000'000);
+  EXPECT_EQ(p.audio_output->picos, 8'000'000);
+  EXPECT_EQ(p.image_output->picos, 40'000'000);
+  EXPECT_EQ(p.web_search_call->picos, 10'000'000'000);
+  ASSERT_TRUE(p.priority && p.flex);
+  EXPECT_EQ(p.priority->input.picos, 2'000'000);
+  EXPECT_EQ(p.priority->output.picos, 4'000'000);
+  EXPECT_EQ(p.priority->cached_input->picos, 200'000);
+  EXPECT_EQ(p.flex->input.picos, 500'000);
+  EXPECT_EQ(p.flex->output.picos, 1'000'000);
+  EXPECT_EQ(p.flex->cached_input->picos, 50'000);
+  ASSERT_TRUE(p.long_prompt_tier.has_value());
+  EXPECT_EQ(p.long_prompt_tier->above_input_tokens, 500);
+  EXPECT_EQ(p.long_prompt_tier->cache_write->picos, 2'500'000);
+  EXPECT_FALSE(p.is_zero());
+  // It round-trips through the writer.
+  auto back = PriceTable::parse(t->to_yaml());
+  ASSERT_TRUE(back.has_value()) << back.error();
+  EXPECT_EQ(back->to_yaml(), t->to_yaml());
+}
+
+TEST(PricingParse, AServiceTierGivenInPartTakesTheBasePrices) {
+  auto t = PriceTable::parse(
+      "version: 1\nmodels:\n  m:\n    input_cost_per_token: \"1e-6\"\n    output_cost_per_token: \"2e-6\"\n"
+      "    input_cost_per_token_priority: \"3e-6\"\n    cache_read_input_token_cost_flex: \"1e-8\"\n"
+      "    source: s\n    as_of: d\n");
+  ASSERT_TRUE(t.has_value()) << t.error();
+  const ModelPrice p = t->lookup("m").value();
+  ASSERT_TRUE(p.priority && p.flex);
+  EXPECT_EQ(p.priority->input.picos, 3'000'000);
+  EXPECT_EQ(p.priority->output.picos, 2'000'000);
+  EXPECT_FALSE(p.priority->cached_input.has_value());
+  EXPECT_EQ(p.flex->input.picos, 1'000'000);
+  EXPECT_EQ(p.flex->cached_input->picos, 10'000);
+  EXPECT_FALSE(p.cache_write.has_value());
+  EXPECT_FALSE(p.web_search_call.has_value());
+}
+
+TEST(PricingParse, NewFieldErrorsNameThePathAndLine) {
+  const auto err = [](std::string_view yaml) {
+    auto t = PriceTable::parse(yaml);
+    return t ? std::string("<ok>") : t.error();
+  };
+  const std::string head = "version: 1\nmodels:\n  m:\n    input_cost_per_token: \"1e-6\"\n    output_cost_per_token: \"1e-6\"\n";
+  const std::string tail = "    source: s\n    as_of: d\n";
+  EXPECT_NE(err(head + "    cache_creation_input_token_cost: \"-1\"\n" + tail)
+                .find("models.m.cache_creation_input_token_cost (line 6): "),
+            std::string::npos);
+  EXPECT_NE(err(head + "    cache_creation_input_token_cost: \"-1\"\n" + tail).find("negative"), std::string::npos);
+  EXPECT_NE(err(head + "    web_search_cost_per_call: ten\n" + tail).find("models.m.web_search_cost_per_call (line 6)"),
+            std::string::npos);
+  EXPECT_NE(err(head + "    output_cost_per_token_priority: [1]\n" + tail)
+                .find("models.m.output_cost_per_token_priority (line 6): expected a decimal string"),
+            std::string::npos);
+  EXPECT_NE(err(head + "    cache_write: \"1e-6\"\n" + tail).find("models.m.cache_write (line 6): unknown field"),
+            std::string::npos);
+  EXPECT_NE(err(head + "    tier:\n      above_input_tokens: 10\n      input_cost_per_token: \"1e-6\"\n"
+                       "      output_cost_per_token: \"1e-6\"\n      cache_creation_input_token_cost: x\n" +
+                tail)
+                .find("models.m.tier.cache_creation_input_token_cost (line 10)"),
+            std::string::npos);
+  EXPECT_NE(err(head + "    tier:\n      above_input_tokens: 10\n      input_cost_per_token: \"1e-6\"\n"
+                       "      output_cost_per_token: \"1e-6\"\n      cache_creation_input_token_cost_above_1hr: \"1e-6\"\n" +
+                tail)
+                .find("models.m.tier.cache_creation_input_token_cost_above_1hr (line 10): unknown field"),
+            std::string::npos);
+}
+
+TEST(PricingTable, MergedReplacesSameKeysAndAddsOthers) {
+  auto base = PriceTable::parse(
+      "version: 1\nmodels:\n  a:\n    input_cost_per_token: \"1e-6\"\n    output_cost_per_token: \"1e-6\"\n"
+      "    source: s\n    as_of: d\n  b:\n    input_cost_per_token: \"1e-6\"\n    output_cost_per_token: \"1e-6\"\n"
+      "    source: s\n    as_of: d\n");
+  auto overlay = PriceTable::parse(
+      "version: 1\nmodels:\n  b:\n    input_cost_per_token: \"5e-6\"\n    output_cost_per_token: \"5e-6\"\n"
+      "    source: t\n    as_of: e\n  \"c/with: odd \\\"chars\\\"\":\n    input_cost_per_token: \"2e-6\"\n"
+      "    output_cost_per_token: \"2e-6\"\n    source: t\n    as_of: e\n");
+  ASSERT_TRUE(base && overlay) << (base ? overlay.error() : base.error());
+  const PriceTable m = PriceTable::merged(*base, *overlay);
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m.lookup("a")->input.picos, 1'000'000);
+  EXPECT_EQ(m.lookup("b")->input.picos, 5'000'000);
+  EXPECT_EQ(m.lookup("b")->source, "t");
+  EXPECT_EQ(m.lookup("c/with: odd \"chars\"")->input.picos, 2'000'000);
+  auto back = PriceTable::parse(m.to_yaml());  // keys with ':' and quotes survive the writer
+  ASSERT_TRUE(back.has_value()) << back.error();
+  EXPECT_EQ(back->size(), 3u);
+  EXPECT_EQ(PriceTable::parse(PriceTable{}.to_yaml())->size(), 0u);
 }
 
 // ------------------------------------------------------------------ deployments
@@ -257,6 +496,148 @@ TEST(ResolveDeployment, InvalidOverrideIsUnpricedNeverZero) {
   const auto r = resolve_deployment_price(d, table());
   EXPECT_EQ(r.status, PriceStatus::unpriced);
   EXPECT_NE(r.how.find("invalid input_cost_per_token"), std::string::npos);
+}
+
+TEST(ResolveDeployment, EveryCostKeyOverridesItsOneField) {
+  // Each key alone, on a table model: that one price changes, the rest is the table's.
+  const ModelPrice base = table().lookup("claude-sonnet-4-5").value();
+  struct Case {
+    std::optional<std::string> config::Deployment::*field;
+    std::function<std::optional<std::int64_t>(const ModelPrice&)> get;
+  };
+  const auto opt = [](const std::optional<PerTokenPrice>& p) { return p ? std::optional(p->picos) : std::nullopt; };
+  const std::vector<Case> cases{
+      {&config::Deployment::cache_read_input_token_cost, [&](const ModelPrice& p) { return opt(p.cached_input); }},
+      {&config::Deployment::cache_creation_input_token_cost, [&](const ModelPrice& p) { return opt(p.cache_write); }},
+      {&config::Deployment::cache_creation_input_token_cost_above_1hr,
+       [&](const ModelPrice& p) { return opt(p.cache_write_1h); }},
+      {&config::Deployment::output_cost_per_reasoning_token, [&](const ModelPrice& p) { return opt(p.reasoning); }},
+      {&config::Deployment::input_cost_per_audio_token, [&](const ModelPrice& p) { return opt(p.audio_input); }},
+      {&config::Deployment::output_cost_per_audio_token, [&](const ModelPrice& p) { return opt(p.audio_output); }},
+      {&config::Deployment::output_cost_per_image_token, [&](const ModelPrice& p) { return opt(p.image_output); }},
+      {&config::Deployment::web_search_cost_per_call, [&](const ModelPrice& p) { return opt(p.web_search_call); }},
+      {&config::Deployment::input_cost_per_token_priority,
+       [&](const ModelPrice& p) { return p.priority ? std::optional(p.priority->input.picos) : std::nullopt; }},
+      {&config::Deployment::output_cost_per_token_priority,
+       [&](const ModelPrice& p) { return p.priority ? std::optional(p.priority->output.picos) : std::nullopt; }},
+      {&config::Deployment::cache_read_input_token_cost_priority,
+       [&](const ModelPrice& p) { return p.priority ? opt(p.priority->cached_input) : std::nullopt; }},
+      {&config::Deployment::input_cost_per_token_flex,
+       [&](const ModelPrice& p) { return p.flex ? std::optional(p.flex->input.picos) : std::nullopt; }},
+      {&config::Deployment::output_cost_per_token_flex,
+       [&](const ModelPrice& p) { return p.flex ? std::optional(p.flex->output.picos) : std::nullopt; }},
+      {&config::Deployment::cache_read_input_token_cost_flex,
+       [&](const ModelPrice& p) { return p.flex ? opt(p.flex->cached_input) : std::nullopt; }},
+  };
+  for (const Case& c : cases) {
+    auto d = deployment("anthropic", "claude-sonnet-4-5-20250929");
+    d.*c.field = "0.000000123";
+    const auto r = resolve_deployment_price(d, table());
+    EXPECT_EQ(r.status, PriceStatus::priced);
+    EXPECT_EQ(r.how, "config override + table: claude-sonnet-4-5");
+    EXPECT_EQ(c.get(r.price), 123'000);
+    EXPECT_EQ(r.price.input, base.input);
+    EXPECT_EQ(r.price.output, base.output);
+    ASSERT_TRUE(r.price.long_prompt_tier.has_value());  // only input/output overrides drop the tier
+  }
+  // Every flat key of the config has a case here or is input/output.
+  EXPECT_EQ(cases.size() + 2, config::kDeploymentCostKeys.size());
+}
+
+TEST(ResolveDeployment, CachedTokensAreNoLongerBilledAtTheFullInputPrice) {
+  // A LiteLLM config that prices cache reads and writes itself.
+  auto d = deployment("openai", "my-claude-proxy");
+  d.input_cost_per_token = "0.000003";
+  d.output_cost_per_token = "0.000015";
+  d.cache_read_input_token_cost = "0.0000003";
+  d.cache_creation_input_token_cost = "0.00000375";
+  const auto r = resolve_deployment_price(d, table());
+  EXPECT_EQ(r.status, PriceStatus::priced);
+  EXPECT_EQ(r.how, "config override");
+  EXPECT_EQ(r.price.cached_input->picos, 300'000);
+  EXPECT_EQ(r.price.cache_write->picos, 3'750'000);
+  EXPECT_FALSE(r.price.long_prompt_tier.has_value());
+  EXPECT_EQ(actual_cost(r.price, 1000, 0, 1000), 300'000);  // 1000 cached × $0.30/M = $0.0003
+}
+
+TEST(ResolveDeployment, PartialOverrideDropsThePricesRelativeToTheBase) {
+  auto d = deployment("anthropic", "claude-sonnet-4-5");
+  d.input_cost_per_token = "0.000002";
+  auto r = resolve_deployment_price(d, table());
+  EXPECT_EQ(r.how, "config override + table: claude-sonnet-4-5");
+  EXPECT_EQ(r.price.input.picos, 2'000'000);
+  EXPECT_EQ(r.price.output.picos, 15'000'000);
+  EXPECT_FALSE(r.price.cached_input || r.price.cache_write || r.price.cache_write_1h || r.price.long_prompt_tier);
+  EXPECT_EQ(r.price.web_search_call->picos, 10'000'000'000);  // independent of the input price: kept
+  // ... unless configured alongside.
+  d.cache_read_input_token_cost = "2e-7";
+  r = resolve_deployment_price(d, table());
+  EXPECT_EQ(r.price.cached_input->picos, 200'000);
+
+  auto g = deployment("openai", "gpt-5");
+  g.output_cost_per_token = "0.000011";
+  r = resolve_deployment_price(g, table());
+  EXPECT_FALSE(r.price.priority || r.price.flex);
+  g.input_cost_per_token_priority = "0.000003";
+  r = resolve_deployment_price(g, table());
+  ASSERT_TRUE(r.price.priority.has_value());
+  EXPECT_EQ(r.price.priority->input.picos, 3'000'000);
+  EXPECT_EQ(r.price.priority->output.picos, 11'000'000);  // missing tier price: the (overridden) base
+  EXPECT_FALSE(r.price.flex.has_value());
+}
+
+TEST(ResolveDeployment, LongPromptTierOverride) {
+  // Same threshold as the table's tier: only the given prices change.
+  auto d = deployment("gemini", "gemini-2.5-pro");
+  config::TierCostOverride t;
+  t.above_input_tokens = 200'000;
+  t.output_cost_per_token = "0.00002";
+  d.long_prompt_tier_cost = t;
+  auto r = resolve_deployment_price(d, table());
+  ASSERT_TRUE(r.price.long_prompt_tier.has_value());
+  EXPECT_EQ(r.price.long_prompt_tier->input.picos, 2'500'000);
+  EXPECT_EQ(r.price.long_prompt_tier->output.picos, 20'000'000);
+  EXPECT_EQ(r.price.long_prompt_tier->cached_input->picos, 250'000);
+  // Another threshold: a new tier, missing prices from the base.
+  t.above_input_tokens = 128'000;
+  t.cache_creation_input_token_cost = "0.000001";
+  d.long_prompt_tier_cost = t;
+  r = resolve_deployment_price(d, table());
+  EXPECT_EQ(r.price.long_prompt_tier->above_input_tokens, 128'000);
+  EXPECT_EQ(r.price.long_prompt_tier->input.picos, 1'250'000);
+  EXPECT_FALSE(r.price.long_prompt_tier->cached_input.has_value());
+  EXPECT_EQ(r.price.long_prompt_tier->cache_write->picos, 1'000'000);
+  // On a full override too.
+  auto f = deployment("vllm", "llama");
+  f.input_cost_per_token = "0.000001";
+  f.output_cost_per_token = "0.000001";
+  f.long_prompt_tier_cost = t;
+  r = resolve_deployment_price(f, table());
+  EXPECT_EQ(r.how, "config override");
+  EXPECT_EQ(r.price.long_prompt_tier->output.picos, 20'000'000);
+  // The whole request at the tier's input price: $1/M, the base's (the tier override gives none).
+  EXPECT_EQ(actual_cost(r.price, 128'001, 0, 0), 128'001'000);
+  f.long_prompt_tier_cost->input_cost_per_token = "bad";
+  r = resolve_deployment_price(f, table());
+  EXPECT_EQ(r.status, PriceStatus::unpriced);
+  EXPECT_NE(r.how.find("invalid input_cost_per_token_above_tier"), std::string::npos);
+}
+
+TEST(ResolveDeployment, OtherKeysWithoutATableEntryAreUnpriced) {
+  auto d = deployment("vllm", "llama");
+  d.cache_read_input_token_cost = "0";
+  auto r = resolve_deployment_price(d, table());
+  EXPECT_EQ(r.status, PriceStatus::unpriced);
+  EXPECT_NE(r.how.find("need a price table entry"), std::string::npos);
+  d.input_cost_per_token = "0";
+  d.output_cost_per_token = "0";
+  EXPECT_EQ(resolve_deployment_price(d, table()).status, PriceStatus::priced_zero);
+  d.web_search_cost_per_call = "0.01";
+  EXPECT_EQ(resolve_deployment_price(d, table()).status, PriceStatus::priced);  // a priced call is not free
+  d.cache_creation_input_token_cost_above_1hr = "1e-3000";
+  r = resolve_deployment_price(d, table());
+  EXPECT_EQ(r.status, PriceStatus::unpriced);
+  EXPECT_NE(r.how.find("invalid cache_creation_input_token_cost_above_1hr"), std::string::npos);
 }
 
 TEST(ResolveDeployment, EmbeddingWithZeroOutputIsPriced) {

@@ -540,6 +540,143 @@ TEST(NormalizeDecimal, PlainAndScientific) {
     EXPECT_EQ(normalize_decimal(bad), std::nullopt) << bad;
 }
 
+TEST(ConfigLoader, EveryLitellmCostKeyIsLoadedFromEitherSection) {
+  // Each flat cost key, written in litellm_params of one deployment and in model_info of another.
+  std::string yaml = "model_list:\n";
+  for (const char* section : {"litellm_params", "model_info"}) {
+    yaml += std::string("  - model_name: m\n    litellm_params:\n      model: openai/gpt-4o\n");
+    if (std::string(section) == "model_info") yaml += "    model_info:\n";
+    int i = 1;
+    for (const CostKey& k : kDeploymentCostKeys) {
+      yaml += "      " + std::string(k.key) + ": " + std::to_string(i++) + ".5e-07\n";
+    }
+  }
+  LoadResult r = load(yaml);
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_TRUE(r.warnings.empty()) << all(r.warnings);  // no "not supported" any more
+  ASSERT_EQ(r.config->model_list.size(), 2u);
+  for (const Deployment& d : r.config->model_list) {
+    int i = 1;
+    for (const CostKey& k : kDeploymentCostKeys) {
+      EXPECT_EQ(d.*k.field, normalize_decimal(std::to_string(i++) + ".5e-07")) << k.key;
+    }
+    EXPECT_EQ(d.input_cost_per_token, "0.00000015");
+    EXPECT_EQ(d.cache_read_input_token_cost_flex, "0.00000165");
+  }
+}
+
+TEST(ConfigLoader, CostKeysFromLitellmParamsWinKeyByKey) {
+  LoadResult r = load(R"(model_list:
+  - model_name: m
+    litellm_params:
+      model: anthropic/claude-sonnet-4-5
+      cache_read_input_token_cost: "3e-7"
+      input_cost_per_token_above_200k_tokens: 6e-06
+    model_info:
+      cache_read_input_token_cost: 1e-7
+      cache_creation_input_token_cost: 3.75e-06
+      input_cost_per_token_above_200k_tokens: 1e-05
+      output_cost_per_token_above_200k_tokens: 2.25e-05
+      search_context_cost_per_query:
+        search_context_size_low: 0.005
+        search_context_size_medium: 0.01
+        search_context_size_high: 0.02
+)");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_TRUE(r.warnings.empty()) << all(r.warnings);
+  const Deployment& d = r.config->model_list[0];
+  EXPECT_EQ(d.cache_read_input_token_cost, "0.0000003");
+  EXPECT_EQ(d.cache_creation_input_token_cost, "0.00000375");
+  EXPECT_EQ(d.web_search_cost_per_call, "0.01");
+  EXPECT_FALSE(d.input_cost_per_token.has_value());
+  ASSERT_TRUE(d.long_prompt_tier_cost.has_value());
+  EXPECT_EQ(d.long_prompt_tier_cost->above_input_tokens, 200'000);
+  EXPECT_EQ(d.long_prompt_tier_cost->input_cost_per_token, "0.000006");
+  EXPECT_EQ(d.long_prompt_tier_cost->output_cost_per_token, "0.0000225");
+  EXPECT_FALSE(d.long_prompt_tier_cost->cache_read_input_token_cost.has_value());
+}
+
+TEST(ConfigLoader, BadCostValuesAreErrorsWithPathAndLine) {
+  LoadResult r = load(R"(model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+      cache_read_input_token_cost: -1e-7
+      cache_creation_input_token_cost: cheap
+      output_cost_per_reasoning_token: [1]
+      input_cost_per_token_above_200k_tokens: "-0.000006"
+    model_info:
+      input_cost_per_token_priority: "1e-6x"
+      output_cost_per_token_above_128k_tokens: 0.00001
+      search_context_cost_per_query: {search_context_size_medium: lots, size_xl: 1}
+)");
+  EXPECT_FALSE(r.ok());
+  Problem read = only(r.errors, "model_list[0].litellm_params.cache_read_input_token_cost");
+  EXPECT_EQ(read.line, 5);
+  EXPECT_THAT(read.message, HasSubstr("negative"));
+  Problem write = only(r.errors, "model_list[0].litellm_params.cache_creation_input_token_cost");
+  EXPECT_EQ(write.line, 6);
+  EXPECT_THAT(write.message, HasSubstr("expected a non-negative decimal number"));
+  EXPECT_EQ(only(r.errors, "model_list[0].litellm_params.output_cost_per_reasoning_token").line, 7);
+  EXPECT_EQ(only(r.errors, "model_list[0].litellm_params.input_cost_per_token_above_200k_tokens").line, 8);
+  EXPECT_EQ(only(r.errors, "model_list[0].model_info.input_cost_per_token_priority").line, 10);
+  EXPECT_EQ(only(r.errors, "model_list[0].model_info.search_context_cost_per_query.search_context_size_medium").line, 12);
+  EXPECT_THAT(only(r.warnings, "model_list[0].model_info.search_context_cost_per_query.size_xl").message,
+              HasSubstr("unknown key"));
+  // The 200k key did not parse, so the 128k one stands alone: no threshold conflict reported.
+  EXPECT_EQ(r.errors.size(), 6u) << all(r.errors);
+}
+
+TEST(ConfigLoader, TierKeysOfOneDeploymentNameOneThreshold) {
+  LoadResult r = load(R"(model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+      input_cost_per_token_above_200k_tokens: 6e-06
+    model_info:
+      output_cost_per_token_above_128k_tokens: 1e-05
+)");
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.errors.size(), 1u) << all(r.errors);
+  EXPECT_THAT(r.errors[0].message, HasSubstr("one threshold"));
+  EXPECT_THAT(r.errors[0].path, HasSubstr("_above_"));
+  // Keys that only look like tier keys are not cost keys.
+  LoadResult other = load(R"(model_list:
+  - model_name: m
+    litellm_params: {model: openai/gpt-4o, input_cost_per_token_above_200k_tokens_priority: 1e-05}
+)");
+  ASSERT_TRUE(other.ok()) << all(other.errors);
+  EXPECT_THAT(only(other.warnings, "model_list[0].litellm_params.input_cost_per_token_above_200k_tokens_priority").message,
+              HasSubstr("not supported"));
+}
+
+TEST(ConfigLoader, TierCostKeyNames) {
+  auto k = parse_tier_cost_key("cache_creation_input_token_cost_above_200k_tokens");
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(k->field, TierCostField::cache_creation_input_token_cost);
+  EXPECT_EQ(k->above_input_tokens, 200'000);
+  EXPECT_EQ(parse_tier_cost_key("output_cost_per_token_above_272k_tokens")->above_input_tokens, 272'000);
+  for (const char* no : {"input_cost_per_token", "input_cost_per_token_above_k_tokens", "input_cost_per_token_above_0k_tokens",
+                         "input_cost_per_token_above_-5k_tokens", "input_cost_per_token_above_200k_tokens_priority",
+                         "cache_creation_input_token_cost_above_1hr", "input_cost_per_token_above_9999999999k_tokens",
+                         "output_cost_per_reasoning_token_above_200k_tokens"}) {
+    EXPECT_FALSE(parse_tier_cost_key(no).has_value()) << no;
+  }
+}
+
+TEST(ConfigLoader, PriceFileSetting) {
+  LoadResult r = load("model_list: []\ntollgate_settings:\n  data_dir: d\n  price_file: prices/litellm.json\n");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_EQ(r.config->tollgate_settings.price_file, "prices/litellm.json");
+  EXPECT_EQ(r.config->tollgate_settings.price_file_line, 4);
+  EXPECT_EQ(load("model_list: []\n").config->tollgate_settings.price_file, "");
+  LoadResult empty = load("tollgate_settings:\n  price_file: \"\"\n");
+  EXPECT_FALSE(empty.ok());
+  EXPECT_EQ(only(empty.errors, "tollgate_settings.price_file").line, 2);
+  LoadResult list = load("tollgate_settings:\n  price_file: [a]\n");
+  EXPECT_THAT(only(list.errors, "tollgate_settings.price_file").message, HasSubstr("expected a string"));
+}
+
 TEST(ConfigLoader, PricesKeepDecimalTextAndLitellmParamsWin) {
   LoadResult r = load(R"(model_list:
   - model_name: m
