@@ -143,3 +143,35 @@ export async function mockBill(mock, upstream, inPrice = IN_PRICE, outPrice = OU
   const p = BigInt(m.prompt_tokens) * picos(inPrice) + BigInt(m.completion_tokens) * picos(outPrice);
   return { ...m, picos: p, nanos: Number((p + 999n) / 1000n) };
 }
+
+/// The provider's bill of one mock `bills` entry (GET /mock/stats), in nanos: every token kind
+/// at its price (dollar strings per token; absent kinds fall back as the gateway's table does:
+/// cached/cache writes/audio in → input, audio out → output), rounded up once per request.
+/// `prices.priority` ({input, output, cached}) applies to a bill served in the priority tier.
+export function billNanos(b, prices) {
+  let p = prices;
+  if (b.service_tier === 'priority' && prices.priority) p = { ...prices, ...prices.priority };
+  const input = p.input;
+  const at = (n, price) => BigInt(n) * picos(price ?? input);
+  const cw5 = p.cache_write ?? input;
+  const parts = b.cached_tokens + b.cache_write_tokens + b.cache_write_1h_tokens + b.audio_input_tokens;
+  let total = at(b.prompt_tokens - parts, input) + at(b.cached_tokens, p.cached) + at(b.cache_write_tokens, cw5) +
+    at(b.cache_write_1h_tokens, p.cache_write_1h ?? cw5) + at(b.audio_input_tokens, p.audio_input);
+  total += BigInt(b.completion_tokens - b.audio_output_tokens) * picos(p.output) +
+    BigInt(b.audio_output_tokens) * picos(p.audio_output ?? p.output);
+  return Number((total + 999n) / 1000n);
+}
+
+/// The mock's whole bill for an upstream model (Σ billNanos of its bills).
+export async function mockBillNanos(mock, upstream, prices) {
+  const s = await mock.stats();
+  return (s.bills ?? []).filter((b) => b.model === upstream).reduce((a, b) => a + billNanos(b, prices), 0);
+}
+
+/// What a request's attempts were charged because their usage could not be read (evidence
+/// `unreadable` / `no_answer`: the whole reservation), from its spend-log decision trace, in nanos.
+export function unknownCharges(row) {
+  return (row.decision?.steps ?? [])
+    .filter((s) => s.step === 'attempt' && (s.evidence === 'unreadable' || s.evidence === 'no_answer'))
+    .reduce((a, s) => a + nanos(s.charged), 0);
+}

@@ -1,0 +1,303 @@
+// The cap holds on the wire (issue 8): the output bound admission reserves is the one written into
+// the upstream request, and what is charged follows what was sent and what came back. Every case
+// holds recorded spend against the simulator's bill, request by request: recorded == bill for
+// answers whose usage was read, and recorded - bill == exactly the reservations of the attempts
+// whose usage could not be read (marked unknown), each of which covers what the provider billed.
+import assert from 'node:assert/strict';
+import { useMock, e2e, gatewayConfig, openaiDeployment, anthropicDeployment, runPool } from './harness.mjs';
+import {
+  chat, nanos, dollars, spendNanos, spendLogRow, billNanos, mockBillNanos, unknownCharges, IN_PRICE, OUT_PRICE,
+  expectSpend,
+} from './budget_helpers.mjs';
+
+const state = useMock();
+const PRICES = { input: IN_PRICE, output: OUT_PRICE };
+const priced = (extra = {}) => ({ input_cost_per_token: IN_PRICE, output_cost_per_token: OUT_PRICE, ...extra });
+const ask = (model, extra = {}) => ({ model, messages: [{ role: 'user', content: 'Tell me about gateways.' }], ...extra });
+
+/// Sends `body` with the mock behaviour `behavior`; returns {r, row, unknown} once logged.
+async function send(gw, key, body, behavior) {
+  const r = await chat(gw, key, body, behavior ? { 'x-mock-behavior': JSON.stringify(behavior) } : {});
+  const row = await spendLogRow(gw, r);
+  return { r, row, unknown: unknownCharges(row) };
+}
+
+/// The money check of one case (one upstream model, one key): when every attempt's usage was
+/// read, recorded spend == the provider's bill; when every one was unreadable, recorded == the
+/// sum of their reservations, which covers the bill. Also spend <= max_budget when given.
+async function assertMoney(gw, key, mock, upstream, rows, prices = PRICES, maxBudget) {
+  const unknown = rows.reduce((a, x) => a + x.unknown, 0);
+  const bill = await mockBillNanos(mock, upstream, prices);
+  const recorded = await spendNanos(gw, key);
+  if (unknown === 0) assert.equal(recorded, bill, `recorded ${recorded} != bill ${bill}`);
+  else {
+    assert.ok(rows.every((x) => x.unknown > 0), 'a case mixes read and unreadable attempts');
+    assert.equal(recorded, unknown, `recorded ${recorded} != the unknown reservations ${unknown}`);
+    assert.ok(bill <= recorded, `bill ${bill} > recorded ${recorded}`);
+  }
+  if (maxBudget !== undefined) assert.ok(recorded <= maxBudget, `recorded ${recorded} > max_budget ${maxBudget}`);
+  return { recorded, bill, unknown };
+}
+
+e2e('no caller max_tokens: the bound the budget pays for is written upstream; a verbose model fills it and spend never passes the cap', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [{ ...openaiDeployment(mock, 'paid', 'verbose', priced()), model_info: { id: 'verbose-1', max_output_tokens: 4000 } }],
+  }));
+  const budget = 2_000_000; // $0.002: the model's 4,000-token worst case ($0.008) does not fit
+  const k = await gw.generateKey({ max_budget: dollars(budget) });
+  const rows = [];
+  for (let i = 0; i < 30; i++) {
+    const x = await send(gw, k.key, ask('paid'), { fill_max_tokens: true });
+    if (x.r.status === 429) break;
+    assert.equal(x.r.status, 200, x.r.text);
+    const capped = Number(x.r.headers.get('x-tollgate-output-capped'));
+    assert.ok(capped >= 16 && capped < 4000, `capped ${capped}`);
+    // The provider produced exactly the bound it was sent: the contract held.
+    assert.equal(x.r.json.usage.completion_tokens, capped);
+    rows.push(x);
+  }
+  assert.ok(rows.length >= 3, `${rows.length} capped answers before the cap`);
+  const { recorded, bill } = await assertMoney(gw, k.key, mock, 'verbose', rows, PRICES, budget);
+  assert.equal(recorded, bill);
+  ctx.t.diagnostic(`no max_tokens: ${rows.length} answers, spend ${recorded} of ${budget} nanos, bill ${bill}`);
+});
+
+e2e('max_tokens above the model maximum is sent as the maximum; both max_tokens and max_completion_tokens: one limit goes upstream', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [{ ...openaiDeployment(mock, 'paid', 'capped-model', priced()), model_info: { id: 'cm', max_output_tokens: 50 } }],
+  }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const over = await send(gw, k.key, ask('paid', { max_tokens: 100_000 }), { fill_max_tokens: true });
+  assert.equal(over.r.status, 200, over.r.text);
+  assert.equal(over.r.json.usage.completion_tokens, 50);
+  assert.equal(over.r.headers.get('x-tollgate-output-capped'), null);  // the model's own limit is not a budget cap
+  const both = await send(gw, k.key, ask('paid', { max_tokens: 40, max_completion_tokens: 20 }), { fill_max_tokens: true });
+  assert.equal(both.r.status, 200, both.r.text);
+  assert.equal(both.r.json.usage.completion_tokens, 20);
+  assert.equal(both.row.decision.steps.find((s) => s.step === 'attempt').max_tokens, 20);
+  const { recorded, bill } = await assertMoney(gw, k.key, mock, 'capped-model', [over, both]);
+  assert.equal(recorded, bill);
+});
+
+e2e('a 200 whose body is oversized or garbage is charged its whole reservation (marked unknown), never $0', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [openaiDeployment(mock, 'paid', 'garbled', priced())],
+    tollgate_settings: { max_upstream_body_bytes: 1_048_576 },
+  }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const rows = [];
+  for (const fault of ['oversized', 'garbage']) {
+    const x = await send(gw, k.key, ask('paid', { max_tokens: 100 }), { fault });
+    assert.ok(x.r.status >= 500, x.r.text);
+    assert.equal(x.row.unknown_outcome, true);
+    const step = x.row.decision.steps.find((s) => s.step === 'attempt');
+    assert.equal(step.evidence, 'unreadable');
+    assert.equal(nanos(step.charged), nanos(step.reserved));
+    assert.ok(x.unknown > 0);
+    rows.push(x);
+  }
+  const s = await mock.stats();
+  const bills = s.bills.filter((b) => b.model === 'garbled');
+  assert.equal(bills.length, 2, 'the provider billed both answers');
+  const { recorded, bill } = await assertMoney(gw, k.key, mock, 'garbled', rows);
+  assert.ok(recorded >= bill);
+  for (const [i, b] of bills.entries()) assert.ok(billNanos(b, PRICES) <= rows[i].unknown, 'the reservation covers the bill');
+});
+
+e2e('a timeout after the send is charged its reservation whatever class the table puts it in', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [openaiDeployment(mock, 'paid', 'slow', priced({ timeout: 0.3 }))],
+    // An operator moved the transport timeout into a class that fails fast: what is charged does
+    // not follow the class.
+    fallback_policy: { defaults: { classes: { caller_fix_required: { transport: ['timeout_after_send'], action: 'fail_fast' } } } },
+  }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const x = await send(gw, k.key, ask('paid', { max_tokens: 50 }), { latency_ms: 1500, bill_on_cancel: true });
+  assert.equal(x.r.status, 504, x.r.text);
+  const step = x.row.decision.steps.find((s) => s.step === 'attempt');
+  assert.equal(step.class, 'caller_fix_required');
+  assert.equal(step.evidence, 'no_answer');
+  assert.equal(nanos(step.charged), nanos(step.reserved));
+  await expectSpend(gw, k.key, nanos(step.reserved));
+  // The provider kept generating and billed it: the reservation covers that bill.
+  const bill = await mockBillNanos(mock, 'slow', PRICES);
+  assert.ok(bill > 0 && bill <= nanos(step.reserved), `bill ${bill}, reserved ${step.reserved}`);
+});
+
+e2e('a stream cut before its usage is charged its reservation and logged unknown_outcome, never success', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'paid', 'cut', priced())] }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const r = await chat(gw, k.key, ask('paid', { max_tokens: 40, stream: true }), {
+    'x-mock-behavior': JSON.stringify({ fault: 'truncate_before_usage' }),
+  });
+  assert.equal(r.status, 200);
+  const row = await spendLogRow(gw, r);
+  assert.equal(row.status, 'unknown_outcome');
+  assert.ok(row.completionStartTime, 'the first byte time is logged');
+  const step = row.decision.steps.find((s) => s.step === 'attempt');
+  assert.equal(step.evidence, 'unreadable');
+  await expectSpend(gw, k.key, nanos(step.reserved));
+  const bill = await mockBillNanos(mock, 'cut', PRICES);
+  assert.ok(bill > 0 && bill <= nanos(step.reserved), `bill ${bill}, reserved ${step.reserved}`);
+});
+
+e2e('reasoning tokens reported beside the completion tokens (xAI) are billed, and recorded spend equals the bill', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'grok', 'grok-like', priced())] }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const x = await send(gw, k.key, ask('grok', { max_tokens: 2000 }),
+    { completion_tokens: 143, reasoning_tokens: 760, reasoning_outside: true });
+  assert.equal(x.r.status, 200, x.r.text);
+  const items = JSON.parse(x.row.line_items);
+  assert.equal(items.find((i) => i.kind === 'reasoning').count, 760);
+  assert.equal(items.find((i) => i.kind === 'output').count, 143);
+  const { recorded, bill } = await assertMoney(gw, k.key, mock, 'grok-like', [x]);
+  assert.equal(recorded, bill);
+});
+
+/// A 1-bit PNG header (signature + IHDR) of w × h: what the gateway and the mock read.
+function png(w, h) {
+  const b = Buffer.alloc(33);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(b, 0);
+  b.writeUInt32BE(13, 8);
+  b.write('IHDR', 12, 'ascii');
+  b.writeUInt32BE(w, 16);
+  b.writeUInt32BE(h, 20);
+  b[24] = 8; b[25] = 2;
+  return `data:image/png;base64,${b.toString('base64')}`;
+}
+
+e2e('images with and without dimensions and a PDF: the reservation covers what the provider bills for them', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'vision', 'gpt-4o', priced())] }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >> endobj\n3 0 obj << /Type /Page >> endobj\n4 0 obj << /Type /Page >> endobj\n5 0 obj << /Type /Page >> endobj\n%%EOF\n').toString('base64');
+  const parts = {
+    known: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: png(1024, 1024), detail: 'high' } }],
+    unknown: [{ type: 'text', text: 'And this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }],
+    pdf: [{ type: 'text', text: 'Summarise.' }, { type: 'file', file: { filename: 'a.pdf', file_data: `data:application/pdf;base64,${pdf}` } }],
+  };
+  const rows = [];
+  for (const [name, content] of Object.entries(parts)) {
+    const x = await send(gw, k.key, { model: 'vision', max_tokens: 20, messages: [{ role: 'user', content }] });
+    assert.equal(x.r.status, 200, `${name}: ${x.r.text}`);
+    const step = x.row.decision.steps.find((s) => s.step === 'attempt');
+    assert.ok(nanos(step.charged) <= nanos(step.reserved), `${name}: charged ${step.charged} > reserved ${step.reserved}`);
+    rows.push(x);
+  }
+  const s = await mock.stats();
+  const bills = s.bills.filter((b) => b.model === 'gpt-4o');
+  assert.equal(bills[0].image_input_tokens, 765);  // 1024² high detail: 4 tiles
+  assert.ok(bills[1].image_input_tokens > 0);
+  assert.equal(bills[2].pdf_pages, 3);
+  const { recorded, bill } = await assertMoney(gw, k.key, mock, 'gpt-4o', rows);
+  assert.equal(recorded, bill);
+});
+
+e2e('Anthropic cache writes with both TTLs, a custom cache-read price from the config, and service_tier priority are billed at their prices', async (ctx) => {
+  const { mock } = state;
+  const claudePrices = {
+    input: '0.000003', output: '0.000015', cached: '0.0000003', cache_write: '0.00000375', cache_write_1h: '0.000006',
+  };
+  const tierPrices = { input: '0.0000025', output: '0.00001', priority: { input: '0.000005', output: '0.00002' } };
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      anthropicDeployment(mock, 'claude', 'claude-x', {
+        input_cost_per_token: claudePrices.input, output_cost_per_token: claudePrices.output,
+        cache_read_input_token_cost: claudePrices.cached, cache_creation_input_token_cost: claudePrices.cache_write,
+        cache_creation_input_token_cost_above_1hr: claudePrices.cache_write_1h,
+      }),
+      openaiDeployment(mock, 'tiered', 'tiered-model', {
+        input_cost_per_token: tierPrices.input, output_cost_per_token: tierPrices.output,
+        input_cost_per_token_priority: tierPrices.priority.input, output_cost_per_token_priority: tierPrices.priority.output,
+      }),
+    ],
+  }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const long = 'All work and no play makes a gateway dull. '.repeat(200);
+  const x = await send(gw, k.key, { model: 'claude', max_tokens: 30, messages: [{ role: 'user', content: long }] },
+    { cache_write_tokens: 900, cache_write_1h_tokens: 700, cached_tokens: 300 });
+  assert.equal(x.r.status, 200, x.r.text);
+  const items = Object.fromEntries(JSON.parse(x.row.line_items).map((i) => [i.kind, i]));
+  assert.equal(items.cache_write.count, 900);
+  assert.equal(items.cache_write_1h.count, 700);
+  assert.equal(items.cached_input.count, 300);
+  assert.equal(items.cached_input.price, claudePrices.cached);
+  const claude = await assertMoney(gw, k.key, mock, 'claude-x', [x], claudePrices);
+  assert.equal(claude.recorded, claude.bill);
+
+  const k2 = await gw.generateKey({ max_budget: 1 });
+  const p = await send(gw, k2.key, ask('tiered', { max_tokens: 30, service_tier: 'priority' }));
+  assert.equal(p.r.status, 200, p.r.text);
+  assert.equal(p.r.json.service_tier, 'priority');
+  const d = await send(gw, k2.key, ask('tiered', { max_tokens: 30 }));
+  const tier = await assertMoney(gw, k2.key, mock, 'tiered-model', [p, d], tierPrices);
+  assert.equal(tier.recorded, tier.bill);
+  const bills = (await mock.stats()).bills.filter((b) => b.model === 'tiered-model');
+  assert.ok(billNanos(bills[0], tierPrices) > billNanos(bills[1], tierPrices), 'priority costs more than default');
+});
+
+e2e('an upstream that ignores max_tokens is charged what it billed (the overshoot is recorded, never hidden) and the next request is refused', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'paid', 'rogue', priced())] }));
+  const body = ask('paid', { max_tokens: 20 });
+  const k = await gw.generateKey({ max_budget: dollars(200_000) });
+  const x = await send(gw, k.key, body, { completion_tokens: 300, ignore_max_tokens: true });
+  assert.equal(x.r.status, 200, x.r.text);
+  assert.equal(x.r.json.usage.completion_tokens, 300);
+  const step = x.row.decision.steps.find((s) => s.step === 'attempt');
+  assert.ok(nanos(step.charged) > nanos(step.reserved), 'the bill is above the reservation: the provider broke the contract');
+  const { recorded, bill } = await assertMoney(gw, k.key, mock, 'rogue', [x]);
+  assert.equal(recorded, bill);
+  assert.ok(recorded > 200_000, 'the one documented way past a cap');
+  assert.equal((await chat(gw, k.key, body)).status, 429);
+});
+
+e2e('$0.03 left, gpt-4o, no max_tokens: 200 with x-tollgate-output-capped, spend ≤ $0.03 (no false refusal)', async (ctx) => {
+  const { mock } = state;
+  // gpt-4o at the bundled table's price ($2.50 / $10 per million, 16,384 output tokens).
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'gpt-4o', 'gpt-4o')] }));
+  const k = await gw.generateKey({ max_budget: 0.03 });
+  const table = { input: '0.0000025', output: '0.00001', cached: '0.00000125' };
+  const rows = [];
+  for (let i = 0; i < 12; i++) {
+    const x = await send(gw, k.key, ask('gpt-4o'), { fill_max_tokens: true });
+    if (x.r.status === 429) break;
+    assert.equal(x.r.status, 200, x.r.text);
+    assert.ok(Number(x.r.headers.get('x-tollgate-output-capped')) > 0);
+    rows.push(x);
+  }
+  assert.ok(rows.length >= 1);
+  const { recorded, bill } = await assertMoney(gw, k.key, mock, 'gpt-4o', rows, table, 30_000_000);
+  assert.equal(recorded, bill);
+  ctx.t.diagnostic(`$0.03 on gpt-4o: ${rows.length} capped answers (first ${rows[0].r.headers.get('x-tollgate-output-capped')} tokens), spend $${dollars(recorded)}`);
+});
+
+e2e('8 concurrent first requests on an end-user budget that fits 4 answers: at least 3 served, spend ≤ the budget', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [openaiDeployment(mock, 'paid', 'eu-model', priced())],
+  }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const body = ask('paid', { max_tokens: 200, user: 'customer-42' });
+  // One actual answer (the mock's 100 tokens): priced from a probe with another end user.
+  const probe = await send(gw, k.key, { ...body, user: 'probe' }, { completion_tokens: 100 });
+  const answer = nanos(probe.r.headers.get('x-litellm-response-cost'));
+  const budget = 4 * answer;
+  await gw.admin('/customer/new', { user_id: 'customer-42', max_budget: Number(dollars(budget)) });
+  await new Promise((r) => setTimeout(r, 300));  // identities refresh
+  const results = await Promise.all(Array.from({ length: 8 }, () =>
+    chat(gw, k.key, body, { 'x-mock-behavior': JSON.stringify({ completion_tokens: 100, latency_ms: 200 }) })));
+  const served = results.filter((r) => r.status === 200).length;
+  for (const r of results) assert.ok(r.status === 200 || r.status === 429, r.text);
+  assert.ok(served >= 3, `${served} of 8 served (budget ${budget} nanos = 4 answers of ${answer})`);
+  const eu = (await mock.stats()).bills.filter((b) => b.model === 'eu-model').slice(1);  // without the probe
+  const euBill = eu.reduce((a, b) => a + billNanos(b, PRICES), 0);
+  assert.ok(euBill <= budget, `end-user spend ${euBill} > budget ${budget}`);
+  ctx.t.diagnostic(`end-user budget of 4 answers: ${served}/8 concurrent served, billed ${euBill} of ${budget} nanos`);
+});
