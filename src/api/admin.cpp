@@ -247,6 +247,7 @@ json::object spend_log_object(const store::SpendLogRow& r) {
   o["skipped_fallbacks"] = admin::json_text(r.skipped_fallbacks, json::array());
   o["degradation"] = opt_string(r.degradation);
   o["decision"] = r.decision.empty() ? json::value(nullptr) : admin::json_text(r.decision, json::object());
+  o["line_items"] = admin::json_text(r.line_items, json::array());
   return o;
 }
 

@@ -1273,15 +1273,16 @@ class Run {
       }
       ex->finish();
       exchange_ = nullptr;
-      auto completion = provider.parse_response(d, *body);
-      if (!completion) {
+      auto parsed = provider.parse_response(d, *body);
+      if (!parsed) {
         r.failure = classify_event(policy::TransportEvent::malformed_body, status);
-        r.error = malformed_error(d, "answered an invalid response: " + completion.error());
+        r.error = malformed_error(d, "answered an invalid response: " + parsed.error());
         r.evidence = budget::Evidence::unreadable;
         record(group, dep, status, r.failure, started, 0, r.evidence);
         co_return r;
       }
-      Usage u = providers::usage_from_openai_response(*completion);
+      auto* completion = &parsed->completion;
+      Usage u = parsed->usage;
       // Served: the answer is the client's. Its usage is the bill when it can be read; when it
       // cannot (absent, malformed), the reservation is.
       r.evidence = u.reported ? budget::Evidence::answered : budget::Evidence::unreadable;

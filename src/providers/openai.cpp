@@ -116,15 +116,17 @@ class OpenAiProvider : public Provider {
     return req;
   }
 
-  std::expected<json::object, std::string> parse_response(const config::Deployment&,
-                                                          std::string_view body) const override {
+  std::expected<Parsed, std::string> parse_response(const config::Deployment&, std::string_view body) const override {
     boost::system::error_code ec;
     auto v = json::parse(body, ec);
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
     auto& o = v.as_object();
     auto* choices = o.if_contains("choices");
     if (!choices || !choices->is_array()) return std::unexpected("upstream response has no choices");
-    return std::move(o);
+    Parsed p;
+    p.usage = usage_from_openai_response(o);
+    p.completion = std::move(o);
+    return p;
   }
 
   policy::Outcome parse_error(int status, std::string_view body) const override {

@@ -63,10 +63,16 @@ class Provider {
   /// Whether a 2xx body of this API is already an OpenAI `chat.completion` that may be relayed
   /// byte for byte (no re-serialisation).
   virtual bool relays_openai_body() const { return false; }
-  /// Parses a 2xx non-streaming body into an OpenAI `chat.completion` object; an error string
-  /// when the body is not a valid response of this API (a transient, malformed-body failure).
-  virtual std::expected<boost::json::object, std::string> parse_response(const config::Deployment& d,
-                                                                         std::string_view body) const = 0;
+  /// A 2xx non-streaming answer: the OpenAI `chat.completion` the client gets, and the usage
+  /// read from the provider's own body (every token kind its API reports; `reported` false when
+  /// the usage is absent or malformed: the bill is then unknown).
+  struct Parsed {
+    boost::json::object completion;
+    Usage usage;
+  };
+  /// Parses a 2xx non-streaming body; an error string when the body is not a valid response of
+  /// this API (a transient, malformed-body failure).
+  virtual std::expected<Parsed, std::string> parse_response(const config::Deployment& d, std::string_view body) const = 0;
   /// Reads an error response into the classifier's terms (status, provider type/code/message).
   virtual policy::Outcome parse_error(int status, std::string_view body) const = 0;
   /// A decoder for this API's stream. `include_usage`: the client asked for the usage chunk.

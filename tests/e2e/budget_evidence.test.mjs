@@ -15,9 +15,11 @@ const PRICES = { input: IN_PRICE, output: OUT_PRICE };
 const priced = (extra = {}) => ({ input_cost_per_token: IN_PRICE, output_cost_per_token: OUT_PRICE, ...extra });
 const ask = (model, extra = {}) => ({ model, messages: [{ role: 'user', content: 'Tell me about gateways.' }], ...extra });
 
-/// Sends `body` with the mock behaviour `behavior`; returns {r, row, unknown} once logged.
-async function send(gw, key, body, behavior) {
-  const r = await chat(gw, key, body, behavior ? { 'x-mock-behavior': JSON.stringify(behavior) } : {});
+/// Sends `body`, the upstream model `upstream` scripted to behave as `behavior` (the gateway does
+/// not forward client headers upstream); returns {r, row, unknown} once logged.
+async function send(gw, key, body, behavior, upstream) {
+  await state.mock.script(upstream, behavior ? [behavior] : []);
+  const r = await chat(gw, key, body);
   const row = await spendLogRow(gw, r);
   return { r, row, unknown: unknownCharges(row) };
 }
@@ -48,7 +50,7 @@ e2e('no caller max_tokens: the bound the budget pays for is written upstream; a 
   const k = await gw.generateKey({ max_budget: dollars(budget) });
   const rows = [];
   for (let i = 0; i < 30; i++) {
-    const x = await send(gw, k.key, ask('paid'), { fill_max_tokens: true });
+    const x = await send(gw, k.key, ask('paid'), { fill_max_tokens: true }, 'verbose');
     if (x.r.status === 429) break;
     assert.equal(x.r.status, 200, x.r.text);
     const capped = Number(x.r.headers.get('x-tollgate-output-capped'));
@@ -69,11 +71,11 @@ e2e('max_tokens above the model maximum is sent as the maximum; both max_tokens 
     model_list: [{ ...openaiDeployment(mock, 'paid', 'capped-model', priced()), model_info: { id: 'cm', max_output_tokens: 50 } }],
   }));
   const k = await gw.generateKey({ max_budget: 1 });
-  const over = await send(gw, k.key, ask('paid', { max_tokens: 100_000 }), { fill_max_tokens: true });
+  const over = await send(gw, k.key, ask('paid', { max_tokens: 100_000 }), { fill_max_tokens: true }, 'capped-model');
   assert.equal(over.r.status, 200, over.r.text);
   assert.equal(over.r.json.usage.completion_tokens, 50);
   assert.equal(over.r.headers.get('x-tollgate-output-capped'), null);  // the model's own limit is not a budget cap
-  const both = await send(gw, k.key, ask('paid', { max_tokens: 40, max_completion_tokens: 20 }), { fill_max_tokens: true });
+  const both = await send(gw, k.key, ask('paid', { max_tokens: 40, max_completion_tokens: 20 }), { fill_max_tokens: true }, 'capped-model');
   assert.equal(both.r.status, 200, both.r.text);
   assert.equal(both.r.json.usage.completion_tokens, 20);
   assert.equal(both.row.decision.steps.find((s) => s.step === 'attempt').max_tokens, 20);
@@ -90,7 +92,7 @@ e2e('a 200 whose body is oversized or garbage is charged its whole reservation (
   const k = await gw.generateKey({ max_budget: 1 });
   const rows = [];
   for (const fault of ['oversized', 'garbage']) {
-    const x = await send(gw, k.key, ask('paid', { max_tokens: 100 }), { fault });
+    const x = await send(gw, k.key, ask('paid', { max_tokens: 100 }), { fault }, 'garbled');
     assert.ok(x.r.status >= 500, x.r.text);
     assert.equal(x.row.unknown_outcome, true);
     const step = x.row.decision.steps.find((s) => s.step === 'attempt');
@@ -116,7 +118,7 @@ e2e('a timeout after the send is charged its reservation whatever class the tabl
     fallback_policy: { defaults: { classes: { caller_fix_required: { transport: ['timeout_after_send'], action: 'fail_fast' } } } },
   }));
   const k = await gw.generateKey({ max_budget: 1 });
-  const x = await send(gw, k.key, ask('paid', { max_tokens: 50 }), { latency_ms: 1500, bill_on_cancel: true });
+  const x = await send(gw, k.key, ask('paid', { max_tokens: 50 }), { latency_ms: 1500, bill_on_cancel: true }, 'slow');
   assert.equal(x.r.status, 504, x.r.text);
   const step = x.row.decision.steps.find((s) => s.step === 'attempt');
   assert.equal(step.class, 'caller_fix_required');
@@ -132,9 +134,8 @@ e2e('a stream cut before its usage is charged its reservation and logged unknown
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'paid', 'cut', priced())] }));
   const k = await gw.generateKey({ max_budget: 1 });
-  const r = await chat(gw, k.key, ask('paid', { max_tokens: 40, stream: true }), {
-    'x-mock-behavior': JSON.stringify({ fault: 'truncate_before_usage' }),
-  });
+  await mock.script('cut', [{ fault: 'truncate_before_usage' }]);
+  const r = await chat(gw, k.key, ask('paid', { max_tokens: 40, stream: true }));
   assert.equal(r.status, 200);
   const row = await spendLogRow(gw, r);
   assert.equal(row.status, 'unknown_outcome');
@@ -151,9 +152,9 @@ e2e('reasoning tokens reported beside the completion tokens (xAI) are billed, an
   const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'grok', 'grok-like', priced())] }));
   const k = await gw.generateKey({ max_budget: 1 });
   const x = await send(gw, k.key, ask('grok', { max_tokens: 2000 }),
-    { completion_tokens: 143, reasoning_tokens: 760, reasoning_outside: true });
+    { completion_tokens: 143, reasoning_tokens: 760, reasoning_outside: true }, 'grok-like');
   assert.equal(x.r.status, 200, x.r.text);
-  const items = JSON.parse(x.row.line_items);
+  const items = x.row.line_items;
   assert.equal(items.find((i) => i.kind === 'reasoning').count, 760);
   assert.equal(items.find((i) => i.kind === 'output').count, 143);
   const { recorded, bill } = await assertMoney(gw, k.key, mock, 'grok-like', [x]);
@@ -184,7 +185,7 @@ e2e('images with and without dimensions and a PDF: the reservation covers what t
   };
   const rows = [];
   for (const [name, content] of Object.entries(parts)) {
-    const x = await send(gw, k.key, { model: 'vision', max_tokens: 20, messages: [{ role: 'user', content }] });
+    const x = await send(gw, k.key, { model: 'vision', max_tokens: 20, messages: [{ role: 'user', content }] }, undefined, 'gpt-4o');
     assert.equal(x.r.status, 200, `${name}: ${x.r.text}`);
     const step = x.row.decision.steps.find((s) => s.step === 'attempt');
     assert.ok(nanos(step.charged) <= nanos(step.reserved), `${name}: charged ${step.charged} > reserved ${step.reserved}`);
@@ -221,9 +222,9 @@ e2e('Anthropic cache writes with both TTLs, a custom cache-read price from the c
   const k = await gw.generateKey({ max_budget: 1 });
   const long = 'All work and no play makes a gateway dull. '.repeat(200);
   const x = await send(gw, k.key, { model: 'claude', max_tokens: 30, messages: [{ role: 'user', content: long }] },
-    { cache_write_tokens: 900, cache_write_1h_tokens: 700, cached_tokens: 300 });
+    { cache_write_tokens: 900, cache_write_1h_tokens: 700, cached_tokens: 300 }, 'claude-x');
   assert.equal(x.r.status, 200, x.r.text);
-  const items = Object.fromEntries(JSON.parse(x.row.line_items).map((i) => [i.kind, i]));
+  const items = Object.fromEntries(x.row.line_items.map((i) => [i.kind, i]));
   assert.equal(items.cache_write.count, 900);
   assert.equal(items.cache_write_1h.count, 700);
   assert.equal(items.cached_input.count, 300);
@@ -232,10 +233,10 @@ e2e('Anthropic cache writes with both TTLs, a custom cache-read price from the c
   assert.equal(claude.recorded, claude.bill);
 
   const k2 = await gw.generateKey({ max_budget: 1 });
-  const p = await send(gw, k2.key, ask('tiered', { max_tokens: 30, service_tier: 'priority' }));
+  const p = await send(gw, k2.key, ask('tiered', { max_tokens: 30, service_tier: 'priority' }), undefined, 'tiered-model');
   assert.equal(p.r.status, 200, p.r.text);
   assert.equal(p.r.json.service_tier, 'priority');
-  const d = await send(gw, k2.key, ask('tiered', { max_tokens: 30 }));
+  const d = await send(gw, k2.key, ask('tiered', { max_tokens: 30 }), undefined, 'tiered-model');
   const tier = await assertMoney(gw, k2.key, mock, 'tiered-model', [p, d], tierPrices);
   assert.equal(tier.recorded, tier.bill);
   const bills = (await mock.stats()).bills.filter((b) => b.model === 'tiered-model');
@@ -247,7 +248,7 @@ e2e('an upstream that ignores max_tokens is charged what it billed (the overshoo
   const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'paid', 'rogue', priced())] }));
   const body = ask('paid', { max_tokens: 20 });
   const k = await gw.generateKey({ max_budget: dollars(200_000) });
-  const x = await send(gw, k.key, body, { completion_tokens: 300, ignore_max_tokens: true });
+  const x = await send(gw, k.key, body, { completion_tokens: 300, ignore_max_tokens: true }, 'rogue');
   assert.equal(x.r.status, 200, x.r.text);
   assert.equal(x.r.json.usage.completion_tokens, 300);
   const step = x.row.decision.steps.find((s) => s.step === 'attempt');
@@ -266,7 +267,7 @@ e2e('$0.03 left, gpt-4o, no max_tokens: 200 with x-tollgate-output-capped, spend
   const table = { input: '0.0000025', output: '0.00001', cached: '0.00000125' };
   const rows = [];
   for (let i = 0; i < 12; i++) {
-    const x = await send(gw, k.key, ask('gpt-4o'), { fill_max_tokens: true });
+    const x = await send(gw, k.key, ask('gpt-4o'), { fill_max_tokens: true }, 'gpt-4o');
     if (x.r.status === 429) break;
     assert.equal(x.r.status, 200, x.r.text);
     assert.ok(Number(x.r.headers.get('x-tollgate-output-capped')) > 0);
@@ -286,13 +287,12 @@ e2e('8 concurrent first requests on an end-user budget that fits 4 answers: at l
   const k = await gw.generateKey({ max_budget: 1 });
   const body = ask('paid', { max_tokens: 200, user: 'customer-42' });
   // One actual answer (the mock's 100 tokens): priced from a probe with another end user.
-  const probe = await send(gw, k.key, { ...body, user: 'probe' }, { completion_tokens: 100 });
+  const probe = await send(gw, k.key, { ...body, user: 'probe' }, { completion_tokens: 100, latency_ms: 200 }, 'eu-model');
   const answer = nanos(probe.r.headers.get('x-litellm-response-cost'));
   const budget = 4 * answer;
   await gw.admin('/customer/new', { user_id: 'customer-42', max_budget: Number(dollars(budget)) });
   await new Promise((r) => setTimeout(r, 300));  // identities refresh
-  const results = await Promise.all(Array.from({ length: 8 }, () =>
-    chat(gw, k.key, body, { 'x-mock-behavior': JSON.stringify({ completion_tokens: 100, latency_ms: 200 }) })));
+  const results = await Promise.all(Array.from({ length: 8 }, () => chat(gw, k.key, body)));
   const served = results.filter((r) => r.status === 200).length;
   for (const r of results) assert.ok(r.status === 200 || r.status === 429, r.text);
   assert.ok(served >= 3, `${served} of 8 served (budget ${budget} nanos = 4 answers of ${answer})`);

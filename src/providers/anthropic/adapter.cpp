@@ -68,8 +68,7 @@ class AnthropicProvider final : public Provider {
     return req;
   }
 
-  std::expected<json::object, std::string> parse_response(const config::Deployment& d,
-                                                          std::string_view body) const override {
+  std::expected<Parsed, std::string> parse_response(const config::Deployment& d, std::string_view body) const override {
     boost::system::error_code ec;
     auto v = json::parse(body, ec);
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
@@ -78,7 +77,10 @@ class AnthropicProvider final : public Provider {
     if (!content || !content->is_array()) return std::unexpected("upstream response is not an Anthropic message");
     std::string model = d.upstream_model;
     if (auto* m = o.if_contains("model"); m && m->is_string()) model = std::string(m->as_string());
-    return messages_response_to_chat(o, model);
+    Parsed p;
+    p.completion = messages_response_to_chat(o, model);
+    if (const auto* u = o.if_contains("usage")) p.usage = usage_from_anthropic(*u);
+    return p;
   }
 
   policy::Outcome parse_error(int status, std::string_view body) const override {
