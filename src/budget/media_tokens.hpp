@@ -2,7 +2,7 @@
 // What media inputs (images, PDF pages, audio) and tool definitions cost in input tokens, per model
 // family, from each provider's documented rules; used by input_token_upper_bound (token_bounds.hpp).
 // Every function returns an UPPER BOUND: where a documented formula leaves rounding open, the
-// rounding that costs more is used. Sources and formulas: docs/input_bounds.md. Pure; thread-safe;
+// rounding that costs more is used. Sources and formulas: docs/budgets.md "Input bounds". Pure; thread-safe;
 // the family table is constant data.
 
 #include "budget/media_size.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // Upper bounds of the tokens an attempt can consume: its input, read from the request, and its
 // output, from the request's limits and the model's maximum (DESIGN.md "Budget admission";
-// docs/budgets.md, docs/input_bounds.md). Pure functions; thread-safe.
+// docs/budgets.md "Input bounds"). Pure functions; thread-safe.
 
 #include <cstdint>
 #include <optional>
@@ -66,7 +66,7 @@ inline constexpr std::int64_t kUnknownMediaTokenBound = 10'000'000;
 /// An upper bound of the input tokens the provider will bill for `request`, an OpenAI Chat
 /// Completions body (also the Anthropic Messages and OpenAI Responses shapes, leniently), for the
 /// model described by `ctx`. Never below the real count for the documented rules; see
-/// docs/input_bounds.md for every formula and its source.
+/// docs/budgets.md "Input bounds" for every formula and its source.
 ///
 ///   bound = kPerRequestTokenOverhead
 ///         + Σ messages: kPerMessageTokenOverhead + UTF-8 bytes of their strings
