@@ -7,6 +7,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/json_kind.hpp"
+
 #include "auth/caller_names.hpp"
 #include "budget/money.hpp"
 #include "budget/window.hpp"
@@ -16,19 +18,6 @@ namespace json = boost::json;
 
 namespace {
 
-const char* type_name(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "a number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
-  }
-  return "unknown";
-}
 
 const json::value* present(const json::object& body, std::string_view field) {
   const auto* v = body.if_contains(field);
@@ -60,7 +49,7 @@ std::optional<core::Error> check_fields(const json::object& body, std::initializ
 Field<std::optional<std::string>> get_string(const json::object& body, std::string_view field) {
   const auto* v = present(body, field);
   if (!v) return std::optional<std::string>{};
-  if (!v->is_string()) return std::unexpected(bad_field(field, std::string(field) + " must be a string, got " + type_name(*v)));
+  if (!v->is_string()) return std::unexpected(bad_field(field, std::string(field) + " must be a string, got " + core::json_kind_name(*v)));
   return std::optional<std::string>(std::string(v->as_string()));
 }
 
@@ -102,7 +91,7 @@ Field<std::optional<std::vector<std::string>>> get_name_list(const json::object&
 Field<std::optional<bool>> get_bool(const json::object& body, std::string_view field) {
   const auto* v = present(body, field);
   if (!v) return std::optional<bool>{};
-  if (!v->is_bool()) return std::unexpected(bad_field(field, std::string(field) + " must be a boolean, got " + type_name(*v)));
+  if (!v->is_bool()) return std::unexpected(bad_field(field, std::string(field) + " must be a boolean, got " + core::json_kind_name(*v)));
   return std::optional<bool>(v->as_bool());
 }
 
@@ -116,7 +105,7 @@ Field<std::optional<std::int64_t>> get_count(const json::object& body, std::stri
            std::fabs(v->as_double()) < 9e15)
     n = static_cast<std::int64_t>(v->as_double());
   else
-    return std::unexpected(bad_field(field, std::string(field) + " must be a non-negative integer, got " + type_name(*v)));
+    return std::unexpected(bad_field(field, std::string(field) + " must be a non-negative integer, got " + core::json_kind_name(*v)));
   if (n < 0) return std::unexpected(bad_field(field, std::string(field) + " must be >= 0"));
   return std::optional<std::int64_t>(n);
 }
@@ -125,7 +114,7 @@ Field<std::int64_t> money_of(const json::value& v, std::string_view field) {
   std::string text;
   if (v.is_string()) text = std::string(v.as_string());
   else if (v.is_number()) text = json::serialize(v);  // shortest round-trip decimal text
-  else return std::unexpected(bad_field(field, std::string(field) + " must be a number of dollars, got " + type_name(v)));
+  else return std::unexpected(bad_field(field, std::string(field) + " must be a number of dollars, got " + core::json_kind_name(v)));
   if (!text.empty() && text.front() == '-')
     return std::unexpected(bad_field(field, std::string(field) + " must be >= 0 (dollars), got " + text));
   auto n = budget::parse_dollars(text);
@@ -145,11 +134,11 @@ Field<std::optional<std::vector<std::string>>> get_string_list(const json::objec
   const auto* v = present(body, field);
   if (!v) return std::optional<std::vector<std::string>>{};
   if (!v->is_array())
-    return std::unexpected(bad_field(field, std::string(field) + " must be an array of strings, got " + type_name(*v)));
+    return std::unexpected(bad_field(field, std::string(field) + " must be an array of strings, got " + core::json_kind_name(*v)));
   std::vector<std::string> out;
   for (const auto& item : v->as_array()) {
     if (!item.is_string())
-      return std::unexpected(bad_field(field, std::string(field) + " must be an array of strings; found " + type_name(item)));
+      return std::unexpected(bad_field(field, std::string(field) + " must be an array of strings; found " + core::json_kind_name(item)));
     out.emplace_back(item.as_string());
   }
   return std::optional<std::vector<std::string>>(std::move(out));
@@ -158,7 +147,7 @@ Field<std::optional<std::vector<std::string>>> get_string_list(const json::objec
 Field<std::optional<std::string>> get_object_text(const json::object& body, std::string_view field) {
   const auto* v = present(body, field);
   if (!v) return std::optional<std::string>{};
-  if (!v->is_object()) return std::unexpected(bad_field(field, std::string(field) + " must be an object, got " + type_name(*v)));
+  if (!v->is_object()) return std::unexpected(bad_field(field, std::string(field) + " must be an object, got " + core::json_kind_name(*v)));
   return std::optional<std::string>(json::serialize(*v));
 }
 

@@ -2,24 +2,13 @@
 
 #include <boost/json.hpp>
 
+#include "core/json_kind.hpp"
+
 namespace tollgate::auth {
 namespace json = boost::json;
 
 namespace {
 
-const char* kind_name(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "a number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
-  }
-  return "unknown";
-}
 
 core::Error bad(const std::string& field, std::string message, const char* code) {
   return core::Error::caller(400, "invalid_request_error", std::move(message), field, code);
@@ -30,7 +19,7 @@ std::expected<std::optional<std::string>, core::Error> name_at(const json::value
                                                                std::size_t max_bytes) {
   if (v == nullptr || v->is_null()) return std::optional<std::string>{};
   if (!v->is_string())
-    return std::unexpected(bad(field, field + " must be a string, got " + kind_name(*v), "invalid_caller_name"));
+    return std::unexpected(bad(field, field + " must be a string, got " + core::json_kind_name(*v), "invalid_caller_name"));
   const std::string_view s = v->get_string();
   if (auto p = name_length_problem(field, s, max_bytes))
     return std::unexpected(bad(field, std::move(*p), "name_too_long"));
@@ -42,7 +31,7 @@ std::optional<core::Error> collect_tags(const json::value* v, const std::string&
                                         std::size_t& seen, std::vector<std::string>& out) {
   if (v == nullptr || v->is_null()) return std::nullopt;
   if (!v->is_array())
-    return bad(field, field + " must be an array of strings, got " + kind_name(*v), "invalid_caller_name");
+    return bad(field, field + " must be an array of strings, got " + core::json_kind_name(*v), "invalid_caller_name");
   const auto& a = v->get_array();
   seen += a.size();
   if (seen > limits.max_tags)
