@@ -103,8 +103,10 @@ std::int64_t input_token_upper_bound(const boost::json::object& chat, std::int64
   }
   for (std::string_view key : {"system", "prompt", "input"}) {
     if (const auto* v = chat.if_contains(key)) {
-      // Anthropic `system` may be an array of text blocks: same per-part overhead as content.
+      // Anthropic `system` may be an array of text blocks: same per-part overhead as content; a
+      // string is one more message.
       if (v->is_array()) total = sat_add(total, sat_mul(kPerMessageTokenOverhead, static_cast<std::int64_t>(v->get_array().size())));
+      else total = sat_add(total, kPerMessageTokenOverhead);
       total = sat_add(total, utf8_bytes_of_strings(*v));
     }
   }
@@ -113,7 +115,7 @@ std::int64_t input_token_upper_bound(const boost::json::object& chat, std::int64
     if (v == nullptr || v->is_null()) continue;
     total = sat_add(total, static_cast<std::int64_t>(boost::json::serialize(*v).size()));
     if (const auto* a = v->if_array()) {
-      total = sat_add(total, sat_mul(kPerRequestTokenOverhead, static_cast<std::int64_t>(a->size())));
+      total = sat_add(total, sat_mul(kPerToolTokenOverhead, static_cast<std::int64_t>(a->size())));
     }
   }
   return total;
@@ -195,7 +197,7 @@ class InputBounder {
         // Anthropic system blocks, Responses input items: the per-part overhead of content parts.
         for (const auto& e : *a) total = sat_add(total, sat_add(kPerMessageTokenOverhead, part(e)));
       } else {
-        total = sat_add(total, generic(*v));
+        total = sat_add(total, sat_add(kPerMessageTokenOverhead, generic(*v)));  // one more message
       }
     }
     bool has_tools = false;
@@ -205,7 +207,7 @@ class InputBounder {
       total = sat_add(total, serialized_size(*v));
       const auto* a = v->if_array();
       if (a == nullptr || (key != "tools" && key != "functions")) continue;
-      total = sat_add(total, sat_mul(kPerRequestTokenOverhead, static_cast<std::int64_t>(a->size())));
+      total = sat_add(total, sat_mul(kPerToolTokenOverhead, static_cast<std::int64_t>(a->size())));
       has_tools = has_tools || !a->empty();
       for (const auto& tool : *a) {
         const auto* o = tool.if_object();

@@ -17,12 +17,20 @@ namespace tollgate::budget {
 /// ~33x (up to ~37k per image) — pass a larger bound for such models.
 inline constexpr std::int64_t kDefaultImageTokenBound = 2000;
 
-/// Tokens added per message, per content part and per tool call (role/format tokens;
-/// OpenAI's documented chat overhead is 3-4 per message).
-inline constexpr std::int64_t kPerMessageTokenOverhead = 8;
+/// Tokens added per message, per content part and per tool call, on top of the bytes of every
+/// string in it (its role included): the chat format's own tokens. OpenAI documents 3 per
+/// message (+1 for a name) around the role and content
+/// (https://cookbook.openai.com/examples/how_to_count_tokens_with_tiktoken); Anthropic's token
+/// counting shows about as many ("Hello, world" as one user message counts 14 tokens:
+/// https://docs.anthropic.com/en/docs/build-with-claude/token-counting; the bound gives 24).
+inline constexpr std::int64_t kPerMessageTokenOverhead = 4;
 
-/// Tokens added once per request (reply priming, format tokens), and per tool definition.
-inline constexpr std::int64_t kPerRequestTokenOverhead = 16;
+/// Tokens added once per request: the reply priming (OpenAI: 3, "<|start|>assistant<|message|>").
+inline constexpr std::int64_t kPerRequestTokenOverhead = 4;
+
+/// Tokens added per tool definition, on top of its JSON bytes (the provider renders it into a
+/// tools preamble of its own).
+inline constexpr std::int64_t kPerToolTokenOverhead = 16;
 
 /// Output tokens assumed when the request sets no max_tokens/max_completion_tokens and the model
 /// has no known max output. Conservative only for models whose real limit is <= 4096: callers
@@ -41,7 +49,7 @@ inline constexpr std::int64_t kDefaultOutputTokenBound = 4096;
 ///         + image parts: `tokens_per_image` each (their URL/base64 bytes are not counted)
 ///         + bytes of top-level `system` / `prompt` strings
 ///         + `tools` / `functions` / `response_format` / `tool_choice`: serialized JSON bytes
-///           + kPerRequestTokenOverhead per tool.
+///           + kPerToolTokenOverhead per tool.
 /// Malformed shapes are counted leniently (strings anywhere are counted); saturates at INT64_MAX.
 [[nodiscard]] std::int64_t input_token_upper_bound(const boost::json::object& chat_request,
                                                    std::int64_t tokens_per_image = kDefaultImageTokenBound);
@@ -77,7 +85,7 @@ inline constexpr std::int64_t kUnknownMediaTokenBound = 10'000'000;
 ///         + top-level `system` / `prompt` / `input` / `instructions` / `suffix` (arrays: per-part
 ///           overhead + the parts, media included)
 ///         + `tools` / `functions` / `response_format` / `tool_choice`: serialized JSON bytes
-///           + kPerRequestTokenOverhead per tool, + the family's hidden tool-use prompt when tools
+///           + kPerToolTokenOverhead per tool, + the family's hidden tool-use prompt when tools
 ///           are present, + kBuiltinToolTokens per provider-defined tool
 ///         + images (`image_url`, `input_image`, Anthropic `image`): image_token_bound() from the
 ///           dimensions read from inline base64 data (PNG/JPEG/GIF/WebP), the family maximum when

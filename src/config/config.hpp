@@ -207,7 +207,7 @@ struct TollgateSettings {
   /// The most of a nearly spent budget's headroom one attempt may reserve when its whole worst
   /// case does not fit in that share, percent (1..100): near the end of a budget, concurrent
   /// callers then get smaller answers instead of one caller's worst case refusing the rest.
-  int budget_reservation_share_percent = 50;
+  int budget_reservation_share_percent = 25;
   /// `price_file`: a price table loaded at start, in data/prices.yaml's format or LiteLLM's
   /// model_prices_and_context_window.json (detected by content); its entries replace the bundled
   /// ones with the same key and add the others. Path as written (relative = to the working

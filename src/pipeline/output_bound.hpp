@@ -47,7 +47,7 @@ std::optional<core::Error> read_caller_output(const boost::json::object& body, O
 struct OutputBoundSettings {
   bool refuse_unaffordable = false;  ///< budget_output_policy: refuse
   std::int64_t min_tokens = 16;      ///< min_output_tokens
-  int share_percent = 50;            ///< budget_reservation_share_percent
+  int share_percent = 25;            ///< budget_reservation_share_percent
   static OutputBoundSettings from(const config::TollgateSettings& t);
 };
 

@@ -31,7 +31,7 @@ e2e('seed 000: an over-budget key gets the free primary\'s error, not a billed p
     const body = hi('paid-model');
     const worst = worstNanos(body);
     const actual = costNanos(mockPromptTokens(body), 10);
-    assert.equal(worst, 50_000);
+    assert.equal(worst, 34_000);
     assert.equal(actual, 25_000);
 
     // Drive the over-budget key to its cap with direct paid-model calls: each one reserves the
@@ -50,7 +50,7 @@ e2e('seed 000: an over-budget key gets the free primary\'s error, not a billed p
       served += 1;
       assert.ok(served < 100, 'the key was never refused');
     }
-    // Admitted while spend + worst ≤ cap: spend ≤ 450,000 before the last admitted call.
+    // Admitted while spend + worst ≤ cap: spend ≤ 466,000 before the last admitted call.
     assert.equal(served, Math.floor((500_000 - worst) / actual) + 1);
     const capped = await expectSpend(gw, over.key, served * actual);
     assert.ok(capped + worst > 500_000, 'the key cannot pay for one more worst case');
@@ -136,8 +136,8 @@ e2e('seed 000: a key whose budget is below one worst case never reaches the paid
 e2e('a 2-second budget window: refused once spent, served again after the window resets', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({ model_list: [paidDeployment(mock, 'paid-model', 'paid-upstream')] }));
-  // Fits one request (worst 50,000 nanos), not two (25,000 spent + 50,000 > 60,000).
-  const k = await gw.generateKey({ max_budget: 0.00006, budget_duration: '2s' });
+  // Fits one request (worst 34,000 nanos), not two (25,000 spent + 34,000 > 50,000).
+  const k = await gw.generateKey({ max_budget: 0.00005, budget_duration: '2s' });
   // 2 s windows are aligned to the Unix epoch: start near the beginning of one.
   await waitFor(() => Date.now() % 2000 < 300, { timeoutMs: 2500, intervalMs: 10, what: 'the start of a 2 s window' });
   const t0 = Date.now();

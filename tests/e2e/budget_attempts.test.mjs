@@ -2,7 +2,7 @@
 // whose outcome is unknown settles at its reservation, and the worst-case bound follows
 // max_tokens × n (else the model's max output, else 4096).
 import assert from 'node:assert/strict';
-import { useMock, e2e, gatewayConfig } from './harness.mjs';
+import { useMock, e2e, gatewayConfig, waitFor } from './harness.mjs';
 import {
   hi, chat, worstNanos, inputBound, costNanos, mockPromptTokens, paidDeployment, nanos, dollars, expectSpend, spendLogRow, mockBill,
 } from './budget_helpers.mjs';
@@ -104,7 +104,7 @@ e2e('the worst case follows max_tokens × n, else the model\'s max output, else 
   assert.ok(r1.json.error.message.includes(`$${dollars(worstNanos(mct))})`), r1.json.error.message);
 
   // No max_tokens and no known max output: 4096 output tokens, written into the request. A key
-  // that cannot pay for all of them is served with a smaller bound (half of what is left:
+  // that cannot pay for all of them is served with a smaller bound (a quarter of what is left:
   // budget_reservation_share_percent), and the response says so.
   const noMax = { model: 'paid-model', messages: body.messages };
   const kd = await gw.generateKey({ max_budget: 1 });
@@ -117,7 +117,7 @@ e2e('the worst case follows max_tokens × n, else the model\'s max output, else 
   assert.equal(r2.status, 200, r2.text);
   const capped = Number(r2.headers.get('x-tollgate-output-capped'));
   assert.ok(capped >= 16 && capped < 4096, `capped at ${capped}`);
-  assert.ok(costNanos(inputBound(noMax), capped) <= Math.floor(bigBudget / 2) + 1, `${capped} tokens cost more than half the budget`);
+  assert.ok(costNanos(inputBound(noMax), capped) <= Math.floor(bigBudget / 4) + 1, `${capped} tokens cost more than a quarter of the budget`);
   const row2 = await spendLogRow(gw, r2);
   const step = row2.decision.steps.find((s) => s.step === 'attempt');
   assert.equal(step.max_tokens, capped);
@@ -130,7 +130,7 @@ e2e('the worst case follows max_tokens × n, else the model\'s max output, else 
   const r3 = await chat(gw, km.key, miniBody);
   assert.equal(r3.status, 200, r3.text);
   assert.ok(Number(r3.headers.get('x-tollgate-output-capped')) < 16384, r3.headers.get('x-tollgate-output-capped'));
-  const kf = await gw.generateKey({ max_budget: dollars(worstNanos({ ...miniBody, max_tokens: 16384 }) * 2) });
+  const kf = await gw.generateKey({ max_budget: dollars(worstNanos({ ...miniBody, max_tokens: 16384 }) * 5) });
   const r4 = await chat(gw, kf.key, miniBody);
   assert.equal(r4.status, 200, r4.text);
   assert.equal(r4.headers.get('x-tollgate-output-capped'), null);
@@ -150,6 +150,7 @@ e2e('a raised budget applies to the next request (/key/update), and spend surviv
   assert.equal(r.status, 200, r.text);
   assert.equal(nanos(r.headers.get('x-litellm-key-max-budget')), 1e9);
   await expectSpend(gw, k.key, 2 * actual);
-  const g = await gw.admin('/global/spend');
-  assert.equal(nanos(g.spend), 2 * actual);
+  // /global/spend sums the spend-log rows, written by the store's writer just after each response.
+  await waitFor(async () => nanos((await gw.admin('/global/spend')).spend) === 2 * actual,
+    { what: `/global/spend of ${2 * actual} nanos` });
 });

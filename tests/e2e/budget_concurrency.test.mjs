@@ -2,7 +2,7 @@
 // fits 20 worst cases, a team budget shared by two keys, and max_parallel_requests / rpm_limit.
 import assert from 'node:assert/strict';
 import { useMock, e2e, gatewayConfig, waitFor } from './harness.mjs';
-import { hi, chat, worstNanos, costNanos, paidDeployment, nanos, dollars, mockBill } from './budget_helpers.mjs';
+import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, nanos, dollars, mockBill } from './budget_helpers.mjs';
 
 const state = useMock();
 
@@ -32,10 +32,10 @@ e2e('200 concurrent paid requests on a key whose budget fits 20 → exactly 20 s
   }));
   const body = hi('paid-model');
   const worst = worstNanos(body, IN, OUT);
-  assert.equal(worst, 50_010); // ceil(30 × 1000.33 + 10 × 2000)
+  assert.equal(worst, 34_005); // ceil(14 × 1000.33 + 10 × 2000)
   // The mock reports exactly the bounded prompt size, so an attempt costs its worst case and a
   // settled request frees nothing: no more than 20 can ever be admitted.
-  await mock.script('paid-upstream', [{ prompt_tokens: 30, latency_ms: 100 }]);
+  await mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 100 }]);
   const maxBudget = 20 * worst;
   const k = await gw.generateKey({ max_budget: dollars(maxBudget) });
 
@@ -55,7 +55,7 @@ e2e('200 concurrent paid requests on a key whose budget fits 20 → exactly 20 s
   }, { what: 'all reservations settled' });
   const spend = nanos(info.spend);
   assert.ok(spend <= maxBudget, `spend ${spend} ≤ max_budget ${maxBudget}`);
-  assert.equal(spend, 20 * costNanos(30, 10, IN, OUT));
+  assert.equal(spend, 20 * costNanos(inputBound(body), 10, IN, OUT));
   // The ledger equals the provider's bill up to the per-request rounding up (≤ 1 nano each).
   assert.ok(spend >= bill.nanos && spend - bill.nanos <= t.ok,
     `ledger ${spend} nanos vs bill ${bill.nanos} nanos (${bill.prompt_tokens} prompt, ${bill.completion_tokens} completion tokens)`);
@@ -76,7 +76,7 @@ e2e('a team budget shared by two keys under concurrency: all-or-none admission a
   }));
   const body = hi('paid-model');
   const worst = worstNanos(body, IN, OUT);
-  await mock.script('paid-upstream', [{ prompt_tokens: 30, latency_ms: 100 }]);
+  await mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 100 }]);
   await gw.admin('/team/new', { team_id: 'team-x', max_budget: dollars(20 * worst) });
   const a = await gw.generateKey({ team_id: 'team-x', max_budget: dollars(15 * worst) });
   const b = await gw.generateKey({ team_id: 'team-x', max_budget: dollars(15 * worst) });

@@ -41,19 +41,22 @@ function stringBytes(v) {
   return 0;
 }
 
-/// The input-token bound of docs/pricing.md for plain-text messages: 16 per request + per
-/// message 8 + the UTF-8 bytes of every string in it (role included) + 8 per content part.
+/// The input-token bound of docs/budgets.md "Input bounds" for plain-text messages: 4 per
+/// request + per message 4 + the UTF-8 bytes of every string in it (role included) + 4 per
+/// content part; a top-level `system` string is one more message, each block of an array a part.
+export const MSG = 4;
+export const REQ = 4;
 export function inputBound(body) {
-  let total = 16;
+  let total = REQ;
   for (const m of body.messages ?? []) {
-    total += 8;
+    total += MSG;
     for (const [k, v] of Object.entries(m)) {
-      if (k === 'content' && Array.isArray(v)) total += v.reduce((a, part) => a + 8 + stringBytes(part), 0);
+      if (k === 'content' && Array.isArray(v)) total += v.reduce((a, part) => a + MSG + stringBytes(part), 0);
       else total += stringBytes(v);
     }
   }
   if (body.system !== undefined) {
-    if (Array.isArray(body.system)) total += 8 * body.system.length;
+    total += Array.isArray(body.system) ? MSG * body.system.length : MSG;
     total += stringBytes(body.system);
   }
   return total;

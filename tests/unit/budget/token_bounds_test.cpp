@@ -37,6 +37,7 @@ boost::json::object json(std::string_view text) { return boost::json::parse(text
 
 constexpr std::int64_t kMsg = kPerMessageTokenOverhead;  // per message / part / tool call
 constexpr std::int64_t kReq = kPerRequestTokenOverhead;
+constexpr std::int64_t kTool = kPerToolTokenOverhead;
 
 // ------------------------------------------------------------------ the original signature (unchanged)
 
@@ -44,15 +45,15 @@ TEST(InputBound, CountsBytesPlusOverhead) {
   const auto req = json(R"({"model":"gpt-4o","messages":[
       {"role":"system","content":"You are terse."},
       {"role":"user","content":"Hello"}]})");
-  // 16 + (8 + 6 + 14) + (8 + 4 + 5)
-  EXPECT_EQ(input_token_upper_bound(req), 16 + 28 + 17);
+  // request + (message + "system" 6 + 14) + (message + "user" 4 + 5)
+  EXPECT_EQ(input_token_upper_bound(req), kReq + (kMsg + 6 + 14) + (kMsg + 4 + 5));
   EXPECT_EQ(input_token_upper_bound(json(R"({"model":"x"})")), kPerRequestTokenOverhead);
 }
 
 TEST(InputBound, Utf8BytesNotCodePoints) {
   // "héllo 世界" is 13 bytes (é = 2, each CJK char = 3).
   const auto req = json(R"({"messages":[{"role":"user","content":"h\u00e9llo \u4e16\u754c"}]})");
-  EXPECT_EQ(input_token_upper_bound(req), 16 + 8 + 4 + 13);
+  EXPECT_EQ(input_token_upper_bound(req), kReq + kMsg + 4 + 13);
 }
 
 TEST(InputBound, PartsImagesToolsAndSystem) {
@@ -64,17 +65,18 @@ TEST(InputBound, PartsImagesToolsAndSystem) {
          {"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
       {"role":"tool","tool_call_id":"c1","content":"42"}],
     "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})");
-  const std::int64_t msg1 = 8 + 4 + (8 + 4 + 13) + (8 + kDefaultImageTokenBound);
-  const std::int64_t msg2 = 8 + 9 + (8 + 2 + 8 + 1 + 7);
-  const std::int64_t msg3 = 8 + 4 + 2 + 2;
+  const std::int64_t msg1 = kMsg + 4 + (kMsg + 4 + 13) + (kMsg + kDefaultImageTokenBound);
+  const std::int64_t msg2 = kMsg + 9 + (kMsg + 2 + 8 + 1 + 7);
+  const std::int64_t msg3 = kMsg + 4 + 2 + 2;
   const std::int64_t tools = static_cast<std::int64_t>(
                                  std::string_view(R"([{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}])").size()) +
-                             kPerRequestTokenOverhead;
-  EXPECT_EQ(input_token_upper_bound(req), 16 + msg1 + msg2 + msg3 + tools);
+                             kTool;
+  EXPECT_EQ(input_token_upper_bound(req), kReq + msg1 + msg2 + msg3 + tools);
   EXPECT_EQ(input_token_upper_bound(req, 40'000) - input_token_upper_bound(req), 38'000);
 
   const auto anthropic = json(R"({"system":"Be kind.","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","data":"AAAA"}}]}]})");
-  EXPECT_EQ(input_token_upper_bound(anthropic), 16 + 8 + (8 + 4 + 8 + kDefaultImageTokenBound));
+  // request + the string system as a message (overhead + "Be kind." 8) + the user message
+  EXPECT_EQ(input_token_upper_bound(anthropic), kReq + (kMsg + 8) + (kMsg + 4 + kMsg + kDefaultImageTokenBound));
 }
 
 TEST(InputBound, IsAtLeastTheByteCount) {
@@ -123,8 +125,9 @@ TEST(InputBoundCtx, TextMatchesTheOriginalRule) {
 
 TEST(InputBoundCtx, ResponsesInstructionsAndInputItems) {
   const auto req = json(R"({"instructions":"Be terse.","input":[{"role":"user","content":[{"type":"input_text","text":"Hi"}]}]})");
-  // 16 + "Be terse." 9 + input item (8 + content part (8 + "input_text" 10 + "Hi" 2) + "user" 4)
-  EXPECT_EQ(bound(req, "gpt-4o"), kReq + 9 + kMsg + 4 + kMsg + 10 + 2);
+  // request + "Be terse." as a message (overhead + 9) + input item (overhead + content part
+  // (overhead + "input_text" 10 + "Hi" 2) + "user" 4)
+  EXPECT_EQ(bound(req, "gpt-4o"), kReq + kMsg + 9 + kMsg + 4 + kMsg + 10 + 2);
 }
 
 TEST(InputBoundCtx, ToolPromptAndProviderDefinedTools) {
@@ -133,14 +136,14 @@ TEST(InputBoundCtx, ToolPromptAndProviderDefinedTools) {
   with_tools["tools"] = boost::json::parse(R"([{"name":"get_weather","input_schema":{"type":"object"}}])");
   const auto tools_bytes = static_cast<std::int64_t>(boost::json::serialize(with_tools["tools"]).size());
   // Claude: + its hidden tool-use system prompt (≤ 530 tokens); OpenAI: none.
-  EXPECT_EQ(bound(with_tools, "claude-sonnet-4") - bound(plain, "claude-sonnet-4"), tools_bytes + kReq + 530);
-  EXPECT_EQ(bound(with_tools, "gpt-4o") - bound(plain, "gpt-4o"), tools_bytes + kReq);
+  EXPECT_EQ(bound(with_tools, "claude-sonnet-4") - bound(plain, "claude-sonnet-4"), tools_bytes + kTool + 530);
+  EXPECT_EQ(bound(with_tools, "gpt-4o") - bound(plain, "gpt-4o"), tools_bytes + kTool);
   auto builtin = plain;
   builtin["tools"] = boost::json::parse(R"([{"type":"computer_20250124","name":"computer","display_width_px":1024,"display_height_px":768},
                                             {"type":"bash_20250124","name":"bash"}])");
   const auto builtin_bytes = static_cast<std::int64_t>(boost::json::serialize(builtin["tools"]).size());
   EXPECT_EQ(bound(builtin, "claude-sonnet-4") - bound(plain, "claude-sonnet-4"),
-            builtin_bytes + 2 * kReq + 530 + 2 * kBuiltinToolTokens);
+            builtin_bytes + 2 * kTool + 530 + 2 * kBuiltinToolTokens);
   auto empty = plain;
   empty["tools"] = boost::json::array{};
   EXPECT_EQ(bound(empty, "claude-sonnet-4") - bound(plain, "claude-sonnet-4"), 2);  // "[]", no tool prompt

@@ -144,13 +144,13 @@ TEST(Admit, ReservesTheWorstCaseAndRefusesPastTheLimit) {
   auto cfg = load(kConfig);
   budget::Ledger ledger;
   const auto price = budget::resolve_deployment_price(cfg->model_list[0], budget::PriceTable::bundled());
-  // Worst case: the input bound (every string byte — "user" and "hi" — + 8 per message + 16 per
-  // request = 30 tokens) at 1e-6 $/token (1,000 nanos) + 10 output tokens at 2,000 nanos = 50,000.
-  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 100'000, std::nullopt}};
+  // Worst case: the input bound (every string byte — "user" and "hi" — + 4 per message + 4 per
+  // request = 14 tokens) at 1e-6 $/token (1,000 nanos) + 10 output tokens at 2,000 nanos = 34,000.
+  std::vector<budget::ScopeLimit> scopes{{{ScopeKind::key, "k"}, 68'000, std::nullopt}};
   auto now = std::chrono::system_clock::now();
   auto a = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, chat(10)), now);
   ASSERT_EQ(a.outcome, pipeline::AdmissionDecision::Outcome::admitted);
-  EXPECT_EQ(a.reservation.amount(), 50'000);
+  EXPECT_EQ(a.reservation.amount(), 34'000);
   auto b = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, chat(10)), now);
   ASSERT_EQ(b.outcome, pipeline::AdmissionDecision::Outcome::admitted);
   auto c = pipeline::admit(ledger, *cfg, price, scopes, plan_for(price, chat(10)), now);
