@@ -64,14 +64,11 @@ std::expected<CallerNames, core::Error> read_caller_names(const json::object& bo
   CallerNames out;
   const json::object* md = nullptr;
   if (const auto* m = body.if_contains("metadata"); m && m->is_object()) md = &m->get_object();
-  if (api == CallerApi::anthropic_messages) {
-    if (md == nullptr) return out;
-    auto u = name_at(md->if_contains("user_id"), "metadata.user_id", limits.max_name_bytes);
-    if (!u) return std::unexpected(std::move(u.error()));
-    out.end_user = u->value_or("");
-    return out;
-  }
-  auto u = name_at(body.if_contains("user"), "user", limits.max_name_bytes);
+  // The end user: Anthropic's `metadata.user_id`, OpenAI's `user`. Request tags are LiteLLM's,
+  // read the same way on both APIs (a tag budget must not be bypassed by the other endpoint).
+  const bool anthropic = api == CallerApi::anthropic_messages;
+  auto u = anthropic ? name_at(md ? md->if_contains("user_id") : nullptr, "metadata.user_id", limits.max_name_bytes)
+                     : name_at(body.if_contains("user"), "user", limits.max_name_bytes);
   if (!u) return std::unexpected(std::move(u.error()));
   out.end_user = u->value_or("");
   std::size_t seen = 0;

@@ -35,7 +35,8 @@ enum class CallerApi {
   /// OpenAI chat completions (LiteLLM): end user = `user`; tags = `metadata.tags` then `tags`.
   openai_chat,
   /// Anthropic Messages: end user = `metadata.user_id` (the translation sends it upstream as
-  /// `user`); no tags (the translation keeps no other `metadata` field).
+  /// `user`); tags = `metadata.tags` then `tags`, as on chat (LiteLLM's; they are not sent
+  /// upstream: the translation keeps no other `metadata` field).
   anthropic_messages,
 };
 

@@ -14,6 +14,13 @@ std::string_view trim(std::string_view v) {
 std::string_view strip_bearer(std::string_view v) {
   v = trim(v);
   constexpr std::string_view want = "bearer ";
+  // "Bearer" with no key is no key (another header may carry one).
+  if (v.size() == want.size() - 1) {
+    bool scheme_only = true;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      scheme_only = scheme_only && std::tolower(static_cast<unsigned char>(v[i])) == want[i];
+    if (scheme_only) return {};
+  }
   if (v.size() <= want.size()) return v;
   for (std::size_t i = 0; i < want.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(v[i])) != want[i]) return v;

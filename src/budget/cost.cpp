@@ -175,7 +175,12 @@ WorstCaseRates worst_case_rates(const ModelPrice& price, std::int64_t input_toke
   Card cards[3] = {base, base, base};
   int n = 1;
   if (in_long_tier(price, in)) cards[n++] = long_card(price, base);
-  if (const auto* st = service_tier_of(price, service_tier))
+  // The tier the provider may answer in: the one asked for; with none asked (or "auto"), the
+  // priority tier too — OpenAI's project default and Anthropic's `auto` may serve a request at
+  // priority prices without the request saying so. Only an explicit default tier rules it out.
+  const bool base_only = service_tier == "default" || service_tier == "standard_only" || service_tier == "standard";
+  const std::string_view may = base_only ? std::string_view{} : service_tier == "flex" ? service_tier : std::string_view("priority");
+  if (const auto* st = service_tier_of(price, may))
     cards[n++] = replaced(base, st->input, st->output, st->cached_input, std::nullopt);
   PerTokenPrice in_price, out_price;
   for (int i = 0; i < n; ++i) {

@@ -70,8 +70,10 @@ struct Charge {
 /// The rates at which an attempt's worst case is priced: every input token at the dearest input
 /// kind that may apply (input, cached, cache writes of both TTLs, audio), every output token at
 /// the dearest output kind (output, reasoning, audio, image), from the long-prompt tier when the
-/// input bound exceeds its threshold and from the requested service tier's prices
-/// (`service_tier` of the request: "priority" or "flex"; anything else = base prices).
+/// input bound exceeds its threshold, and from the service tier the provider may answer in: the
+/// requested one ("priority", "flex"); with none requested or "auto", the priority prices too
+/// (OpenAI's project default and Anthropic's `auto` may serve at priority without the request
+/// saying so); "default", "standard" or "standard_only": base prices only.
 struct WorstCaseRates {
   std::int64_t input_picos = 0;  ///< input bound × the dearest input price, pico-dollars (saturating)
   PerTokenPrice output;          ///< the dearest output-kind price, pico-dollars per token

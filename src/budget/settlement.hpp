@@ -13,7 +13,7 @@ namespace tollgate::budget {
 /// What is known of an upstream attempt once it ended.
 enum class Evidence {
   not_sent,        ///< the request never left (connect failure, misconfiguration, refused before the write)
-  error_response,  ///< sent, and answered with an HTTP error and the API's JSON error body (documented as unbilled)
+  error_response,  ///< sent, and answered with an HTTP error in the API's own JSON error shape (documented as unbilled; not 408/504)
   answered,        ///< sent, and answered 2xx with usage that was read in full
   unreadable,      ///< sent and answered, but the usage cannot be read (oversized or garbage body, a cut
                    ///< stream, a usage object missing or malformed, an error status with a non-JSON body)
@@ -35,7 +35,8 @@ enum class Evidence {
 /// How an attempt's reservation settles, from its evidence: not sent or a documented error → 0
 /// (SettleKind::no_usage); answered with readable usage → `priced_usage` (SettleKind::actual);
 /// unreadable or no answer → the whole reservation (SettleKind::unknown: it may have been billed
-/// in full, and the reservation is the most it can have cost).
+/// in full, and the reservation is the most an upstream that honours the output bound it was
+/// sent can have billed).
 [[nodiscard]] constexpr SettleKind settle_kind_for(Evidence e) noexcept {
   switch (e) {
     case Evidence::not_sent:

@@ -91,6 +91,8 @@ std::optional<std::int64_t> positive_int(const boost::json::object& o, std::stri
 
 }  // namespace
 
+std::int64_t string_bytes(const boost::json::value& v) noexcept { return utf8_bytes_of_strings(v); }
+
 std::int64_t input_token_upper_bound(const boost::json::object& chat, std::int64_t tokens_per_image) {
   tokens_per_image = std::max<std::int64_t>(tokens_per_image, 0);
   std::int64_t total = kPerRequestTokenOverhead;

@@ -32,6 +32,10 @@ inline constexpr std::int64_t kPerRequestTokenOverhead = 4;
 /// tools preamble of its own).
 inline constexpr std::int64_t kPerToolTokenOverhead = 16;
 
+/// The UTF-8 bytes of every string in `v` (recursively), saturating: an upper bound of the tokens
+/// that text can be (a token is at least one byte).
+[[nodiscard]] std::int64_t string_bytes(const boost::json::value& v) noexcept;
+
 /// Output tokens assumed when the request sets no max_tokens/max_completion_tokens and the model
 /// has no known max output. Conservative only for models whose real limit is <= 4096: callers
 /// should make sure priced models carry max_output_tokens (the bundled table does).

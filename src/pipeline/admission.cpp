@@ -215,8 +215,9 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
   // have been lowered by the request's cost ceiling.
   const budget::Nanos granted = d.reservation.empty() ? plan.range.max : d.reservation.amount();
   d.output_tokens = plan.tokens_for(granted);
-  d.worst = budget::worst_case_cost(plan.rates, *d.output_tokens * plan.choices);
-  d.output_reduced = *d.output_tokens < plan.want;
+  d.worst = plan.cost_at(*d.output_tokens);
+  // Lowered by a budget (or the request's cost ceiling), not merely by what int64 can express.
+  d.output_reduced = *d.output_tokens < plan.want && (d.reservation.reduced() || plan.ceiling_capped);
   if (d.reservation.reduced() && d.reservation.binding_scope() < scopes.size())
     d.reduced_by = scope_name(scopes[d.reservation.binding_scope()].scope);
   else if (d.output_reduced)

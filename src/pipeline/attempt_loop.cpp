@@ -661,7 +661,8 @@ class Run {
       if (priced) {
         const auto& d = cfg_.model_list[*dep];
         plan = plan_attempt(price, call_.body, call_.output, OutputBoundSettings::from(cfg_.tollgate_settings),
-                            d.base_model.empty() ? d.upstream_model : d.base_model);
+                            d.base_model.empty() ? d.upstream_model : d.base_model,
+                            d.provider != config::ProviderKind::anthropic && price.price.web_search_call ? 1 : 0);
       }
       if (trace_.budget.max_request_cost < budget::kMaxNanos) {
         const budget::Nanos left = trace_.budget.max_request_cost > trace_.reserved_total
@@ -742,6 +743,16 @@ class Run {
         break;
       }
       decide(action == policy::Action::next_deployment ? "next_deployment" : "retry");
+    }
+    if (!out.attempted && !out.error && !out.refusal && out.deadline_hit) {
+      // Nothing was tried because the request's deadline left no time for an attempt.
+      out.failure = FailureClass::retryable_capacity;
+      out.error = core::Error::gateway(
+          504, "timeout",
+          "request deadline reached before an attempt could start: " +
+              std::to_string(std::max<long long>(0, time_left().count())) + " ms left, an attempt needs " +
+              std::to_string(trace_.budget.min_time_left.count()) + " ms (x-tollgate-deadline-ms / deadline_ms)",
+          "deadline_exceeded");
     }
     if (!out.attempted && !out.error && !out.refusal) {
       // The router does not offer deployments whose circuit is open: say so when that is why.
@@ -1193,6 +1204,15 @@ class Run {
     if (s_->metrics) count_attempt(group, d, failure);
   }
 
+  /// OpenAI's search models (gpt-4o-search-preview, …) search the web on every Chat Completions
+  /// request and bill the call, but their usage does not count it: a model of an OpenAI-style
+  /// deployment with a per-call web-search price is charged one call when none is reported.
+  void count_search_calls(std::size_t dep, providers::Usage& u) const {
+    const auto& d = cfg_.model_list[dep];
+    if (d.provider == config::ProviderKind::anthropic || !u.reported || u.web_search_calls > 0) return;
+    if (s_->prices[dep].price.web_search_call) u.web_search_calls = 1;
+  }
+
   /// The output bound of the attempt about to be sent: written into the request in the
   /// deployment's field (the reservation is the contract with the upstream), or the caller's own
   /// fields restored when nothing was reserved against it (free or unpriced models).
@@ -1250,7 +1270,10 @@ class Run {
       r = upstream_failure(d, provider, *ex, body ? std::move(*body) : std::string());
       // A documented error answer (the API's JSON error body) is unbilled; anything else after
       // the send (an HTML page from a proxy, a body cut off) may have been processed.
-      r.evidence = body && r.error_body ? budget::Evidence::error_response : budget::Evidence::unreadable;
+      // A timeout status (408, 504) says the answer was not waited for, not that nothing was
+      // generated: its outcome is unknown whatever its body.
+      const bool timed_out = status == 408 || status == 504;
+      r.evidence = body && r.error_body && !timed_out ? budget::Evidence::error_response : budget::Evidence::unreadable;
       ex->finish();
       exchange_ = nullptr;
       record(group, dep, status, r.failure, started, 0, r.evidence);
@@ -1283,6 +1306,7 @@ class Run {
       }
       auto* completion = &parsed->completion;
       Usage u = parsed->usage;
+      count_search_calls(dep, u);
       // Served: the answer is the client's. Its usage is the bill when it can be read; when it
       // cannot (absent, malformed), the reservation is.
       r.evidence = u.reported ? budget::Evidence::answered : budget::Evidence::unreadable;
@@ -1427,7 +1451,8 @@ class Run {
       ex->finish();
     }
     exchange_ = nullptr;
-    const auto u = decoder->usage();
+    auto u = decoder->usage();
+    count_search_calls(dep, u);
     r.usage = u;
     // The usage is the bill only when the stream ran to its end; an interrupted stream is
     // settled conservatively (its partial usage undercounts what the provider bills).

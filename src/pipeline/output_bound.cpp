@@ -82,18 +82,29 @@ OutputBoundSettings OutputBoundSettings::from(const config::TollgateSettings& t)
 }
 
 std::int64_t AttemptPlan::tokens_for(budget::Nanos amount) const {
-  const std::int64_t total = budget::affordable_output_tokens(rates, amount);
+  const std::int64_t affordable = budget::affordable_output_tokens(rates, amount);
+  const std::int64_t total = affordable > unbounded_output ? affordable - unbounded_output : 0;
   return std::clamp<std::int64_t>(total / std::max<std::int64_t>(choices, 1), least, want);
+}
+
+budget::Nanos AttemptPlan::cost_at(std::int64_t per_choice) const {
+  const std::int64_t n = std::max<std::int64_t>(choices, 1);
+  const std::int64_t all = per_choice > kInt64Max / n ? kInt64Max : per_choice * n;
+  return budget::worst_case_cost(rates, all > kInt64Max - unbounded_output ? kInt64Max : all + unbounded_output);
 }
 
 bool AttemptPlan::cap_at(budget::Nanos ceiling) {
   if (ceiling < range.min) return false;
-  range.max = std::min(range.max, ceiling);
+  if (ceiling < range.max) {
+    range.max = ceiling;
+    ceiling_capped = true;
+  }
   return true;
 }
 
 AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const json::object& chat, const OutputRequest& out,
-                         const OutputBoundSettings& settings, std::string_view model) {
+                         const OutputBoundSettings& settings, std::string_view model,
+                         std::int64_t web_search_calls) {
   AttemptPlan plan;
   plan.choices = std::max<std::int64_t>(out.choices, 1);
   const auto model_max = price.price.max_output_tokens;
@@ -105,11 +116,15 @@ AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const json::object&
   for (char& ch : family) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
   const budget::InputBoundContext ctx{family, price.price.max_input_tokens};
   plan.rates = budget::worst_case_rates(price.price, budget::input_token_upper_bound(chat, ctx), out.service_tier);
-  auto total = [&](std::int64_t per_choice) {
-    return per_choice > kInt64Max / plan.choices ? kInt64Max : per_choice * plan.choices;
-  };
-  plan.range = budget::AmountRange{budget::worst_case_cost(plan.rates, total(plan.least)),
-                                   budget::worst_case_cost(plan.rates, total(plan.want)), settings.share_percent};
+  if (web_search_calls > 0 && price.price.web_search_call) {
+    const auto fee = budget::cost(web_search_calls, *price.price.web_search_call);  // nanos, rounded up
+    const std::int64_t picos = fee > kInt64Max / budget::kPicosPerNano ? kInt64Max : fee * budget::kPicosPerNano;
+    plan.rates.input_picos = plan.rates.input_picos > kInt64Max - picos ? kInt64Max : plan.rates.input_picos + picos;
+  }
+  // Rejected predicted tokens are billed as output beside the bound; each is at least a byte of
+  // the prediction (a token is at least one byte).
+  if (const auto* p = chat.if_contains("prediction")) plan.unbounded_output = budget::string_bytes(*p);
+  plan.range = budget::AmountRange{plan.cost_at(plan.least), plan.cost_at(plan.want), settings.share_percent};
   return plan;
 }
 

@@ -57,8 +57,15 @@ struct AttemptPlan {
   std::int64_t choices = 1;
   std::int64_t want = 0;   ///< output bound per choice with no budget in the way, tokens
   std::int64_t least = 0;  ///< the smallest bound per choice worth sending, tokens (<= want)
+  /// Output tokens the bound does not limit but the provider bills as output: predicted tokens
+  /// the answer did not use (OpenAI Predicted Outputs), at most the `prediction`'s size in bytes.
+  std::int64_t unbounded_output = 0;
   /// {cost at `least`, cost at `want`, share}: what admission may reserve, nano-dollars.
   budget::AmountRange range;
+  bool ceiling_capped = false;  ///< cap_at lowered range.max (the request's max_request_cost)
+  /// The worst case with a bound of `per_choice` tokens: input, per_choice × choices and the
+  /// unbounded output, nano-dollars (saturating).
+  [[nodiscard]] budget::Nanos cost_at(std::int64_t per_choice) const;
   /// The largest bound per choice (least..want) whose worst case fits in `amount` nano-dollars.
   [[nodiscard]] std::int64_t tokens_for(budget::Nanos amount) const;
   /// Lowers range.max to `ceiling` (the request's remaining max_request_cost); false when even
@@ -73,7 +80,11 @@ struct AttemptPlan {
 /// settings.refuse_unaffordable. Meaningful for priced deployments only.
 /// `model` names the deployment's model for the input bound's media rules (images, documents by
 /// model family: budget/media_tokens.hpp); empty = the price's table key.
+/// `web_search_calls`: server-side web searches the attempt will be billed for whatever it
+/// generates (OpenAI's search models search on every request), priced at the model's
+/// web_search_call and reserved with the input.
 AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const boost::json::object& chat, const OutputRequest& out,
-                         const OutputBoundSettings& settings, std::string_view model = {});
+                         const OutputBoundSettings& settings, std::string_view model = {},
+                         std::int64_t web_search_calls = 0);
 
 }  // namespace tollgate::pipeline

@@ -23,18 +23,19 @@ class OpenAiStreamDecoder final : public StreamDecoder {
       finished_ = true;
       return;
     }
-    // Most chunks are relayed byte for byte; only those that may carry usage or an error are parsed.
-    const bool maybe_usage = data.find("\"usage\"") != std::string_view::npos &&
-                             data.find("\"usage\":null") == std::string_view::npos &&
-                             data.find("\"usage\": null") == std::string_view::npos;
+    // Most chunks are relayed byte for byte; only those that may carry a usage object or an
+    // error are parsed (a `"usage":null` elsewhere in the chunk does not hide a real one).
+    const bool maybe_usage = has_usage_object(data);
     const bool maybe_error = data.find("\"error\"") != std::string_view::npos;
     if (!maybe_usage && !maybe_error) {
+      after_usage_ = true;
       out.emplace_back(data);
       return;
     }
     boost::system::error_code ec;
     auto v = json::parse(data, ec);
     if (ec || !v.is_object()) {
+      after_usage_ = true;
       out.emplace_back(data);
       return;
     }
@@ -47,6 +48,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
     }
     if (auto* u = o.if_contains("usage"); u && u->is_object()) {
       usage_ = usage_from_openai_response(o);  // cumulative where servers repeat it: the last one wins
+      after_usage_ = false;
       const auto* choices = o.if_contains("choices");
       const bool usage_only = !choices || (choices->is_array() && choices->as_array().empty());
       if (usage_only && !include_usage_) return;  // Tollgate asked for it; the client did not.
@@ -55,12 +57,29 @@ class OpenAiStreamDecoder final : public StreamDecoder {
   }
   bool finished() const override { return finished_; }
   Usage usage() const override { return usage_; }
-  bool usage_final() const override { return usage_.reported; }
+  // The bill is the last usage object, and only when no chunk came after it (a usage reported
+  // early, then more tokens, is not the whole bill).
+  bool usage_final() const override { return usage_.reported && !after_usage_; }
   std::optional<policy::Outcome> error() const override { return error_; }
 
  private:
+  /// A `"usage":` member whose value is an object (whitespace allowed after the colon).
+  static bool has_usage_object(std::string_view data) {
+    for (auto pos = data.find("\"usage\""); pos != std::string_view::npos; pos = data.find("\"usage\"", pos + 7)) {
+      auto i = pos + 7;
+      while (i < data.size() && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) ++i;
+      if (i < data.size() && data[i] == ':') {
+        ++i;
+        while (i < data.size() && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) ++i;
+        if (i < data.size() && data[i] == '{') return true;
+      }
+    }
+    return false;
+  }
+
   bool include_usage_;
   bool finished_ = false;
+  bool after_usage_ = false;  // a chunk arrived after the last usage object
   Usage usage_;
   std::optional<policy::Outcome> error_;
 };

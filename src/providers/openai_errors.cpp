@@ -46,11 +46,13 @@ policy::Outcome outcome_from_openai_body(int status, std::string_view body) {
         return out;
       }
     }
-    // Some OpenAI-compatible servers answer {"detail": "..."} or {"message": "..."} (vLLM:
-    // {"object":"error","message":...}): a JSON answer all the same.
+    // Some OpenAI-compatible servers answer {"detail": "..."} (FastAPI) or, vLLM,
+    // {"object":"error","message":...}: their own error answers. Any other JSON object (a load
+    // balancer's {"message": "Gateway Timeout"}, a completion) is not evidence of an unbilled error.
     policy::Outcome out;
     out.status = status;
-    out.error_body = true;
+    const auto* kind = o.if_contains("object");
+    out.error_body = o.contains("detail") || (kind && kind->is_string() && kind->as_string() == "error");
     for (auto key : {"message", "detail"})
       if (auto* m = o.if_contains(key); m && m->is_string()) out.message = std::string(m->as_string());
     return out;

@@ -189,27 +189,35 @@ void set_output(const Behavior& b, std::optional<std::int64_t> cap, Completion& 
   std::int64_t limit = kMaxCompletionTokens / c.n;
   if (desired > limit) desired = limit;
   std::int64_t reasoning = b.reasoning_tokens.value_or(0);
+  // Audio output is generated output (OpenAI only): like reasoning it counts against the cap.
+  std::int64_t audio = c.anthropic ? 0 : b.audio_output_tokens.value_or(0);
+  // Reasoning first, then audio, take what the cap leaves.
+  auto fit_hidden = [&](std::int64_t room) {
+    if (reasoning > room) reasoning = room;
+    room -= reasoning;
+    if (audio > room) audio = room;
+  };
   if (b.fill_max_tokens.value_or(false)) {
     // A verbose model: it runs into the cap (or, with none, its own limit) every time.
     if (cap) {
-      if (reasoning > *cap) reasoning = *cap;
-      c.tokens = *cap - reasoning < limit ? *cap - reasoning : limit;
+      fit_hidden(*cap);
+      c.tokens = *cap - reasoning - audio < limit ? *cap - reasoning - audio : limit;
     } else {
       c.tokens = desired;
     }
     c.capped = true;
-  } else if (b.ignore_max_tokens.value_or(false) || !cap || desired + reasoning <= *cap) {
+  } else if (b.ignore_max_tokens.value_or(false) || !cap || desired + reasoning + audio <= *cap) {
     c.tokens = desired;
   } else {
-    // The cap bounds visible + reasoning tokens; reasoning comes first.
+    // The cap bounds visible + reasoning + audio tokens; the hidden ones come first.
     c.capped = true;
-    if (reasoning >= *cap) reasoning = *cap;
-    c.tokens = *cap - reasoning;
+    fit_hidden(*cap);
+    c.tokens = *cap - reasoning - audio;
   }
   c.reasoning_tokens = reasoning;
   if (c.anthropic) return;  // thinking is part of output_tokens; the rest is OpenAI-only
   c.reasoning_outside = b.reasoning_outside.value_or(false);
-  c.audio_output_tokens = b.audio_output_tokens.value_or(0);
+  c.audio_output_tokens = audio;
   c.rejected_prediction_tokens = b.rejected_prediction_tokens.value_or(0);
   std::int64_t accepted = b.accepted_prediction_tokens.value_or(0);
   c.accepted_prediction_tokens = accepted < c.tokens ? accepted : c.tokens;

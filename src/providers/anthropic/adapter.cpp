@@ -93,7 +93,11 @@ class AnthropicProvider final : public Provider {
       return o;
     }
     auto out = outcome_from(status, parse_anthropic_error(v));
-    out.error_body = v.is_object();
+    // Anthropic's error shape: {"type":"error","error":{...}}; anything else is not its answer.
+    const auto* o = v.if_object();
+    const auto* type = o ? o->if_contains("type") : nullptr;
+    const auto* err = o ? o->if_contains("error") : nullptr;
+    out.error_body = type && type->is_string() && type->as_string() == "error" && err && err->is_object();
     return out;
   }
 

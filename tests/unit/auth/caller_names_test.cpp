@@ -127,11 +127,13 @@ TEST(CallerNames, AtMost32TagsAcrossBothLists) {
 }
 
 TEST(CallerNames, AnthropicEndUserIsMetadataUserId) {
-  auto n =
-      read_caller_names(obj(R"({"metadata":{"user_id":"cust-7"},"user":5,"tags":5})"), CallerApi::anthropic_messages);
-  ASSERT_TRUE(n.has_value()) << n.error().message;  // `user` and `tags` are not Anthropic fields: not read
+  auto n = read_caller_names(obj(R"({"metadata":{"user_id":"cust-7","tags":["proj"]},"user":5,"tags":["eu"]})"),
+                             CallerApi::anthropic_messages);
+  ASSERT_TRUE(n.has_value()) << n.error().message;  // `user` is not an Anthropic field: not read
   EXPECT_EQ(n->end_user, "cust-7");
-  EXPECT_TRUE(n->tags.empty());
+  // Tags are read on /v1/messages as on chat: a tag budget cannot be bypassed by the other API.
+  EXPECT_EQ(n->tags, (std::vector<std::string>{"proj", "eu"}));
+  EXPECT_FALSE(read_caller_names(obj(R"({"tags":5})"), CallerApi::anthropic_messages).has_value());
   json::object b;
   b["metadata"] = json::object{{"user_id", std::string(300, 'x')}};
   auto bad = read_caller_names(b, CallerApi::anthropic_messages);

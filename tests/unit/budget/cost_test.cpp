@@ -130,9 +130,12 @@ TEST(PriceUsage, LongPromptTierCarriesTheCacheWriteMultiplier) {
 TEST(WorstCase, CoversEveryKindAndTier) {
   ModelPrice p = claude();
   p.priority = ServiceTierPrice{per_million(6'000'000), per_million(30'000'000), std::nullopt};
-  const auto r = worst_case_rates(p, 1'000);
+  const auto r = worst_case_rates(p, 1'000, "default");
   EXPECT_EQ(r.input_picos, 1'000LL * 6'000'000);  // the 1-hour write price
   EXPECT_EQ(r.output.picos, 15'000'000);
+  // No tier asked (or "auto"): the provider may answer at priority prices.
+  EXPECT_EQ(worst_case_rates(p, 1'000).output.picos, 30'000'000);
+  EXPECT_EQ(worst_case_rates(p, 1'000, "auto").output.picos, 30'000'000);
   const auto rp = worst_case_rates(p, 1'000, "priority");
   EXPECT_EQ(rp.output.picos, 30'000'000);
   EXPECT_EQ(rp.input_picos, 1'000LL * 12'000'000);  // 2x the priority input

@@ -700,7 +700,9 @@ TEST(ActualCost, Saturates) {
 
 TEST(WorstCaseCost, BoundsActualCost) {
   const auto p = table().lookup("gpt-4o").value();
-  EXPECT_EQ(worst_case_cost(p, 1000, 500), 7'500'000);
+  // No service tier asked: the answer may come at priority prices ($4.25 / $17 per M).
+  EXPECT_EQ(worst_case_cost(p, 1000, 500), 12'750'000);
+  EXPECT_EQ(worst_case_cost(worst_case_rates(p, 1000, "default"), 500), 7'500'000);
   for (std::int64_t prompt : {0, 1, 999, 1000}) {
     for (std::int64_t cached : {std::int64_t{0}, prompt}) {
       EXPECT_LE(actual_cost(p, prompt, 500, cached), worst_case_cost(p, 1000, 500));
