@@ -419,12 +419,12 @@ e2e('OpenAI images: sizes read from PNG/JPEG/GIF/WebP headers, GPT-4o tile formu
   assert.equal((await state.mock.stats()).models['gpt-bill'].image_input_tokens, cases.reduce((n, c) => n + c[2], 0) + 2340);
 });
 
-e2e('Anthropic images: 1568 px long edge, ceil(w*h/750); URL sources 1600', async () => {
+e2e('Anthropic images: 1568 px long edge, ceil(w*h/750), at most 1600 (~1.15 MP); URL sources 1600', async () => {
   const cases = [
     ['png 1000x1000', anImage('image/png', png(1000, 1000)), 1334],
     ['png 3136x1000 scaled to 1568x500', anImage('image/png', png(3136, 1000)), 1046],
     ['jpeg 200x1000', anImage('image/jpeg', jpeg(200, 1000)), 267],
-    ['webp VP8X 1568x1568', anImage('image/webp', webp('VP8X', 1568, 1568)), 3279],
+    ['webp VP8X 1568x1568', anImage('image/webp', webp('VP8X', 1568, 1568)), 1600], // ceil(1568² / 750) = 3279, scaled to ~1.15 MP,
     ['url', { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }, 1600],
     ['garbage', { type: 'image', source: { type: 'base64', media_type: 'image/png', data: '***' } }, 1600],
   ];

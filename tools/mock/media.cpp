@@ -249,7 +249,10 @@ std::int64_t anthropic_image_tokens(const std::optional<ImageSize>& size) {
     if (w < 1) w = 1;
     if (h < 1) h = 1;
   }
-  return ceil_div(w * h, 750);
+  // Anthropic also scales an image down to about 1.15 megapixels (~1,600 tokens): the bill never
+  // exceeds that (https://docs.anthropic.com/en/docs/build-with-claude/vision).
+  const std::int64_t tokens = ceil_div(w * h, 750);
+  return tokens < 1600 ? tokens : 1600;
 }
 
 void tally_media_part(const boost::json::object& part, const MediaRules& rules, MediaTally& out) {

@@ -209,7 +209,7 @@ std::int64_t pdf_page_count(std::string_view bytes);
 /// GPT-4o image tokens: 85 for low detail, else 85 + 170 per 512-px tile after the scaling
 /// steps; 765 when the size is unknown.
 std::int64_t openai_image_tokens(const std::optional<ImageSize>& size, bool low_detail);
-/// Claude image tokens: ceil(w*h/750) after fitting a 1568-px long edge; 1600 when unknown.
+/// Claude image tokens: ceil(w*h/750) after fitting a 1568-px long edge, at most 1600 (~1.15 MP); 1600 when unknown.
 std::int64_t anthropic_image_tokens(const std::optional<ImageSize>& size);
 
 // ---- base64 (base64.cpp) ----
