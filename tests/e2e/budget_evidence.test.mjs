@@ -4,7 +4,7 @@
 // answers whose usage was read, and recorded - bill == exactly the reservations of the attempts
 // whose usage could not be read (marked unknown), each of which covers what the provider billed.
 import assert from 'node:assert/strict';
-import { useMock, e2e, gatewayConfig, openaiDeployment, anthropicDeployment, runPool } from './harness.mjs';
+import { useMock, e2e, gatewayConfig, openaiDeployment, anthropicDeployment, runPool, waitFor } from './harness.mjs';
 import {
   chat, nanos, dollars, spendNanos, spendLogRow, billNanos, mockBillNanos, unknownCharges, IN_PRICE, OUT_PRICE,
   expectSpend,
@@ -291,7 +291,6 @@ e2e('8 concurrent first requests on an end-user budget that fits 4 answers: at l
   const answer = nanos(probe.r.headers.get('x-litellm-response-cost'));
   const budget = 4 * answer;
   await gw.admin('/customer/new', { user_id: 'customer-42', max_budget: Number(dollars(budget)) });
-  await new Promise((r) => setTimeout(r, 300));  // identities refresh
   const results = await Promise.all(Array.from({ length: 8 }, () => chat(gw, k.key, body)));
   const served = results.filter((r) => r.status === 200).length;
   for (const r of results) assert.ok(r.status === 200 || r.status === 429, r.text);
@@ -300,4 +299,26 @@ e2e('8 concurrent first requests on an end-user budget that fits 4 answers: at l
   const euBill = eu.reduce((a, b) => a + billNanos(b, PRICES), 0);
   assert.ok(euBill <= budget, `end-user spend ${euBill} > budget ${budget}`);
   ctx.t.diagnostic(`end-user budget of 4 answers: ${served}/8 concurrent served, billed ${euBill} of ${budget} nanos`);
+});
+
+e2e('a provider that answers in the priority tier unasked cannot push spend past the cap (no tier asked reserves at priority prices)', async (ctx) => {
+  const { mock } = state;
+  const tierPrices = { input: '0.0000025', output: '0.00001', priority: { input: '0.000005', output: '0.00002' } };
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [openaiDeployment(mock, 'tiered', 'prio-model', {
+      input_cost_per_token: tierPrices.input, output_cost_per_token: tierPrices.output,
+      input_cost_per_token_priority: tierPrices.priority.input, output_cost_per_token_priority: tierPrices.priority.output,
+    })],
+  }));
+  const budget = 20_000_000;  // $0.02
+  const k = await gw.generateKey({ max_budget: dollars(budget) });
+  await mock.script('prio-model', [{ fill_max_tokens: true, service_tier: 'priority', latency_ms: 100 }]);
+  const results = await runPool(40, 20, () => chat(gw, k.key, ask('tiered', { max_tokens: 200 })));
+  const served = results.filter((r) => r.status === 200).length;
+  assert.ok(served > 0);
+  await waitFor(async () => nanos((await gw.keyInfo(k.key)).reserved_spend) === 0, { what: 'every reservation settled' });
+  const recorded = await spendNanos(gw, k.key);
+  const bill = await mockBillNanos(mock, 'prio-model', tierPrices);
+  assert.equal(recorded, bill);
+  assert.ok(recorded <= budget, `recorded ${recorded} > budget ${budget}`);
 });
