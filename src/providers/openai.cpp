@@ -95,13 +95,25 @@ class OpenAiProvider : public Provider {
 
   bool relays_openai_body() const override { return true; }
 
+  static bool is_openai_itself(const config::Deployment& d) {
+    return d.api_base.empty() || d.api_base.find("api.openai.com") != std::string::npos;
+  }
+
+  static void strip_cache_control(json::object& chat) {
+    auto* messages = chat.if_contains("messages");
+    if (messages == nullptr || !messages->is_array()) return;
+    for (auto& mv : messages->get_array()) {
+      auto* content = mv.is_object() ? mv.get_object().if_contains("content") : nullptr;
+      if (content == nullptr || !content->is_array()) continue;
+      for (auto& part : content->get_array())
+        if (part.is_object()) part.get_object().erase("cache_control");
+    }
+  }
+
   void set_output_limit(const config::Deployment& d, json::object& chat, std::int64_t tokens,
                         OutputField caller_field) const override {
     bool completion_field = caller_field == OutputField::max_completion_tokens;
-    if (caller_field == OutputField::none) {
-      const bool openai_itself = d.api_base.empty() || d.api_base.find("api.openai.com") != std::string::npos;
-      completion_field = azure_ || openai_itself;
-    }
+    if (caller_field == OutputField::none) completion_field = azure_ || is_openai_itself(d);
     chat.erase(completion_field ? "max_tokens" : "max_completion_tokens");
     chat[completion_field ? "max_completion_tokens" : "max_tokens"] = tokens;
   }
@@ -125,6 +137,10 @@ class OpenAiProvider : public Provider {
       else req.headers.emplace_back("Authorization", "Bearer " + d.api_key);
     }
     chat["model"] = d.upstream_model;
+    // Anthropic's prompt-cache marks (kept on content parts by the /v1/messages translation) are
+    // not OpenAI fields: OpenAI's and Azure's own APIs do not get them; other OpenAI-compatible
+    // servers (some route to Anthropic models and use them) do.
+    if (azure_ || is_openai_itself(d)) strip_cache_control(chat);
     if (stream) {
       chat["stream"] = true;
       auto& so = chat["stream_options"];

@@ -4,6 +4,7 @@
 // answers whose usage was read, and recorded - bill == exactly the reservations of the attempts
 // whose usage could not be read (marked unknown), each of which covers what the provider billed.
 import assert from 'node:assert/strict';
+import OpenAI from 'openai';
 import { useMock, e2e, gatewayConfig, openaiDeployment, anthropicDeployment, runPool, waitFor } from './harness.mjs';
 import {
   chat, nanos, dollars, spendNanos, spendLogRow, billNanos, mockBillNanos, unknownCharges, IN_PRICE, OUT_PRICE,
@@ -15,11 +16,36 @@ const PRICES = { input: IN_PRICE, output: OUT_PRICE };
 const priced = (extra = {}) => ({ input_cost_per_token: IN_PRICE, output_cost_per_token: OUT_PRICE, ...extra });
 const ask = (model, extra = {}) => ({ model, messages: [{ role: 'user', content: 'Tell me about gateways.' }], ...extra });
 
-/// Sends `body`, the upstream model `upstream` scripted to behave as `behavior` (the gateway does
-/// not forward client headers upstream); returns {r, row, unknown} once logged.
+/// One chat completion through the official OpenAI SDK with `key`: {status, headers, json}
+/// (an APIError is returned the same way, its body as `json`).
+async function sdkChat(gw, key, body) {
+  const client = gw.openai({ apiKey: key });
+  try {
+    if (body.stream) {
+      const { data: stream, response } = await client.chat.completions.create(body).withResponse();
+      const chunks = [];
+      let streamError = null;  // an error event ends a stream that did not complete
+      try {
+        for await (const chunk of stream) chunks.push(chunk);
+      } catch (e) {
+        streamError = e;
+      }
+      return { status: response.status, headers: response.headers, json: null, chunks, streamError };
+    }
+    const { data, response } = await client.chat.completions.create(body).withResponse();
+    return { status: response.status, headers: response.headers, json: data };
+  } catch (e) {
+    if (!(e instanceof OpenAI.APIError) || e.status === undefined) throw e;
+    const headers = e.headers instanceof Headers ? e.headers : new Headers(e.headers ?? {});
+    return { status: e.status, headers, json: { error: e.error }, text: e.message };
+  }
+}
+
+/// Sends `body` through the SDK, the upstream model `upstream` scripted to behave as `behavior`
+/// (the gateway does not forward client headers upstream); returns {r, row, unknown} once logged.
 async function send(gw, key, body, behavior, upstream) {
   await state.mock.script(upstream, behavior ? [behavior] : []);
-  const r = await chat(gw, key, body);
+  const r = await sdkChat(gw, key, body);
   const row = await spendLogRow(gw, r);
   return { r, row, unknown: unknownCharges(row) };
 }
@@ -135,8 +161,11 @@ e2e('a stream cut before its usage is charged its reservation and logged unknown
   const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'paid', 'cut', priced())] }));
   const k = await gw.generateKey({ max_budget: 1 });
   await mock.script('cut', [{ fault: 'truncate_before_usage' }]);
-  const r = await chat(gw, k.key, ask('paid', { max_tokens: 40, stream: true }));
+  const r = await sdkChat(gw, k.key, ask('paid', { max_tokens: 40, stream: true, stream_options: { include_usage: true } }));
   assert.equal(r.status, 200);
+  assert.ok(r.chunks.some((ch) => ch.choices?.[0]?.delta?.content), 'the answer was relayed');
+  assert.ok(!r.chunks.some((ch) => ch.usage), 'no usage reached the client');
+  assert.ok(r.streamError, 'the client is told the stream did not complete');
   const row = await spendLogRow(gw, r);
   assert.equal(row.status, 'unknown_outcome');
   assert.ok(row.completionStartTime, 'the first byte time is logged');
@@ -291,7 +320,7 @@ e2e('8 concurrent first requests on an end-user budget that fits 4 answers: at l
   const answer = nanos(probe.r.headers.get('x-litellm-response-cost'));
   const budget = 4 * answer;
   await gw.admin('/customer/new', { user_id: 'customer-42', max_budget: Number(dollars(budget)) });
-  const results = await Promise.all(Array.from({ length: 8 }, () => chat(gw, k.key, body)));
+  const results = await Promise.all(Array.from({ length: 8 }, () => sdkChat(gw, k.key, body)));
   const served = results.filter((r) => r.status === 200).length;
   for (const r of results) assert.ok(r.status === 200 || r.status === 429, r.text);
   assert.ok(served >= 3, `${served} of 8 served (budget ${budget} nanos = 4 answers of ${answer})`);
@@ -313,7 +342,7 @@ e2e('a provider that answers in the priority tier unasked cannot push spend past
   const budget = 20_000_000;  // $0.02
   const k = await gw.generateKey({ max_budget: dollars(budget) });
   await mock.script('prio-model', [{ fill_max_tokens: true, service_tier: 'priority', latency_ms: 100 }]);
-  const results = await runPool(40, 20, () => chat(gw, k.key, ask('tiered', { max_tokens: 200 })));
+  const results = await runPool(40, 20, () => sdkChat(gw, k.key, ask('tiered', { max_tokens: 200 })));
   const served = results.filter((r) => r.status === 200).length;
   assert.ok(served > 0);
   await waitFor(async () => nanos((await gw.keyInfo(k.key)).reserved_spend) === 0, { what: 'every reservation settled' });
@@ -321,4 +350,31 @@ e2e('a provider that answers in the priority tier unasked cannot push spend past
   const bill = await mockBillNanos(mock, 'prio-model', tierPrices);
   assert.equal(recorded, bill);
   assert.ok(recorded <= budget, `recorded ${recorded} > budget ${budget}`);
+});
+
+e2e('/v1/messages through the Anthropic SDK: cache_control marks reach the provider and its 1-hour cache writes are billed at their price', async (ctx) => {
+  const { mock } = state;
+  const prices = { input: '0.000003', output: '0.000015', cached: '0.0000003', cache_write: '0.00000375', cache_write_1h: '0.000006' };
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [anthropicDeployment(mock, 'claude', 'claude-cache', {
+      input_cost_per_token: prices.input, output_cost_per_token: prices.output,
+      cache_read_input_token_cost: prices.cached, cache_creation_input_token_cost: prices.cache_write,
+      cache_creation_input_token_cost_above_1hr: prices.cache_write_1h,
+    })],
+  }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const client = gw.anthropic({ apiKey: k.key });
+  const long = 'The gateway keeps the cap. '.repeat(300);
+  const { data, response } = await client.messages.create({
+    model: 'claude', max_tokens: 30,
+    system: [{ type: 'text', text: long, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    messages: [{ role: 'user', content: 'Summarise the rule.' }],
+  }).withResponse();
+  assert.ok(data.usage.cache_creation_input_tokens > 0 || data.usage.cache_read_input_tokens >= 0);
+  const row = await spendLogRow(gw, { headers: response.headers });
+  const items = Object.fromEntries(row.line_items.map((i) => [i.kind, i]));
+  assert.ok(items.cache_write_1h?.count > 0, `line items: ${JSON.stringify(row.line_items)}`);
+  assert.equal(items.cache_write_1h.price, prices.cache_write_1h);
+  const bill = await mockBillNanos(mock, 'claude-cache', prices);
+  await expectSpend(gw, k.key, bill);
 });

@@ -316,6 +316,8 @@ json::object chat_request_to_messages(const json::object& chat, std::string_view
   out.emplace("model", upstream_model);
 
   std::string system;
+  bool system_marked = false;
+  std::vector<const json::value*> system_messages;
   json::array messages;
   if (const json::array* in = get_arr(chat, "messages")) {
     messages.reserve(in->size());
@@ -326,6 +328,11 @@ json::object chat_request_to_messages(const json::object& chat, std::string_view
       const json::value* content = m->if_contains("content");
       if (role == "system" || role == "developer") {
         if (content == nullptr) continue;
+        // Parts with a prompt-cache mark keep their own system block (Anthropic caches by block).
+        if (const auto* parts = content->if_array())
+          for (const auto& pv : *parts)
+            if (const auto* part = pv.if_object(); part && part->contains("cache_control")) system_marked = true;
+        system_messages.push_back(content);
         if (!system.empty()) system.push_back('\n');
         append_content_text(system, *content, "\n");
       } else if (role == "user") {
@@ -371,7 +378,26 @@ json::object chat_request_to_messages(const json::object& chat, std::string_view
       // Other roles (legacy "function") have no Anthropic equivalent and are dropped.
     }
   }
-  if (!system.empty()) out.emplace("system", std::move(system));
+  if (system_marked) {
+    json::array blocks;
+    for (const json::value* content : system_messages) {
+      if (const auto* s = content->if_string()) {
+        if (!s->empty()) blocks.emplace_back(text_block(*s));
+        continue;
+      }
+      if (const auto* parts = content->if_array())
+        for (const auto& pv : *parts) {
+          const auto* part = pv.if_object();
+          if (part == nullptr || str_or(*part, "type") != "text") continue;
+          json::object b = text_block(str_or(*part, "text"));
+          copy_cache_control(*part, b);
+          blocks.emplace_back(std::move(b));
+        }
+    }
+    out.emplace("system", std::move(blocks));
+  } else if (!system.empty()) {
+    out.emplace("system", std::move(system));
+  }
   out.emplace("messages", std::move(messages));
 
   std::int64_t max_tokens = default_max_tokens;
@@ -725,8 +751,28 @@ std::expected<json::object, std::string> messages_request_to_chat(const json::ob
     if (!sys->is_string() && !sys->is_array()) {
       return std::unexpected(json_error("system", "Input should be a valid string or list"));
     }
-    std::string text = anthropic_text(*sys, "\n");
-    if (!text.empty()) messages.emplace_back(json::object{{"role", "system"}, {"content", std::move(text)}});
+    // Prompt-cache marks on system blocks must reach the provider: then the system message keeps
+    // its blocks as text parts, each with its cache_control.
+    json::array marked;
+    if (const auto* blocks = sys->if_array()) {
+      bool any = false;
+      for (const auto& bv : *blocks)
+        if (const auto* b = bv.if_object(); b && b->contains("cache_control")) any = true;
+      if (any)
+        for (const auto& bv : *blocks) {
+          const auto* b = bv.if_object();
+          if (b == nullptr || str_or(*b, "type") != "text") continue;
+          json::object part{{"type", "text"}, {"text", str_or(*b, "text")}};
+          copy_cache_control(*b, part);
+          marked.emplace_back(std::move(part));
+        }
+    }
+    if (!marked.empty()) {
+      messages.emplace_back(json::object{{"role", "system"}, {"content", std::move(marked)}});
+    } else {
+      std::string text = anthropic_text(*sys, "\n");
+      if (!text.empty()) messages.emplace_back(json::object{{"role", "system"}, {"content", std::move(text)}});
+    }
   }
 
   std::size_t i = 0;
@@ -780,6 +826,8 @@ std::expected<json::object, std::string> messages_request_to_chat(const json::ob
       const auto* b = bv.if_object();
       if (b == nullptr) continue;
       const std::string_view bt = str_or(*b, "type");
+      // Prompt-cache marks travel with their part (chat_request_to_messages copies them back).
+      const std::size_t before = parts.size();
       if (bt == "text") {
         parts.emplace_back(json::object{{"type", "text"}, {"text", str_or(*b, "text")}});
       } else if (bt == "image") {
@@ -801,11 +849,12 @@ std::expected<json::object, std::string> messages_request_to_chat(const json::ob
                                            {"tool_call_id", str_or(*b, "tool_use_id")},
                                            {"content", rc != nullptr ? anthropic_text(*rc, "\n") : std::string()}});
       }
+      if (parts.size() > before) copy_cache_control(*b, parts.back().as_object());
     }
     if (parts.empty()) continue;
     json::object om;
     om.emplace("role", "user");
-    if (parts.size() == 1 && str_or(parts[0].as_object(), "type") == "text") {
+    if (parts.size() == 1 && str_or(parts[0].as_object(), "type") == "text" && !parts[0].as_object().contains("cache_control")) {
       om.emplace("content", parts[0].as_object().at("text"));
     } else {
       om.emplace("content", std::move(parts));

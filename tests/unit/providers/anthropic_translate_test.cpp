@@ -559,7 +559,9 @@ TEST(MessagesRequestToChat, FullRequest) {
   const auto expected = obj(R"({
     "model": "claude-sonnet-4-5",
     "messages": [
-      {"role": "system", "content": "You are a weather bot.\nBe brief."},
+      {"role": "system", "content": [
+        {"type": "text", "text": "You are a weather bot."},
+        {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]},
       {"role": "user", "content": [
         {"type": "text", "text": "What is in this image and what's the weather?"},
         {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4AAQ"}},
@@ -823,6 +825,30 @@ TEST(Errors, Parse) {
   f = parse_anthropic_error(body);
   EXPECT_EQ(f.type, "api_error");
   EXPECT_EQ(f.message, "boom");
+}
+
+
+TEST(MessagesRoundTrip, PromptCacheMarksReachTheProvider) {
+  // /v1/messages → chat → Anthropic upstream: cache_control on system and user blocks survives
+  // (a dropped mark silently turns cache reads into full-price input).
+  const auto req = obj(R"({"model":"c","max_tokens":10,
+    "system":[{"type":"text","text":"Long rules.","cache_control":{"type":"ephemeral","ttl":"1h"}}],
+    "messages":[{"role":"user","content":[{"type":"text","text":"Doc.","cache_control":{"type":"ephemeral"}},{"type":"text","text":"Q?"}]}]})");
+  const auto chat = messages_request_to_chat(req);
+  ASSERT_TRUE(chat.has_value()) << chat.error();
+  const auto back = chat_request_to_messages(*chat, "claude-x", 10);
+  const auto& system = back.at("system").as_array();
+  ASSERT_EQ(system.size(), 1u);
+  EXPECT_EQ(system[0].at("cache_control").at("ttl").as_string(), "1h");
+  const auto& blocks = back.at("messages").as_array()[0].at("content").as_array();
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0].at("cache_control").at("type").as_string(), "ephemeral");
+  EXPECT_FALSE(blocks[1].as_object().contains("cache_control"));
+  // Without marks the system stays one string.
+  const auto plain = chat_request_to_messages(
+      *messages_request_to_chat(obj(R"({"model":"c","max_tokens":10,"system":"Rules.","messages":[{"role":"user","content":"hi"}]})")),
+      "claude-x", 10);
+  EXPECT_TRUE(plain.at("system").is_string());
 }
 
 }  // namespace
