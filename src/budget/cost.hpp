@@ -44,7 +44,7 @@ struct LineItem {
 struct Charge {
   Nanos total = 0;
   std::vector<LineItem> items;
-  std::string_view service_tier;  ///< the tier whose prices applied ("priority", "flex"; empty = base prices)
+  std::string_view service_tier;  ///< the tier whose prices applied: "priority", "flex" (string literals), empty = base prices
 };
 
 /// Prices `usage` (budget/usage.hpp) at `price` (docs/pricing.md "What each token kind costs"):

@@ -9,8 +9,8 @@ namespace tollgate::budget {
 
 namespace detail {
 
-/// One scope's counters. Lives in a shard's map node (stable address: entries are never erased),
-/// guarded by that shard's mutex.
+/// One scope's counters. Lives in a shard's map node (stable address: an entry is erased only by
+/// forget_ended, and only while no reservation holds it), guarded by that shard's mutex.
 struct LedgerEntry {
   Nanos spent = 0;
   Nanos reserved = 0;

@@ -38,7 +38,7 @@ struct ScopeLimit {
 /// How an attempt's reservation settles.
 enum class SettleKind {
   actual,    ///< the upstream reported usage: charge the actual cost passed to settle
-  no_usage,  ///< failed before anything could be billed (connect error, 4xx/5xx without usage): charge 0
+  no_usage,  ///< nothing can have been billed (evidence not_sent or error_response: budget/settlement.hpp): charge 0
   unknown,   ///< outcome unknown (timeout/reset after send, abandoned reservation): charge the full
              ///< reservation and count it in ScopeState::unknown
 };
@@ -273,6 +273,9 @@ class Ledger {
 
   /// The number of scopes the ledger tracks. Thread-safe (locks every shard in turn).
   [[nodiscard]] std::size_t scope_count() const;
+
+  /// The timezone day and month windows reset in (LedgerOptions::reset_timezone).
+  [[nodiscard]] const ResetTimezone& reset_timezone() const noexcept { return options_.reset_timezone; }
 
   /// The number of lock shards (a power of two).
   [[nodiscard]] std::size_t shard_count() const noexcept { return shard_count_; }

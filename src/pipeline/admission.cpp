@@ -140,23 +140,38 @@ std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::s
   return out;
 }
 
-std::vector<store::LedgerScope> ledger_scopes(const std::vector<ScopeLimit>& scopes, const config::Config& cfg,
+namespace {
+
+void set_window(store::LedgerScope& ls, const budget::BudgetPeriod& period, const budget::ResetTimezone& tz,
+                std::chrono::system_clock::time_point at) {
+  const auto w = budget::window_of(period, at, tz);
+  ls.window_start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w.start.time_since_epoch()).count();
+  ls.window_end_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w.end.time_since_epoch()).count();
+  ls.period = budget::to_string(period);
+}
+
+}  // namespace
+
+std::vector<store::LedgerScope> ledger_scopes(const std::vector<ScopeLimit>& scopes, const budget::ResetTimezone& tz,
                                               std::chrono::system_clock::time_point now) {
   std::vector<store::LedgerScope> out;
   out.reserve(scopes.size());
-  const auto tz = budget::reset_timezone_or_utc(cfg.general_settings.budget_reset_timezone, nullptr);
   for (const auto& s : scopes) {
     store::LedgerScope ls;
     ls.kind = std::string(budget::to_string(s.scope.kind));
     ls.id = s.scope.id;
-    if (s.period) {
-      const auto w = budget::window_of(*s.period, now, tz);
-      ls.window_start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w.start.time_since_epoch()).count();
-      ls.window_end_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w.end.time_since_epoch()).count();
-      ls.period = budget::to_string(*s.period);
-    }
+    if (s.period) set_window(ls, *s.period, tz, now);
     out.push_back(std::move(ls));
   }
+  return out;
+}
+
+store::LedgerScope ledger_scope_at(const store::LedgerScope& scope, const budget::ResetTimezone& tz, std::int64_t now_ms) {
+  if (scope.period.empty() || now_ms < scope.window_end_ms) return scope;
+  auto period = budget::parse_budget_duration(scope.period);
+  if (!period) return scope;
+  store::LedgerScope out = scope;
+  set_window(out, *period, tz, std::chrono::system_clock::time_point(std::chrono::milliseconds(now_ms)));
   return out;
 }
 
@@ -222,7 +237,7 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
     d.reduced_by = scope_name(scopes[d.reservation.binding_scope()].scope);
   else if (d.output_reduced)
     d.reduced_by = "max_request_cost";
-  if (!d.reservation.empty()) d.ledger_scopes = ledger_scopes(scopes, cfg, now);
+  if (!d.reservation.empty()) d.ledger_scopes = ledger_scopes(scopes, ledger.reset_timezone(), now);
   return d;
 }
 

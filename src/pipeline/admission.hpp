@@ -69,10 +69,15 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
                         const std::vector<budget::ScopeLimit>& scopes, const AttemptPlan& plan,
                         std::chrono::system_clock::time_point now);
 
-/// The scopes of a reservation as the durable ledger records them: kind, id and the start of the
-/// window containing `now` (0 for lifetime budgets).
-std::vector<store::LedgerScope> ledger_scopes(const std::vector<budget::ScopeLimit>& scopes, const config::Config& cfg,
-                                              std::chrono::system_clock::time_point now);
+/// The scopes of a reservation as the durable ledger records them: kind, id and the window
+/// containing `now` in `tz` — its start, end and period (all 0 / empty for lifetime budgets).
+std::vector<store::LedgerScope> ledger_scopes(const std::vector<budget::ScopeLimit>& scopes,
+                                              const budget::ResetTimezone& tz, std::chrono::system_clock::time_point now);
+
+/// The same for one scope already recorded (its period in LedgerScope::period): the window that
+/// contains `now_ms`; unchanged for a lifetime or unknown period, or when `now_ms` is still in
+/// its window. Restart recovery charges a reservation left open to that window.
+store::LedgerScope ledger_scope_at(const store::LedgerScope& scope, const budget::ResetTimezone& tz, std::int64_t now_ms);
 
 /// A bill's line items as the spend log records them: `[{"kind","count","price","cost"}]`, price
 /// per token (per call for web_search) and cost as exact decimal dollar strings.

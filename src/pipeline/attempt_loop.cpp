@@ -101,15 +101,7 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
     // A reservation left open by a crash is charged to the window that contains now, as a late
     // settle is in memory: both ledgers agree on every window after the restart.
     const auto tz = lo.reset_timezone;
-    store::ScopeRoller roll = [tz](const store::LedgerScope& sc, std::int64_t at_ms) {
-      auto period = sc.period.empty() ? std::nullopt : std::optional(budget::parse_budget_duration(sc.period));
-      if (!period || !*period || at_ms < sc.window_end_ms) return sc;
-      const auto w = budget::window_of(**period, budget::SystemTime(milliseconds(at_ms)), tz);
-      store::LedgerScope out = sc;
-      out.window_start_ms = std::chrono::duration_cast<milliseconds>(w.start.time_since_epoch()).count();
-      out.window_end_ms = std::chrono::duration_cast<milliseconds>(w.end.time_since_epoch()).count();
-      return out;
-    };
+    store::ScopeRoller roll = [tz](const store::LedgerScope& sc, std::int64_t at_ms) { return ledger_scope_at(sc, tz, at_ms); };
     auto r = store->recover_ledger(now_ms, roll);
     if (!r) throw std::runtime_error("cannot recover the spend ledger: " + r.error().message);
     lo.first_reservation_id = r->max_reservation_id + 1;
@@ -658,12 +650,9 @@ class Run {
       const auto& price = s_->prices[*dep];
       AttemptPlan plan;
       const bool priced = price.status == budget::PriceStatus::priced;
-      if (priced) {
-        const auto& d = cfg_.model_list[*dep];
-        plan = plan_attempt(price, call_.body, call_.output, OutputBoundSettings::from(cfg_.tollgate_settings),
-                            d.base_model.empty() ? d.upstream_model : d.base_model,
-                            d.provider != config::ProviderKind::anthropic && price.price.web_search_call ? 1 : 0);
-      }
+      if (priced)
+        plan = plan_attempt(price, input_bound(*dep), call_.body, call_.output,
+                            OutputBoundSettings::from(cfg_.tollgate_settings), searches_every_request(*dep) ? 1 : 0);
       if (trace_.budget.max_request_cost < budget::kMaxNanos) {
         const budget::Nanos left = trace_.budget.max_request_cost > trace_.reserved_total
                                        ? trace_.budget.max_request_cost - trace_.reserved_total
@@ -800,9 +789,21 @@ class Run {
     co_return out;
   }
 
+  /// The request's body with the caller's own output limits (attempts write their bounds into
+  /// `call_.body`): what a deferred job replays and what the stale cache is keyed by.
+  json::object caller_body() const {
+    json::object b = call_.body;
+    b["model"] = call_.model;  // the adapters write the upstream model in place
+    for (const char* k : {"max_tokens", "max_completion_tokens"}) {
+      b.erase(k);
+      if (const auto* v = call_.caller_output_fields.if_contains(k)) b[k] = *v;
+    }
+    return b;
+  }
+
   /// The cache key of this request for the stale_cache mode.
   std::string cache_key() const {
-    json::object b = call_.body;
+    json::object b = caller_body();
     b.erase("stream");
     b.erase("stream_options");
     const auto& p = principal();
@@ -920,7 +921,7 @@ class Run {
   /// `tollgate_request_budget` (tightening only, so replaying them cannot loosen anything; the
   /// runner removes the field before the call).
   json::object deferred_body() const {
-    json::object b = call_.body;
+    json::object b = caller_body();
     b.erase("stream");
     b.erase("stream_options");
     const auto& p = principal();
@@ -987,10 +988,21 @@ class Run {
     Held(const Held&) = delete;
     Held& operator=(const Held&) = delete;
     ~Held() {
+      // Abandoned (an exception, a destroyed frame): unknown, durably and on the request's cost,
+      // like any other settlement.
+      if (reservation.empty()) return;
+      if (run != nullptr) {
+        try {
+          run->settle_held(*this, dep, budget::SettleKind::unknown, 0);
+        } catch (...) {  // the durable record could not be queued: recovery settles it at restart
+        }
+      }
       if (!reservation.empty())
         ledger.settle(std::move(reservation), 0, budget::SettleKind::unknown, std::chrono::system_clock::now());
     }
     budget::Ledger& ledger;
+    Run* run = nullptr;       ///< set once admitted: its settle_held records the settlement
+    std::size_t dep = 0;      ///< the deployment admitted
     budget::Reservation reservation;
     std::vector<budget::ScopeLimit> limits;  ///< the scopes reserved against (their windows at settle time are recorded)
     /// The output bound per choice the attempt is sent with (priced models), and whether a
@@ -1002,6 +1014,19 @@ class Run {
   };
 
   const auth::Principal& principal() const { return *principal_; }
+
+  /// The request's input bound for deployment `dep`, computed once per (model, context limit) per
+  /// request: a retry or a fallback to a model of the same family reuses it.
+  std::int64_t input_bound(std::size_t dep) {
+    const auto& d = cfg_.model_list[dep];
+    const auto& price = s_->prices[dep];
+    const std::string& model = d.base_model.empty() ? d.upstream_model : d.base_model;
+    const auto limit = price.price.max_input_tokens.value_or(0);
+    for (const auto& b : input_bounds_)
+      if (b.model == model && b.limit == limit) return b.tokens;
+    input_bounds_.push_back({model, limit, input_bound_for(price, call_.body, model)});
+    return input_bounds_.back().tokens;
+  }
 
   /// The caller's scopes for `group`, computed once per group per request (retries reuse them).
   std::vector<budget::ScopeLimit> scopes_for(const std::string& group) {
@@ -1027,6 +1052,8 @@ class Run {
     if (adm.outcome != AdmissionDecision::Outcome::admitted) co_return Refusal{std::move(adm.error), std::move(adm.reason)};
     if (adm.price_status == budget::PriceStatus::unpriced) unpriced_ = true;
     held.reservation = std::move(adm.reservation);
+    held.run = this;
+    held.dep = dep;
     held.output_tokens = adm.output_tokens;
     held.output_reduced = adm.output_reduced;
     held.reduced_by = std::move(adm.reduced_by);
@@ -1088,7 +1115,7 @@ class Run {
     store::LedgerRecord rec;
     rec.reservation_id = id;
     rec.kind = store::LedgerKind::settle;
-    rec.scopes = ledger_scopes(held.limits, cfg_, now);
+    rec.scopes = ledger_scopes(held.limits, s_->ledger->reset_timezone(), now);
     rec.amount_nanos = reserved;
     rec.actual_nanos = charged;
     rec.settle_kind = std::string(budget::to_string(kind));
@@ -1208,9 +1235,21 @@ class Run {
   /// request and bill the call, but their usage does not count it: a model of an OpenAI-style
   /// deployment with a per-call web-search price is charged one call when none is reported.
   void count_search_calls(std::size_t dep, providers::Usage& u) const {
+    if (!u.reported) return;
+    if (u.web_search_calls == 0 && searches_every_request(dep)) u.web_search_calls = 1;
+    // A response that names no tier was served in the one the request asked for (if any).
+    const auto& asked = call_.output.service_tier;
+    if (u.service_tier.empty() && (asked == "priority" || asked == "flex")) u.service_tier = asked;
+  }
+
+  /// OpenAI's search models (a name with "search", e.g. gpt-4o-search-preview) on an OpenAI-style
+  /// deployment with a per-call search price: every request is one billed search.
+  bool searches_every_request(std::size_t dep) const {
     const auto& d = cfg_.model_list[dep];
-    if (d.provider == config::ProviderKind::anthropic || !u.reported || u.web_search_calls > 0) return;
-    if (s_->prices[dep].price.web_search_call) u.web_search_calls = 1;
+    const auto& price = s_->prices[dep].price;
+    if (d.provider == config::ProviderKind::anthropic || !price.web_search_call) return false;
+    return price.matched_key.find("search") != std::string::npos ||
+           d.upstream_model.find("search") != std::string::npos;
   }
 
   /// The output bound of the attempt about to be sent: written into the request in the
@@ -1682,6 +1721,12 @@ class Run {
   std::shared_ptr<const auth::Principal> principal_;
   std::vector<policy::RateSubject> rate_subjects_;
   std::vector<std::pair<std::string, std::vector<budget::ScopeLimit>>> scopes_by_group_;
+  struct InputBound {
+    std::string model;
+    std::int64_t limit = 0;
+    std::int64_t tokens = 0;
+  };
+  std::vector<InputBound> input_bounds_;  ///< per (model, context limit): input_bound()
   bool rate_admitted_ = false;
   std::vector<std::pair<std::string, std::string>> skipped_;  ///< fallback targets skipped: (group, reason)
   budget::Nanos cost_ = 0;          ///< what this request's attempts cost (settled)

@@ -102,8 +102,14 @@ bool AttemptPlan::cap_at(budget::Nanos ceiling) {
   return true;
 }
 
-AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const json::object& chat, const OutputRequest& out,
-                         const OutputBoundSettings& settings, std::string_view model,
+std::int64_t input_bound_for(const budget::ResolvedPrice& price, const json::object& chat, std::string_view model) {
+  const budget::InputBoundContext ctx{model.empty() ? std::string_view(price.price.matched_key) : model,
+                                      price.price.max_input_tokens};
+  return budget::input_token_upper_bound(chat, ctx);
+}
+
+AttemptPlan plan_attempt(const budget::ResolvedPrice& price, std::int64_t input_bound, const json::object& chat,
+                         const OutputRequest& out, const OutputBoundSettings& settings,
                          std::int64_t web_search_calls) {
   AttemptPlan plan;
   plan.choices = std::max<std::int64_t>(out.choices, 1);
@@ -112,10 +118,7 @@ AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const json::object&
   else plan.want = model_max && *model_max > 0 ? *model_max : budget::kDefaultOutputTokenBound;
   plan.least = out.max_tokens && settings.refuse_unaffordable ? plan.want
                                                               : std::min(plan.want, std::max<std::int64_t>(settings.min_tokens, 1));
-  std::string family = std::string(model.empty() ? std::string_view(price.price.matched_key) : model);
-  for (char& ch : family) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
-  const budget::InputBoundContext ctx{family, price.price.max_input_tokens};
-  plan.rates = budget::worst_case_rates(price.price, budget::input_token_upper_bound(chat, ctx), out.service_tier);
+  plan.rates = budget::worst_case_rates(price.price, input_bound, out.service_tier);
   if (web_search_calls > 0 && price.price.web_search_call) {
     const auto fee = budget::cost(web_search_calls, *price.price.web_search_call);  // nanos, rounded up
     const std::int64_t picos = fee > kInt64Max / budget::kPicosPerNano ? kInt64Max : fee * budget::kPicosPerNano;

@@ -53,8 +53,8 @@ struct OutputBoundSettings {
 
 /// One attempt's worst case as a function of its output bound.
 struct AttemptPlan {
-  budget::WorstCaseRates rates;
-  std::int64_t choices = 1;
+  budget::WorstCaseRates rates;  ///< the input's worst case (pico-dollars) and the dearest output price per token
+  std::int64_t choices = 1;      ///< `n`: the bound is per choice, the worst case counts every choice
   std::int64_t want = 0;   ///< output bound per choice with no budget in the way, tokens
   std::int64_t least = 0;  ///< the smallest bound per choice worth sending, tokens (<= want)
   /// Output tokens the bound does not limit but the provider bills as output: predicted tokens
@@ -73,18 +73,20 @@ struct AttemptPlan {
   bool cap_at(budget::Nanos ceiling);
 };
 
-/// Plans an attempt of `chat` (its input bound) to a deployment priced `price`, for a caller who
-/// asked `out`. The bound with no budget in the way: the caller's limit capped at the model's
-/// max_output_tokens, else the model's max_output_tokens, else budget::kDefaultOutputTokenBound.
-/// The least: min(want, settings.min_tokens), or `want` itself when the caller set a limit and
-/// settings.refuse_unaffordable. Meaningful for priced deployments only.
-/// `model` names the deployment's model for the input bound's media rules (images, documents by
-/// model family: budget/media_tokens.hpp); empty = the price's table key.
-/// `web_search_calls`: server-side web searches the attempt will be billed for whatever it
-/// generates (OpenAI's search models search on every request), priced at the model's
-/// web_search_call and reserved with the input.
-AttemptPlan plan_attempt(const budget::ResolvedPrice& price, const boost::json::object& chat, const OutputRequest& out,
-                         const OutputBoundSettings& settings, std::string_view model = {},
+/// The input bound of `chat` for a deployment priced `price` of model `model` (its media rules:
+/// budget/media_tokens.hpp; empty = the price's table key), tokens. The attempt loop computes it
+/// once per request per (model, context limit): retries and fallbacks reuse it.
+std::int64_t input_bound_for(const budget::ResolvedPrice& price, const boost::json::object& chat, std::string_view model);
+
+/// Plans an attempt of `chat` with `input_bound` input tokens at most to a deployment priced
+/// `price`, for a caller who asked `out`. The bound with no budget in the way: the caller's
+/// limit capped at the model's max_output_tokens, else the model's max_output_tokens, else
+/// budget::kDefaultOutputTokenBound. The least: min(want, settings.min_tokens), or `want` itself
+/// when the caller set a limit and settings.refuse_unaffordable. `web_search_calls`: server-side
+/// web searches the attempt will be billed for whatever it generates (OpenAI's search models
+/// search on every request), reserved with the input. Meaningful for priced deployments only.
+AttemptPlan plan_attempt(const budget::ResolvedPrice& price, std::int64_t input_bound, const boost::json::object& chat,
+                         const OutputRequest& out, const OutputBoundSettings& settings,
                          std::int64_t web_search_calls = 0);
 
 }  // namespace tollgate::pipeline

@@ -46,6 +46,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
       error_ = oc;
       return;
     }
+    if (auto* u = o.if_contains("usage"); !u || !u->is_object()) after_usage_ = true;  // emitted below, no usage in it
     if (auto* u = o.if_contains("usage"); u && u->is_object()) {
       usage_ = usage_from_openai_response(o);  // cumulative where servers repeat it: the last one wins
       after_usage_ = false;
@@ -99,6 +100,18 @@ class OpenAiProvider : public Provider {
     return d.api_base.empty() || d.api_base.find("api.openai.com") != std::string::npos;
   }
 
+  static bool has_cache_control(const json::object& chat) {
+    const auto* messages = chat.if_contains("messages");
+    if (messages == nullptr || !messages->is_array()) return false;
+    for (const auto& mv : messages->get_array()) {
+      const auto* content = mv.is_object() ? mv.get_object().if_contains("content") : nullptr;
+      if (content == nullptr || !content->is_array()) continue;
+      for (const auto& part : content->get_array())
+        if (part.is_object() && part.get_object().contains("cache_control")) return true;
+    }
+    return false;
+  }
+
   static void strip_cache_control(json::object& chat) {
     auto* messages = chat.if_contains("messages");
     if (messages == nullptr || !messages->is_array()) return;
@@ -140,14 +153,21 @@ class OpenAiProvider : public Provider {
     // Anthropic's prompt-cache marks (kept on content parts by the /v1/messages translation) are
     // not OpenAI fields: OpenAI's and Azure's own APIs do not get them; other OpenAI-compatible
     // servers (some route to Anthropic models and use them) do.
-    if (azure_ || is_openai_itself(d)) strip_cache_control(chat);
+    // (On a copy: the body is the request's, and a later attempt may go to an Anthropic deployment.)
+    const bool strip = (azure_ || is_openai_itself(d)) && has_cache_control(chat);
     if (stream) {
       chat["stream"] = true;
       auto& so = chat["stream_options"];
       if (!so.is_object()) so = json::object();
       so.as_object()["include_usage"] = true;
     }
-    req.body = json::serialize(chat);
+    if (strip) {
+      json::object copy = chat;
+      strip_cache_control(copy);
+      req.body = json::serialize(copy);
+    } else {
+      req.body = json::serialize(chat);
+    }
     return req;
   }
 

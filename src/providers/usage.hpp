@@ -6,6 +6,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -67,6 +68,15 @@ inline Usage usage_from_openai(const boost::json::value& usage) noexcept {
       u.rejected_prediction_tokens = detail::json_count(*d, "rejected_prediction_tokens").value_or(0);
     }
   }
+  // Cache writes, as Anthropic names them (LiteLLM, and Tollgate's own OpenAI-shaped answers for
+  // Claude, carry them beside OpenAI's fields): parts of prompt_tokens.
+  if (const auto writes = detail::json_count(*o, "cache_creation_input_tokens")) {
+    u.cache_write_tokens = *writes;
+    if (const auto* cc = o->if_contains("cache_creation"); cc && cc->is_object()) {
+      u.cache_write_1h_tokens = std::min(detail::json_count(cc->get_object(), "ephemeral_1h_input_tokens").value_or(0), *writes);
+      u.cache_write_tokens = *writes - u.cache_write_1h_tokens;
+    }
+  }
   if (u.reasoning_tokens > 0) {
     const auto total = detail::json_count(*o, "total_tokens");
     u.reasoning_outside_completion =
@@ -98,6 +108,12 @@ inline boost::json::object usage_to_openai(const Usage& u) {
   boost::json::object details;
   details.emplace("cached_tokens", u.cached_tokens);
   o.emplace("prompt_tokens_details", std::move(details));
+  // Cache writes (Claude) have no OpenAI field: Anthropic's names beside OpenAI's, as LiteLLM does.
+  if (const std::int64_t writes = u.cache_write_tokens + u.cache_write_1h_tokens; writes > 0) {
+    o.emplace("cache_creation_input_tokens", writes);
+    o.emplace("cache_creation", boost::json::object{{"ephemeral_5m_input_tokens", u.cache_write_tokens},
+                                                    {"ephemeral_1h_input_tokens", u.cache_write_1h_tokens}});
+  }
   return o;
 }
 

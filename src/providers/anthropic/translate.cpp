@@ -294,10 +294,13 @@ std::string usage_delta_json(const Usage& u) {
   std::string s = "{\"output_tokens\":";
   append_int(s, u.completion_tokens);
   if (u.reported) {
+    const std::int64_t writes = u.cache_write_tokens + u.cache_write_1h_tokens;
     s.append(",\"input_tokens\":");
-    append_int(s, u.prompt_tokens - u.cached_tokens);
+    append_int(s, u.prompt_tokens - u.cached_tokens - writes);
     s.append(",\"cache_read_input_tokens\":");
     append_int(s, u.cached_tokens);
+    s.append(",\"cache_creation_input_tokens\":");
+    append_int(s, writes);
   }
   s.push_back('}');
   return s;
@@ -696,16 +699,30 @@ void MessagesStreamToChat::on_event(const http::SseEvent& ev, std::vector<std::s
       }
       if (auto ws = u->if_contains("server_tool_use"); ws && ws->is_object())
         usage_.web_search_calls = detail::json_count(ws->get_object(), "web_search_requests").value_or(usage_.web_search_calls);
-      if (u->contains("input_tokens") && u->contains("output_tokens")) {
-        const Usage again = usage_from_anthropic(*u);
-        if (again.reported && again.prompt_tokens > 0) {
-          const auto out = usage_.completion_tokens;
-          const bool known = usage_.reported;
-          usage_ = again;
-          usage_.completion_tokens = out;
-          usage_.reported = known || again.reported;
+      // Input-side counts repeated (or only sent) in the delta: each replaces its own field; what
+      // the delta does not say (the cache TTL split, the service tier) stays as message_start said.
+      const auto input = detail::json_count(*u, "input_tokens");
+      const auto read = detail::json_count(*u, "cache_read_input_tokens");
+      const auto created = detail::json_count(*u, "cache_creation_input_tokens");
+      if (input || read || created) {
+        const std::int64_t old_read = usage_.cached_tokens;
+        const std::int64_t old_created = usage_.cache_write_tokens + usage_.cache_write_1h_tokens;
+        const std::int64_t old_input = usage_.prompt_tokens - old_read - old_created;
+        const std::int64_t new_read = read.value_or(old_read);
+        const std::int64_t new_created = created.value_or(old_created);
+        const std::int64_t new_input = input.value_or(old_input);
+        usage_.cached_tokens = new_read;
+        if (new_created != old_created) {
+          const Usage split = usage_from_anthropic(*u);  // its own TTL split, if the delta gives one
+          const bool has_split = u->contains("cache_creation");
+          usage_.cache_write_1h_tokens = has_split ? split.cache_write_1h_tokens : std::min(usage_.cache_write_1h_tokens, new_created);
+          usage_.cache_write_tokens = new_created - usage_.cache_write_1h_tokens;
         }
+        usage_.prompt_tokens = new_input + new_read + new_created;
+        if (input) usage_.reported = true;
       }
+      if (const auto* tier = u->if_contains("service_tier"); tier && tier->is_string())
+        usage_.service_tier = std::string(tier->get_string());
     }
     const json::object* d = get_obj(*o, "delta");
     if (auto fr = finish_reason_from_stop_reason(d != nullptr ? d->if_contains("stop_reason") : nullptr)) {
@@ -972,10 +989,15 @@ json::object chat_response_to_messages(const json::object& chat, std::string_vie
   if (auto sr = stop_reason_from_finish_reason(finish)) out.emplace("stop_reason", *sr);
   else out.emplace("stop_reason", nullptr);
   out.emplace("stop_sequence", nullptr);
-  out.emplace("usage", json::object{{"input_tokens", u.prompt_tokens - u.cached_tokens},
-                                    {"output_tokens", u.completion_tokens},
-                                    {"cache_read_input_tokens", u.cached_tokens},
-                                    {"cache_creation_input_tokens", 0}});
+  const std::int64_t writes = u.cache_write_tokens + u.cache_write_1h_tokens;
+  json::object usage{{"input_tokens", u.prompt_tokens - u.cached_tokens - writes},
+                     {"output_tokens", u.completion_tokens},
+                     {"cache_read_input_tokens", u.cached_tokens},
+                     {"cache_creation_input_tokens", writes}};
+  if (writes > 0)
+    usage.emplace("cache_creation", json::object{{"ephemeral_5m_input_tokens", u.cache_write_tokens},
+                                                 {"ephemeral_1h_input_tokens", u.cache_write_1h_tokens}});
+  out.emplace("usage", std::move(usage));
   return out;
 }
 
@@ -997,7 +1019,14 @@ void ChatStreamToMessages::start(std::string_view chunk_id, std::vector<Anthropi
   append_json_string(s, model_);
   s.append(R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":)");
   const Usage& known = usage_.reported ? usage_ : early_usage_;
-  append_int(s, known.reported ? known.prompt_tokens - known.cached_tokens : 0);
+  const std::int64_t writes = known.cache_write_tokens + known.cache_write_1h_tokens;
+  append_int(s, known.reported ? known.prompt_tokens - known.cached_tokens - writes : 0);
+  if (known.reported && (known.cached_tokens > 0 || writes > 0)) {
+    s.append(R"(,"cache_read_input_tokens":)");
+    append_int(s, known.cached_tokens);
+    s.append(R"(,"cache_creation_input_tokens":)");
+    append_int(s, writes);
+  }
   s.append(R"(,"output_tokens":0}}})");
   out.emplace_back("message_start", std::move(s));
 }

@@ -48,7 +48,7 @@ pipeline::AttemptPlan plan_for(const budget::ResolvedPrice& price, const boost::
                                pipeline::OutputBoundSettings settings = {}) {
   auto out = pipeline::read_output_request(body);
   EXPECT_TRUE(out);
-  return pipeline::plan_attempt(price, body, *out, settings);
+  return pipeline::plan_attempt(price, pipeline::input_bound_for(price, body, {}), body, *out, settings);
 }
 
 auth::Principal full_principal() {

@@ -146,7 +146,7 @@ TEST(Usage, AnthropicCacheWritesByTtlWebSearchAndTier) {
 }
 
 TEST(Usage, ToOpenAi) {
-  const auto o = usage_to_openai(Usage{100, 20, 64, true});
+  const auto o = usage_to_openai(Usage{.prompt_tokens = 100, .completion_tokens = 20, .cached_tokens = 64, .reported = true});
   EXPECT_EQ(o, obj(R"({"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,
                        "prompt_tokens_details":{"cached_tokens":64}})"));
   const auto back = usage_from_openai(o);
@@ -305,8 +305,11 @@ TEST(MessagesResponseToChat, TextAndToolUse) {
   EXPECT_EQ(call.at("function").at("name"), "get_weather");
   EXPECT_EQ(json::parse(call.at("function").at("arguments").as_string()),
             json::parse(R"({"location":"San Francisco, CA","unit":"celsius"})"));
+  // Cache writes have no OpenAI field: Anthropic's names beside OpenAI's (as LiteLLM answers).
   EXPECT_EQ(chat.at("usage"), json::parse(R"({"prompt_tokens":3105,"completion_tokens":503,"total_tokens":3608,
-                                              "prompt_tokens_details":{"cached_tokens":1000}})"));
+                                              "prompt_tokens_details":{"cached_tokens":1000},
+                                              "cache_creation_input_tokens":10,
+                                              "cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":0}})"));
 }
 
 TEST(MessagesResponseToChat, ToolOnlyHasNullContent) {
@@ -445,6 +448,31 @@ TEST(MessagesStreamToChat, CumulativeOutputTokensAndCache) {
   EXPECT_FALSE(conv.finished());
   feed("message_stop", R"({"type":"message_stop"})");
   EXPECT_TRUE(conv.finished());
+}
+
+TEST(MessagesStreamToChat, ADeltaRepeatingInputKeepsTheCacheTtlSplitAndTier) {
+  MessagesStreamToChat conv("m");
+  std::vector<std::string> chunks;
+  auto feed = [&](std::string_view event, std::string_view data) {
+    conv.on_event(http::SseEvent{std::string(event), std::string(data), {}, {}}, chunks);
+  };
+  feed("message_start", R"({"type":"message_start","message":{"id":"msg_x","type":"message","role":"assistant",
+       "content":[],"model":"claude","stop_reason":null,"stop_sequence":null,
+       "usage":{"input_tokens":10,"cache_creation_input_tokens":300,"cache_read_input_tokens":0,
+                "cache_creation":{"ephemeral_5m_input_tokens":100,"ephemeral_1h_input_tokens":200},
+                "output_tokens":1,"service_tier":"priority"}}})");
+  feed("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},
+       "usage":{"input_tokens":10,"cache_creation_input_tokens":300,"cache_read_input_tokens":0,"output_tokens":50}})");
+  EXPECT_TRUE(conv.usage_final());
+  EXPECT_EQ(conv.usage().prompt_tokens, 310);
+  EXPECT_EQ(conv.usage().cache_write_1h_tokens, 200);  // the 1-hour writes stay 1-hour writes
+  EXPECT_EQ(conv.usage().cache_write_tokens, 100);
+  EXPECT_EQ(conv.usage().service_tier, "priority");
+  EXPECT_EQ(conv.usage().completion_tokens, 50);
+  // A delta that only sends cache counts (some gateways): they are read, not ignored.
+  feed("message_delta", R"({"type":"message_delta","delta":{},"usage":{"cache_read_input_tokens":40,"output_tokens":50}})");
+  EXPECT_EQ(conv.usage().cached_tokens, 40);
+  EXPECT_EQ(conv.usage().prompt_tokens, 350);
 }
 
 TEST(MessagesStreamToChat, ErrorEventAfterPartialOutput) {
@@ -721,7 +749,7 @@ TEST(RoundTrip, StreamOpenAiChunksToAnthropicAndBack) {
   const auto delta = obj(events[12].second);
   EXPECT_EQ(delta.at("delta").at("stop_reason"), "tool_use");
   EXPECT_EQ(delta.at("usage"),
-            json::parse(R"({"output_tokens":21,"input_tokens":26,"cache_read_input_tokens":64})"));
+            json::parse(R"({"output_tokens":21,"input_tokens":26,"cache_read_input_tokens":64,"cache_creation_input_tokens":0})"));
 
   std::string wire;
   for (const auto& [e, d] : events) http::append_sse_event(wire, e, d);
