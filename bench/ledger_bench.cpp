@@ -61,7 +61,10 @@ Ledger& ledger_for(std::size_t shards) {
   return *l;
 }
 
-void BM_ReserveSettle(benchmark::State& state) {
+// One reserve + settle per iteration against a random key of the million, its team and the
+// global scope; `reserve` is the call measured.
+template <class Reserve>
+void reserve_settle_random_keys(benchmark::State& state, Reserve reserve) {
   Ledger& ledger = ledger_for(static_cast<std::size_t>(state.range(0)));
   const auto& ids = key_ids();
   // The caller builds its ScopeLimits from the identity snapshot; reusing the strings' capacity
@@ -77,7 +80,7 @@ void BM_ReserveSettle(benchmark::State& state) {
     scopes[0].scope.id.assign(ids[key]);
     scopes[1].scope.id.assign("team-");
     scopes[1].scope.id.append(std::to_string(key % kTeams));
-    auto r = ledger.reserve(scopes, 1'000, kNow);
+    auto r = reserve(ledger, scopes);
     if (!r) {
       state.SkipWithError("refused");
       break;
@@ -86,32 +89,18 @@ void BM_ReserveSettle(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
+
+void BM_ReserveSettle(benchmark::State& state) {
+  reserve_settle_random_keys(state, [](Ledger& l, const auto& scopes) { return l.reserve(scopes, 1'000, kNow); });
+}
 BENCHMARK(BM_ReserveSettle)->Arg(1)->Arg(64)->Threads(1)->Threads(2)->UseRealTime();
 
 // The same with a ranged reservation (issue 8: the output bound follows what the tightest scope can
 // still pay for), computed in the same pass over the scopes: admission's cost per attempt.
 void BM_ReserveRangeSettle(benchmark::State& state) {
-  Ledger& ledger = ledger_for(static_cast<std::size_t>(state.range(0)));
-  const auto& ids = key_ids();
-  std::array<ScopeLimit, 3> scopes = {
-      ScopeLimit{ScopeId{ScopeKind::key, std::string(64, 'x')}, 1'000'000'000'000'000, BudgetPeriod{PeriodUnit::days, 1}},
-      ScopeLimit{ScopeId{ScopeKind::team, std::string(16, 'x')}, 4'000'000'000'000'000'000, std::nullopt},
-      ScopeLimit{ScopeId{ScopeKind::global, ""}, 9'000'000'000'000'000'000, std::nullopt}};
-  std::uint64_t x = 0x243f6a8885a308d3ULL + static_cast<std::uint64_t>(state.thread_index()) * 0x13198a2e03707344ULL;
-  for (auto _ : state) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    const std::size_t key = static_cast<std::size_t>((x >> 20) % kKeys);
-    scopes[0].scope.id.assign(ids[key]);
-    scopes[1].scope.id.assign("team-");
-    scopes[1].scope.id.append(std::to_string(key % kTeams));
-    auto r = ledger.reserve(scopes, AmountRange{100, 1'000, 50}, kNow);
-    if (!r) {
-      state.SkipWithError("refused");
-      break;
-    }
-    ledger.settle(std::move(*r), 600, SettleKind::actual, kNow);
-  }
-  state.SetItemsProcessed(state.iterations());
+  reserve_settle_random_keys(state, [](Ledger& l, const auto& scopes) {
+    return l.reserve(scopes, AmountRange{100, 1'000, 50}, kNow);
+  });
 }
 BENCHMARK(BM_ReserveRangeSettle)->Arg(1)->Arg(64)->Threads(1)->Threads(2)->UseRealTime();
 

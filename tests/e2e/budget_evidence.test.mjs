@@ -10,6 +10,7 @@ import {
   chat, nanos, dollars, spendNanos, spendLogRow, billNanos, mockBillNanos, unknownCharges, IN_PRICE, OUT_PRICE,
   expectSpend,
 } from './budget_helpers.mjs';
+import { png, dataUrl } from './media_fixtures.mjs';
 
 const state = useMock();
 const PRICES = { input: IN_PRICE, output: OUT_PRICE };
@@ -190,25 +191,13 @@ e2e('reasoning tokens reported beside the completion tokens (xAI) are billed, an
   assert.equal(recorded, bill);
 });
 
-/// A 1-bit PNG header (signature + IHDR) of w × h: what the gateway and the mock read.
-function png(w, h) {
-  const b = Buffer.alloc(33);
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(b, 0);
-  b.writeUInt32BE(13, 8);
-  b.write('IHDR', 12, 'ascii');
-  b.writeUInt32BE(w, 16);
-  b.writeUInt32BE(h, 20);
-  b[24] = 8; b[25] = 2;
-  return `data:image/png;base64,${b.toString('base64')}`;
-}
-
 e2e('images with and without dimensions and a PDF: the reservation covers what the provider bills for them', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'vision', 'gpt-4o', priced())] }));
   const k = await gw.generateKey({ max_budget: 1 });
   const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >> endobj\n3 0 obj << /Type /Page >> endobj\n4 0 obj << /Type /Page >> endobj\n5 0 obj << /Type /Page >> endobj\n%%EOF\n').toString('base64');
   const parts = {
-    known: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: png(1024, 1024), detail: 'high' } }],
+    known: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: dataUrl('image/png', png(1024, 1024)), detail: 'high' } }],
     unknown: [{ type: 'text', text: 'And this?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }],
     pdf: [{ type: 'text', text: 'Summarise.' }, { type: 'file', file: { filename: 'a.pdf', file_data: `data:application/pdf;base64,${pdf}` } }],
   };
