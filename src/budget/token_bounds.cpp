@@ -70,25 +70,6 @@ std::int64_t message_bound(const boost::json::value& message, std::int64_t token
   return total;
 }
 
-std::optional<std::int64_t> positive_int(const boost::json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  if (v == nullptr) return std::nullopt;
-  if (const auto* i = v->if_int64()) return *i > 0 ? std::optional<std::int64_t>(*i) : std::nullopt;
-  if (const auto* u = v->if_uint64()) {
-    return *u > 0 ? std::optional<std::int64_t>(*u > static_cast<std::uint64_t>(kInt64Max)
-                                                     ? kInt64Max
-                                                     : static_cast<std::int64_t>(*u))
-                  : std::nullopt;
-  }
-  if (const auto* d = v->if_double()) {
-    // Integral doubles ("max_tokens": 100.0) only; the value is a token count, not money.
-    if (*d >= 1 && *d < 9.2e18 && static_cast<double>(static_cast<std::int64_t>(*d)) == *d) {
-      return static_cast<std::int64_t>(*d);
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::int64_t string_bytes(const boost::json::value& v) noexcept { return utf8_bytes_of_strings(v); }
@@ -406,22 +387,6 @@ class InputBounder {
 std::int64_t input_token_upper_bound(const boost::json::object& request, const InputBoundContext& ctx) {
   InputBounder b(ctx);
   return b.request(request);
-}
-
-std::int64_t output_token_upper_bound(const boost::json::object& chat, std::optional<std::int64_t> model_max_output) {
-  std::optional<std::int64_t> requested = positive_int(chat, "max_completion_tokens");
-  if (!requested) requested = positive_int(chat, "max_tokens");
-  const std::int64_t n = positive_int(chat, "n").value_or(1);
-  if (model_max_output && *model_max_output <= 0) model_max_output.reset();
-  std::int64_t per_choice = kDefaultOutputTokenBound;
-  if (requested && model_max_output) {
-    per_choice = std::min(*requested, *model_max_output);
-  } else if (requested) {
-    per_choice = *requested;
-  } else if (model_max_output) {
-    per_choice = *model_max_output;
-  }
-  return sat_mul(per_choice, n);
 }
 
 }  // namespace tollgate::budget

@@ -105,12 +105,4 @@ inline constexpr std::int64_t kUnknownMediaTokenBound = 10'000'000;
 /// bytes only; PDFs: one pass).
 [[nodiscard]] std::int64_t input_token_upper_bound(const boost::json::object& request, const InputBoundContext& ctx);
 
-/// An upper bound of the output tokens of a chat request:
-/// `max_completion_tokens` (else `max_tokens`) × `n` (default 1), capped at the model's max
-/// output tokens when known (a larger request is rejected upstream); without a request limit,
-/// `model_max_output` × n; without either, kDefaultOutputTokenBound × n. Non-positive or
-/// non-integer limits / n are ignored (treated as absent). Saturates at INT64_MAX.
-[[nodiscard]] std::int64_t output_token_upper_bound(const boost::json::object& chat_request,
-                                                    std::optional<std::int64_t> model_max_output);
-
 }  // namespace tollgate::budget

@@ -21,7 +21,6 @@ std::string key_of(std::string_view model) {
   return p ? p->matched_key : "<unpriced>";
 }
 
-boost::json::object json(std::string_view text) { return boost::json::parse(text).as_object(); }
 
 config::Deployment deployment(std::string prefix, std::string upstream) {
   config::Deployment d;
@@ -721,30 +720,6 @@ TEST(WorstCaseCost, BoundsActualCost) {
 // ------------------------------------------------------------------ bounds
 
 // The input-bound cases live in token_bounds_test.cpp.
-
-TEST(OutputBound, RequestLimitTimesN) {
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":100})"), 16384), 100);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_completion_tokens":50,"max_tokens":100})"), 16384), 50);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":100,"n":3})"), 16384), 300);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":100.0})"), std::nullopt), 100);
-}
-
-TEST(OutputBound, FallsBackToModelMaxThenDefault) {
-  EXPECT_EQ(output_token_upper_bound(json(R"({})"), 16384), 16384);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"n":2})"), 16384), 32768);
-  EXPECT_EQ(output_token_upper_bound(json(R"({})"), std::nullopt), kDefaultOutputTokenBound);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":1000000})"), 4096), 4096);  // capped by the model
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":1000000})"), std::nullopt), 1'000'000);
-}
-
-TEST(OutputBound, InvalidValuesIgnoredAndSaturates) {
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":-5})"), 8192), 8192);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":"100"})"), 8192), 8192);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":100,"n":0})"), 8192), 100);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":100.5})"), 8192), 8192);
-  EXPECT_EQ(output_token_upper_bound(json(R"({"max_tokens":9223372036854775807,"n":4})"), std::nullopt),
-            std::numeric_limits<std::int64_t>::max());
-}
 
 }  // namespace
 }  // namespace tollgate::budget
