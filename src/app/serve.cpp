@@ -33,7 +33,9 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   const std::string db_url = database_url(*cfg);
   std::shared_ptr<store::Store> db;
   {
-    auto opened = store::sqlite::open_sqlite_store(db_url);
+    store::sqlite::SqliteOptions so;
+    so.exclusive_process = true;  // one gateway per SQLite database
+    auto opened = store::sqlite::open_sqlite_store(db_url, so);
     if (!opened) {
       std::cerr << "tollgate: cannot open the database " << db_url << ": " << opened.error().message << "\n";
       return 1;

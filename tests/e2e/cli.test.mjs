@@ -99,3 +99,44 @@ test('`tollgate --config FILE` serves too', async () => {
     child.kill('SIGKILL');
   }
 });
+
+test('a second gateway on the same SQLite database exits 1 naming the file and the holder\'s pid; the first keeps serving', async () => {
+  const cfg = writeConfig('shared-db.yaml', GOOD.replace(`${dir}/data`, `${dir}/shared`));
+  const first = spawn(BIN, ['serve', '--config', cfg, '--host', '127.0.0.1', '--port', '0'], {
+    cwd: dir, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    let out = '';
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "listening on" line: ${out}`)), 10000);
+      first.stdout.on('data', (d) => {
+        out += d;
+        const m = out.match(/listening on (http:\/\/\S+)/);
+        if (m) { clearTimeout(timer); resolve(m[1]); }
+      });
+      first.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${out}`)); });
+    });
+    const second = run(['serve', '--config', cfg, '--host', '127.0.0.1', '--port', '0']);
+    assert.equal(second.code, 1, second.out);
+    const line = second.out.split('\n').find((l) => l.includes('in use by another tollgate process'));
+    assert.ok(line, second.out);
+    assert.ok(line.includes(`${dir}/shared/tollgate.db`), line);
+    assert.ok(line.includes(`(pid ${first.pid})`), line);
+    assert.equal((await fetch(`${url}/health/liveliness`)).status, 200);
+  } finally {
+    first.kill('SIGKILL');
+  }
+  // Once the holder is gone (even killed), the database can be served again.
+  await new Promise((r) => first.once('exit', r));
+  const again = spawn(BIN, ['serve', '--config', cfg, '--host', '127.0.0.1', '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    await new Promise((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`no "listening on" line: ${out}`)), 10000);
+      again.stdout.on('data', (d) => { out += d; if (/listening on/.test(out)) { clearTimeout(timer); resolve(); } });
+      again.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${out}`)); });
+    });
+  } finally {
+    again.kill('SIGKILL');
+  }
+});

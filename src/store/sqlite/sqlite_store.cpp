@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_store.hpp"
 
+#include "store/sqlite/process_lock.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -713,8 +715,8 @@ std::optional<StoreError> migrate(Db& db) {
 
 class SqliteStore final : public Store {
  public:
-  SqliteStore(std::shared_ptr<Conn> writer, std::shared_ptr<Conn> admin, SqliteOptions opts)
-      : wconn_(std::move(writer)), aconn_(std::move(admin)), opts_(opts) {
+  SqliteStore(ProcessLock lock, std::shared_ptr<Conn> writer, std::shared_ptr<Conn> admin, SqliteOptions opts)
+      : lock_(std::move(lock)), wconn_(std::move(writer)), aconn_(std::move(admin)), opts_(opts) {
     samples_.resize(kSampleRing);
   }
 
@@ -1577,6 +1579,7 @@ class SqliteStore final : public Store {
     return result;
   }
 
+  ProcessLock lock_;  // first member: released after the connections close
   std::shared_ptr<Conn> wconn_;
   std::shared_ptr<Conn> aconn_;
   SqliteOptions opts_;
@@ -1645,6 +1648,12 @@ StoreResult<std::unique_ptr<Store>> open_sqlite_store(const std::string& url, co
                                         "cannot create directory " + parent.string() + ": " + ec.message(),
                                         "database_url"));
   }
+  ProcessLock lock;
+  if (!memory && opts.exclusive_process) {
+    auto held = ProcessLock::acquire(*path);
+    if (!held) return std::unexpected(held.error());
+    lock = std::move(*held);
+  }
   auto writer = std::make_shared<Conn>();
   if (auto e = Db::open(*path, writer->db)) return std::unexpected(to_store_error(*e, "open " + *path));
   if (auto e = configure(writer->db, opts, true, memory))
@@ -1657,7 +1666,7 @@ StoreResult<std::unique_ptr<Store>> open_sqlite_store(const std::string& url, co
     if (auto e = configure(admin->db, opts, false, memory))
       return std::unexpected(to_store_error(*e, "configure " + *path));
   }
-  auto store = std::make_unique<SqliteStore>(writer, admin, opts);
+  auto store = std::make_unique<SqliteStore>(std::move(lock), writer, admin, opts);
   if (auto e = store->start()) return std::unexpected(*e);
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -29,6 +29,11 @@ struct SqliteOptions {
   /// Optional cap on the database size in pages (`PRAGMA max_page_count`); writes beyond it fail
   /// like a full disk. For operators and fault-injection tests; nullopt = SQLite's default.
   std::optional<std::int64_t> max_page_count;
+  /// true (what `serve` asks): the store holds an exclusive lock on the database for its life
+  /// (store/sqlite/process_lock.hpp), so a second gateway on the same file is refused at open
+  /// (`unavailable`, naming the file and the holder's pid). false: readers such as `tollgate
+  /// explain` open it beside a running gateway.
+  bool exclusive_process = false;
 };
 
 /// Maps a database URL or path to the SQLite filename: `sqlite:///abs/path.db` → `/abs/path.db`,
