@@ -877,7 +877,17 @@ class Loader {
             warn(p, line_of(val, l), "LiteLLM requires master_key to start with \"sk-\"");
         }
       } else if (k == "database_url") {
-        if (auto s = str(val, p, l)) g.database_url = *s;
+        if (auto s = str(val, p, l)) {
+          // What `serve` can open: sqlite://PATH or a plain path. Anything else would pass
+          // `config check` and then fail at start.
+          const auto scheme_end = s->find("://");
+          if (scheme_end != std::string::npos && s->substr(0, scheme_end) != "sqlite")
+            error(p, line_of(val, l),
+                  "unsupported database_url scheme '" + s->substr(0, scheme_end) +
+                      "://': this build serves SQLite only (sqlite:///path/to/tollgate.db or a path)");
+          else
+            g.database_url = *s;
+        }
       } else if (k == "enforce_fallback_budget") {
         if (auto b = boolean(val, p, l)) g.enforce_fallback_budget = *b;
       } else if (k == "enforce_fallback_model_access") {

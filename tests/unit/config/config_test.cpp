@@ -843,5 +843,15 @@ TEST(Examples, ProviderConfigsLoad) {
   EXPECT_EQ(an.config->model_list[0].provider, ProviderKind::anthropic);
 }
 
+
+TEST(ConfigLoader, DatabaseUrlOfAnotherEngineIsAConfigErrorNotAStartFailure) {
+  auto r = load("model_list: []\ngeneral_settings:\n  database_url: postgresql://u:p@db/tollgate\n");
+  const auto p = only(r.errors, "general_settings.database_url");
+  EXPECT_NE(p.message.find("postgresql://"), std::string::npos) << p.message;
+  EXPECT_EQ(p.line, 3);
+  EXPECT_TRUE(load("model_list: []\ngeneral_settings:\n  database_url: sqlite:///tmp/t.db\n").errors.empty());
+  EXPECT_TRUE(load("model_list: []\ngeneral_settings:\n  database_url: ./data/t.db\n").errors.empty());
+}
+
 }  // namespace
 }  // namespace tollgate::config
