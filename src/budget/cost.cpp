@@ -119,33 +119,32 @@ Charge price_usage(const ModelPrice& price, const Usage& u) {
     total += picos;  // each term < 2^126 and there are at most 10: no 128-bit overflow
     out.items.push_back(LineItem{kind, count, p, sat64(picos)});
   };
-  // Input: the parts first, each clamped to what is left, then the uncached text.
+  // Each part takes what it reports, at most what is left of its side: no token counted twice.
+  auto take = [](std::int64_t reported, std::int64_t& left) {
+    const std::int64_t n = clamp_count(reported, left);
+    left -= n;
+    return n;
+  };
+  // Input: the parts first, then the uncached text.
   std::int64_t left = prompt;
-  const std::int64_t cached = clamp_count(u.cached_tokens, left);
-  left -= cached;
-  const std::int64_t write5 = clamp_count(u.cache_write_tokens, left);
-  left -= write5;
-  const std::int64_t write1h = clamp_count(u.cache_write_1h_tokens, left);
-  left -= write1h;
-  const std::int64_t audio_in = clamp_count(u.audio_input_tokens, left);
-  left -= audio_in;
+  const std::int64_t cached = take(u.cached_tokens, left);
+  const std::int64_t write5 = take(u.cache_write_tokens, left);
+  const std::int64_t write1h = take(u.cache_write_1h_tokens, left);
+  const std::int64_t audio_in = take(u.audio_input_tokens, left);
   line(LineKind::input, left, card.input);
   line(LineKind::cached_input, cached, card.cached);
   line(LineKind::cache_write, write5, card.cache_write);
   line(LineKind::cache_write_1h, write1h, card.cache_write_1h);
   line(LineKind::audio_input, audio_in, card.audio_input);
-  // Output.
+  // Output: the parts first, then the text.
   const std::int64_t completion = std::max<std::int64_t>(u.completion_tokens, 0);
   const std::int64_t reasoning_reported = std::max<std::int64_t>(u.reasoning_tokens, 0);
   std::int64_t out_left = u.reasoning_outside_completion
                               ? (completion > kInt64Max - reasoning_reported ? kInt64Max : completion + reasoning_reported)
                               : completion;
-  const std::int64_t reasoning = clamp_count(reasoning_reported, out_left);
-  out_left -= reasoning;
-  const std::int64_t audio_out = clamp_count(u.audio_output_tokens, out_left);
-  out_left -= audio_out;
-  const std::int64_t image_out = clamp_count(u.image_output_tokens, out_left);
-  out_left -= image_out;
+  const std::int64_t reasoning = take(reasoning_reported, out_left);
+  const std::int64_t audio_out = take(u.audio_output_tokens, out_left);
+  const std::int64_t image_out = take(u.image_output_tokens, out_left);
   line(LineKind::output, out_left, card.output);
   line(LineKind::reasoning, reasoning, card.reasoning);
   line(LineKind::audio_output, audio_out, card.audio_output);

@@ -237,7 +237,6 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
     d.reduced_by = scope_name(scopes[d.reservation.binding_scope()].scope);
   else if (d.output_reduced)
     d.reduced_by = "max_request_cost";
-  if (!d.reservation.empty()) d.ledger_scopes = ledger_scopes(scopes, ledger.reset_timezone(), now);
   return d;
 }
 

@@ -46,7 +46,6 @@ struct AdmissionDecision {
   Outcome outcome = Outcome::admitted;
   budget::Reservation reservation;
   budget::PriceStatus price_status = budget::PriceStatus::unpriced;
-  std::vector<store::LedgerScope> ledger_scopes;  ///< for the durable reserve record
   /// The output bound per choice (tokens) the attempt must be sent with: what the reservation
   /// pays for. Set for priced models (a free or unpriced model is sent as the caller asked).
   std::optional<std::int64_t> output_tokens;

@@ -1063,7 +1063,7 @@ class Run {
     store::LedgerRecord rec;
     rec.reservation_id = held.reservation.id();
     rec.kind = store::LedgerKind::reserve;
-    rec.scopes = std::move(adm.ledger_scopes);
+    rec.scopes = ledger_scopes(held.limits, s_->ledger->reset_timezone(), now);
     rec.amount_nanos = held.reservation.amount();
     rec.request_id = call_.call_id;
     rec.model = cfg_.model_list[dep].id;
