@@ -7,7 +7,7 @@
 
 namespace tollgate::api {
 
-boost::json::object key_spend_json(const budget::Ledger& ledger, const config::Config& cfg,
+boost::json::object key_spend_json(const budget::BudgetLedger& ledger, const config::Config& cfg,
                                    const store::KeyRecord& key) {
   const auto now = std::chrono::system_clock::now();
   auth::Principal p;

@@ -3,7 +3,7 @@
 
 #include <boost/json/object.hpp>
 
-#include "budget/ledger.hpp"
+#include "budget/budget_ledger.hpp"
 #include "config/config.hpp"
 #include "store/records.hpp"
 
@@ -13,7 +13,7 @@ namespace tollgate::api {
 /// "spend_windows": [{budget_duration, spend, max_budget}]} — the windows are exactly the
 /// key_window scopes admission charges (pipeline::applicable_scopes), so what is shown is what is
 /// enforced.
-boost::json::object key_spend_json(const budget::Ledger& ledger, const config::Config& cfg,
+boost::json::object key_spend_json(const budget::BudgetLedger& ledger, const config::Config& cfg,
                                    const store::KeyRecord& key);
 
 }  // namespace tollgate::api

@@ -131,8 +131,10 @@ Reservation::Reservation(Reservation&& other) noexcept
       reserved_at_(other.reserved_at_),
       reduced_(other.reduced_),
       binding_scope_(other.binding_scope_),
-      holds_(std::move(other.holds_)) {
+      holds_(std::move(other.holds_)),
+      shared_scopes_(std::move(other.shared_scopes_)) {
   other.holds_.clear();
+  other.shared_scopes_.clear();
 }
 
 Reservation& Reservation::operator=(Reservation&& other) noexcept {
@@ -144,9 +146,25 @@ Reservation& Reservation::operator=(Reservation&& other) noexcept {
     reduced_ = other.reduced_;
     binding_scope_ = other.binding_scope_;
     holds_ = std::move(other.holds_);
+    shared_scopes_ = std::move(other.shared_scopes_);
     other.holds_.clear();
+    other.shared_scopes_.clear();
   }
   return *this;
+}
+
+Reservation Reservation::shared(const void* owner, ReservationId id, Nanos amount, SystemTime reserved_at, bool reduced,
+                                std::size_t binding_scope, std::vector<ScopeLimit> scopes) {
+  Reservation r;
+  if (amount <= 0 || scopes.empty() || owner == nullptr) return r;
+  r.owner_ = owner;
+  r.id_ = id;
+  r.amount_ = amount;
+  r.reserved_at_ = reserved_at;
+  r.reduced_ = reduced;
+  r.binding_scope_ = binding_scope;
+  r.shared_scopes_ = std::move(scopes);
+  return r;
 }
 
 void Reservation::clear() noexcept {
@@ -154,6 +172,7 @@ void Reservation::clear() noexcept {
   id_ = 0;
   amount_ = 0;
   holds_.clear();
+  shared_scopes_.clear();
 }
 
 // ---- Ledger ----
@@ -315,6 +334,10 @@ std::expected<Reservation, Refusal> Ledger::reserve(std::span<const ScopeLimit> 
   return out;
 }
 
+void Ledger::reserve_async(std::vector<ScopeLimit> scopes, AmountRange amount, SystemTime now, ReserveDone done) {
+  done(reserve(scopes, amount, now));
+}
+
 void Ledger::release(Reservation& reservation, Nanos charge, bool count_unknown, SystemTime now) noexcept {
   std::uint32_t locked = UINT32_MAX;
   for (const Reservation::Hold& h : reservation.holds_) {
@@ -422,7 +445,7 @@ std::size_t Ledger::scope_count() const {
 
 // ---- ReservationGuard ----
 
-ReservationGuard::ReservationGuard(Ledger& ledger, Reservation reservation, const WallClock& clock) noexcept
+ReservationGuard::ReservationGuard(BudgetLedger& ledger, Reservation reservation, const WallClock& clock) noexcept
     : ledger_(&ledger), clock_(&clock), reservation_(std::move(reservation)) {}
 
 ReservationGuard::ReservationGuard(ReservationGuard&& other) noexcept

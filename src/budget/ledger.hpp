@@ -17,153 +17,13 @@
 #include <string_view>
 #include <vector>
 
+#include "budget/budget_ledger.hpp"
 #include "budget/money.hpp"
+#include "budget/reservation.hpp"
 #include "budget/scope.hpp"
 #include "budget/window.hpp"
 
 namespace tollgate::budget {
-
-/// One budget that applies to an attempt: the scope, its limit and its optional reset period.
-/// Limits come from the caller's identity snapshot on every call (the ledger keeps no limit
-/// configuration of its own, so a changed limit applies to the next reservation).
-struct ScopeLimit {
-  ScopeId scope;
-  /// The most that may be spent plus reserved in one window, in nano-dollars. A negative value
-  /// behaves like 0 (nothing paid passes).
-  Nanos max_budget = 0;
-  /// The reset period (`budget_duration`); nullopt = a lifetime budget that never resets.
-  std::optional<BudgetPeriod> period;
-};
-
-/// How an attempt's reservation settles.
-enum class SettleKind {
-  actual,    ///< the upstream reported usage: charge the actual cost passed to settle
-  no_usage,  ///< nothing can have been billed (evidence not_sent or error_response: budget/settlement.hpp): charge 0
-  unknown,   ///< outcome unknown (timeout/reset after send, abandoned reservation): charge the full
-             ///< reservation and count it in ScopeState::unknown
-};
-
-/// "actual", "no_usage", "unknown" (stable: used in the durable ledger and logs).
-[[nodiscard]] std::string_view to_string(SettleKind kind);
-
-/// Unique id of one reservation within a ledger (and, with LedgerOptions::first_reservation_id
-/// set past the durable store's highest id, across restarts). 0 means "no reservation".
-using ReservationId = std::uint64_t;
-
-/// Why a reservation was refused.
-enum class RefusalReason {
-  budget_exceeded,    ///< a scope's spent + reserved + amount would exceed its max_budget
-  invalid_amount,     ///< amount < 0 (a caller bug)
-  observer_rejected,  ///< LedgerObserver::on_reserve could not record it (store down: fail closed)
-};
-
-/// "budget_exceeded", "invalid_amount", "observer_rejected".
-[[nodiscard]] std::string_view to_string(RefusalReason reason);
-
-/// Why reserve() said no. For budget_exceeded it describes the FIRST refusing scope in the order
-/// the caller passed them, and only that scope's own figures: the pipeline may put kind and id
-/// in the 429 message; it must not leak other scopes' (other tenants') figures.
-struct Refusal {
-  RefusalReason reason = RefusalReason::budget_exceeded;
-  /// The refusing scope (budget_exceeded only; default-constructed otherwise).
-  ScopeId scope;
-  /// That scope's max_budget, nano-dollars.
-  Nanos limit = 0;
-  /// That scope's spent + reserved in its current window when refused, nano-dollars.
-  Nanos committed = 0;
-  /// The amount that was asked for, nano-dollars.
-  Nanos requested = 0;
-  /// When that scope's window resets (a Retry-After hint); SystemTime::max() for a lifetime budget.
-  SystemTime resets_at = SystemTime::max();
-};
-
-/// How much one reservation asks for: the whole worst case when it fits, less when a budget is
-/// nearly spent (the caller then lowers the attempt's output bound to match what was granted).
-///
-/// With H the smallest headroom (max_budget - spent - reserved) of the scopes, the grant is
-///   `max`                                   when max <= H * share_percent / 100,
-///   max(min, H * share_percent / 100)       otherwise, if that is <= H;
-/// and the reservation is refused when H < min. `share_percent` < 100 keeps one attempt from
-/// taking the whole of what is left, so concurrent callers near the end of a budget are still
-/// served (smaller answers) instead of refused by one large worst case. min == max asks for a
-/// fixed amount (share is then irrelevant).
-struct AmountRange {
-  Nanos min = 0;           ///< the least that is worth reserving, nano-dollars (>= 0)
-  Nanos max = 0;           ///< the whole worst case, nano-dollars (>= min)
-  int share_percent = 100; ///< 1..100: the most of the tightest headroom one grant may take when `max` does not fit in it
-};
-
-class Ledger;
-namespace detail {
-struct LedgerEntry;
-}
-
-/// A held reservation: `amount` nano-dollars added to `reserved` of every scope it was taken
-/// against. Move-only value; settle it exactly once with Ledger::settle (or own it with a
-/// ReservationGuard, which settles as `unknown` if nobody else does). Destroying an unsettled
-/// non-empty Reservation leaks its amount as `reserved` until restart — use ReservationGuard.
-/// Thread safety: a Reservation may be moved to and settled from any thread; not shared.
-class Reservation {
- public:
-  /// An empty reservation (nothing held): what reserve() returns for amount 0.
-  Reservation() = default;
-  Reservation(const Reservation&) = delete;
-  Reservation& operator=(const Reservation&) = delete;
-  /// Moves; the source becomes empty.
-  Reservation(Reservation&& other) noexcept;
-  /// Moves; the source becomes empty. Assigning over a non-empty reservation leaks it (as above).
-  Reservation& operator=(Reservation&& other) noexcept;
-  ~Reservation() = default;
-
-  /// The id (0 for an empty reservation). Also passed to LedgerObserver.
-  [[nodiscard]] ReservationId id() const noexcept { return id_; }
-  /// The reserved amount in nano-dollars (0 for an empty reservation).
-  [[nodiscard]] Nanos amount() const noexcept { return amount_; }
-  /// True when nothing is held (zero amount, already settled, or moved from).
-  [[nodiscard]] bool empty() const noexcept { return holds_.empty(); }
-  /// The number of distinct scopes held.
-  [[nodiscard]] std::size_t scope_count() const noexcept { return holds_.size(); }
-  /// When it was taken (the `now` passed to reserve).
-  [[nodiscard]] SystemTime reserved_at() const noexcept { return reserved_at_; }
-  /// True when a ranged reserve granted less than AmountRange::max (a budget was nearly spent).
-  [[nodiscard]] bool reduced() const noexcept { return reduced_; }
-  /// The index, in the caller's scope list, of the scope with the smallest headroom when the
-  /// grant was reduced (the scope that bound it); SIZE_MAX otherwise.
-  [[nodiscard]] std::size_t binding_scope() const noexcept { return binding_scope_; }
-
- private:
-  friend class Ledger;
-  struct Hold {
-    std::uint32_t shard;
-    detail::LedgerEntry* entry;
-  };
-  void clear() noexcept;
-
-  const Ledger* owner_ = nullptr;
-  ReservationId id_ = 0;
-  Nanos amount_ = 0;
-  SystemTime reserved_at_{};
-  bool reduced_ = false;
-  std::size_t binding_scope_ = SIZE_MAX;
-  std::vector<Hold> holds_;  // sorted by shard
-};
-
-/// The state of one scope, as the ledger knows it at `now`.
-struct ScopeState {
-  /// Settled spend in the current window, nano-dollars.
-  Nanos spent = 0;
-  /// Open reservations, nano-dollars. Not tied to a window: in-flight amounts survive a reset.
-  Nanos reserved = 0;
-  /// The part of `spent` that was charged by `unknown` settlements, nano-dollars.
-  Nanos unknown = 0;
-  /// The current window [window_start, window_end); SystemTime::min()/max() for a lifetime budget.
-  SystemTime window_start = SystemTime::min();
-  SystemTime window_end = SystemTime::max();
-  /// The max_budget of the most recent reservation against the scope, if any.
-  std::optional<Nanos> max_budget;
-  /// The period of the most recent reservation against the scope (nullopt: lifetime or unknown).
-  std::optional<BudgetPeriod> period;
-};
 
 /// Durability hooks: the store layer implements this to append ledger records (group commit).
 /// Both calls happen on the thread that called reserve/settle, after the in-memory change and
@@ -201,10 +61,10 @@ struct LedgerOptions {
 /// The in-memory ledger. Thread safety: every member function may be called concurrently from
 /// any number of threads. No lock is held while calling the observer, and none is ever held
 /// across a suspension point (there are none: all calls are synchronous and short).
-class Ledger {
+class Ledger final : public BudgetLedger {
  public:
   explicit Ledger(LedgerOptions options = {});
-  ~Ledger();
+  ~Ledger() override;
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
 
@@ -247,11 +107,14 @@ class Ledger {
   /// and settle, the new window pays (conservative: late spend is never dropped).
   /// An empty reservation (zero amount, moved-from, already settled) is a no-op, as is one taken
   /// from another Ledger. Calls LedgerObserver::on_settle after the change.
-  void settle(Reservation&& reservation, Nanos actual, SettleKind kind, SystemTime now) noexcept;
+  void settle(Reservation&& reservation, Nanos actual, SettleKind kind, SystemTime now) noexcept override;
+
+  /// BudgetLedger: the ranged reserve, answered before returning.
+  void reserve_async(std::vector<ScopeLimit> scopes, AmountRange amount, SystemTime now, ReserveDone done) override;
 
   /// The state of `scope` at `now` (a window that has ended reads as the new window with
   /// spent 0, without modifying the ledger); nullopt if the ledger has never seen the scope.
-  [[nodiscard]] std::optional<ScopeState> state(const ScopeId& scope, SystemTime now) const;
+  [[nodiscard]] std::optional<ScopeState> state(const ScopeId& scope, SystemTime now) const override;
 
   /// Rebuilds a scope from the durable store at start: sets its spent (and clears unknown) for
   /// the window that began at `window_start` (pass SystemTime{} for a lifetime budget), of
@@ -269,13 +132,13 @@ class Ledger {
   /// new window with spent 0, which is what it would have read anyway). Keeps memory bounded by
   /// the scopes of current windows and lifetime budgets, whatever the number of distinct callers
   /// over time. Returns how many were forgotten. Thread-safe; locks one shard at a time.
-  std::size_t forget_ended(SystemTime now);
+  std::size_t forget_ended(SystemTime now) override;
 
   /// The number of scopes the ledger tracks. Thread-safe (locks every shard in turn).
   [[nodiscard]] std::size_t scope_count() const;
 
   /// The timezone day and month windows reset in (LedgerOptions::reset_timezone).
-  [[nodiscard]] const ResetTimezone& reset_timezone() const noexcept { return options_.reset_timezone; }
+  [[nodiscard]] const ResetTimezone& reset_timezone() const noexcept override { return options_.reset_timezone; }
 
   /// The number of lock shards (a power of two).
   [[nodiscard]] std::size_t shard_count() const noexcept { return shard_count_; }
@@ -299,7 +162,7 @@ class ReservationGuard {
   /// Guards nothing.
   ReservationGuard() = default;
   /// Takes ownership of `reservation`, to be settled on `ledger`.
-  ReservationGuard(Ledger& ledger, Reservation reservation, const WallClock& clock) noexcept;
+  ReservationGuard(BudgetLedger& ledger, Reservation reservation, const WallClock& clock) noexcept;
   ReservationGuard(const ReservationGuard&) = delete;
   ReservationGuard& operator=(const ReservationGuard&) = delete;
   /// Moves; the source guards nothing.
@@ -321,7 +184,7 @@ class ReservationGuard {
   [[nodiscard]] Reservation release() noexcept;
 
  private:
-  Ledger* ledger_ = nullptr;
+  BudgetLedger* ledger_ = nullptr;
   const WallClock* clock_ = nullptr;
   Reservation reservation_;
 };

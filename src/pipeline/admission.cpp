@@ -183,26 +183,29 @@ std::string scope_name(const ScopeId& s) {
 
 }  // namespace
 
-AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const budget::ResolvedPrice& price,
-                        const std::vector<ScopeLimit>& scopes, const AttemptPlan& plan,
-                        std::chrono::system_clock::time_point now) {
+std::optional<AdmissionDecision> admit_unreserved(const config::Config& cfg, const budget::ResolvedPrice& price,
+                                                  const std::vector<ScopeLimit>& scopes) {
   AdmissionDecision d;
   d.price_status = price.status;
   if (price.status == budget::PriceStatus::priced_zero) return d;  // nothing to reserve
-  if (price.status == budget::PriceStatus::unpriced) {
-    // Refused only where a budget attaches: a scope that is merely tracked cannot be defeated.
-    const bool budget_attaches = std::any_of(scopes.begin(), scopes.end(),
-                                             [](const ScopeLimit& s) { return s.max_budget < budget::kMaxNanos; });
-    if (!budget_attaches || !cfg.general_settings.block_unpriced_models) return d;  // served, recorded as unpriced
-    d.outcome = AdmissionDecision::Outcome::unpriced_blocked;
-    d.error = core::Error::gateway(403, "unpriced_model_blocked",
-                                   "this model has no known price and a budget applies to this request: it cannot be "
-                                   "metered, so it is refused (" + price.how + ")",
-                                   "unpriced_model_blocked");
-    d.reason = "unpriced_model_blocked";
-    return d;
-  }
-  auto r = ledger.reserve(scopes, plan.range, now);
+  if (price.status != budget::PriceStatus::unpriced) return std::nullopt;
+  // Refused only where a budget attaches: a scope that is merely tracked cannot be defeated.
+  const bool budget_attaches = std::any_of(scopes.begin(), scopes.end(),
+                                           [](const ScopeLimit& s) { return s.max_budget < budget::kMaxNanos; });
+  if (!budget_attaches || !cfg.general_settings.block_unpriced_models) return d;  // served, recorded as unpriced
+  d.outcome = AdmissionDecision::Outcome::unpriced_blocked;
+  d.error = core::Error::gateway(403, "unpriced_model_blocked",
+                                 "this model has no known price and a budget applies to this request: it cannot be "
+                                 "metered, so it is refused (" + price.how + ")",
+                                 "unpriced_model_blocked");
+  d.reason = "unpriced_model_blocked";
+  return d;
+}
+
+AdmissionDecision admission_decision(budget::ReserveResult r, const budget::ResolvedPrice& price,
+                                     const std::vector<ScopeLimit>& scopes, const AttemptPlan& plan) {
+  AdmissionDecision d;
+  d.price_status = price.status;
   if (!r) {
     const auto& f = r.error();
     d.outcome = AdmissionDecision::Outcome::budget_exceeded;
@@ -238,6 +241,13 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
   else if (d.output_reduced)
     d.reduced_by = "max_request_cost";
   return d;
+}
+
+AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const budget::ResolvedPrice& price,
+                        const std::vector<ScopeLimit>& scopes, const AttemptPlan& plan,
+                        std::chrono::system_clock::time_point now) {
+  if (auto d = admit_unreserved(cfg, price, scopes)) return std::move(*d);
+  return admission_decision(ledger.reserve(scopes, plan.range, now), price, scopes, plan);
 }
 
 json::array line_items_json(const budget::Charge& charge) {

@@ -58,12 +58,22 @@ struct AdmissionDecision {
   std::string reason;          ///< short, for skip lists: "budget_exceeded key:ab12.."
 };
 
-/// Reserves an attempt to a deployment priced `price` against every scope in `scopes`, within
-/// `plan.range` (pipeline/output_bound.hpp): the whole worst case when the budgets can pay for it,
-/// less when one is nearly spent (then `output_tokens` is lowered to what the grant pays for),
-/// refused when not even the least worth sending fits. Free models reserve nothing; unpriced
-/// ones are refused where a budget attaches (general_settings.block_unpriced_models).
-/// Thread-safe (the ledger is).
+/// Admission that needs no ledger: a free model is admitted with nothing reserved; an unpriced one
+/// is admitted unreserved (recorded as unpriced), or refused where a budget attaches
+/// (general_settings.block_unpriced_models). nullopt: the model is priced and its worst case must
+/// be reserved (admission_decision on the ledger's answer).
+std::optional<AdmissionDecision> admit_unreserved(const config::Config& cfg, const budget::ResolvedPrice& price,
+                                                  const std::vector<budget::ScopeLimit>& scopes);
+
+/// The decision for a priced attempt from the ledger's answer to `plan.range` (pipeline/
+/// output_bound.hpp) over `scopes`: admitted with the output bound the grant pays for (lowered
+/// when a budget is nearly spent), 429 budget_exceeded naming the refusing scope, or 503
+/// ledger_unavailable when the reservation could not be recorded or the shared ledger reached.
+AdmissionDecision admission_decision(budget::ReserveResult reserved, const budget::ResolvedPrice& price,
+                                     const std::vector<budget::ScopeLimit>& scopes, const AttemptPlan& plan);
+
+/// admit_unreserved, else admission_decision on the in-process ledger's answer, synchronously.
+/// The attempt loop asks its BudgetLedger (in-process or shared) through the same two functions.
 AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const budget::ResolvedPrice& price,
                         const std::vector<budget::ScopeLimit>& scopes, const AttemptPlan& plan,
                         std::chrono::system_clock::time_point now);

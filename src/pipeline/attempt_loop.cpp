@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <mutex>
 #include <optional>
 
 #include <boost/asio/as_tuple.hpp>
@@ -59,7 +60,8 @@ void watch_circuits(telemetry::Registry& metrics, const policy::Circuits& circui
 }  // namespace
 
 std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
-                                         std::shared_ptr<store::Store> store) {
+                                         std::shared_ptr<store::Store> store,
+                                         std::unique_ptr<budget::BudgetLedger> shared_ledger) {
   auto s = std::make_shared<Services>();
   s->config = cfg;
   s->clock = &clock;
@@ -90,6 +92,11 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   s->alerts->register_metrics(*s->metrics);
   s->limiter = std::make_unique<policy::RateLimiter>(clock);
   s->prices = budget::resolve_deployment_prices(*cfg);
+  if (shared_ledger) {
+    s->ledger = std::move(shared_ledger);
+    s->store = std::move(store);
+    return s;
+  }
   budget::LedgerOptions lo;
   std::string tz_warning;
   lo.reset_timezone = budget::reset_timezone_or_utc(cfg->general_settings.budget_reset_timezone, &tz_warning);
@@ -110,7 +117,9 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
                    r->recovered.size());
     recovered = std::move(*r);
   }
-  s->ledger = std::make_unique<budget::Ledger>(lo);
+  auto local = std::make_unique<budget::Ledger>(lo);
+  s->local_ledger = local.get();
+  s->ledger = std::move(local);
   if (recovered) {
     const auto now_ms =
         std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -124,7 +133,7 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
       if (!sp.scope.period.empty())
         if (auto p = budget::parse_budget_duration(sp.scope.period)) period = *p;
       const auto start = std::chrono::system_clock::time_point(milliseconds(sp.scope.window_start_ms));
-      s->ledger->load(budget::ScopeId{*kind, sp.scope.id}, sp.spent_nanos,
+      s->local_ledger->load(budget::ScopeId{*kind, sp.scope.id}, sp.spent_nanos,
                       sp.scope.window_start_ms == 0 ? budget::SystemTime{} : start, period);
     }
   }
@@ -199,6 +208,49 @@ net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec, c
   });
   while (!result->has_value() && std::chrono::steady_clock::now() < deadline) co_await timer->async_wait(use_nothrow);
   co_return result->value_or(false);
+}
+
+/// Asks `ledger` for a reservation and waits (without blocking the thread) for its answer: at once
+/// from the in-process ledger, from a shared one when it replies. Past `deadline` the attempt is
+/// refused as ledger_unavailable; a reservation granted after that is released (no_usage) when it
+/// arrives, so nothing stays held for an attempt that was never sent.
+net::awaitable<budget::ReserveResult> reserve_on(budget::BudgetLedger& ledger, std::vector<budget::ScopeLimit> scopes,
+                                                 budget::AmountRange range, budget::SystemTime now,
+                                                 core::SteadyTime deadline) {
+  struct Wait {
+    std::mutex mutex;
+    std::optional<budget::ReserveResult> result;
+    bool abandoned = false;
+    std::shared_ptr<net::steady_timer> timer;
+  };
+  auto exec = co_await net::this_coro::executor;
+  auto wait = std::make_shared<Wait>();
+  wait->timer = std::make_shared<net::steady_timer>(exec, deadline);
+  ledger.reserve_async(std::move(scopes), range, now, [wait, exec, &ledger](budget::ReserveResult r) {
+    std::unique_lock lock(wait->mutex);
+    if (wait->abandoned) {
+      lock.unlock();
+      if (r && !r->empty()) ledger.settle(std::move(*r), 0, budget::SettleKind::no_usage, std::chrono::system_clock::now());
+      return;
+    }
+    wait->result = std::move(r);
+    auto timer = wait->timer;
+    lock.unlock();
+    net::post(exec, [timer] { timer->cancel(); });
+  });
+  for (;;) {
+    {
+      std::lock_guard lock(wait->mutex);
+      if (wait->result) co_return std::move(*wait->result);
+      if (std::chrono::steady_clock::now() >= deadline) {
+        wait->abandoned = true;
+        budget::Refusal refusal;
+        refusal.reason = budget::RefusalReason::observer_rejected;
+        co_return std::unexpected(std::move(refusal));
+      }
+    }
+    co_await wait->timer->async_wait(use_nothrow);
+  }
 }
 
 policy::TransportEvent transport_event(const http::TransportError& e) {
@@ -984,7 +1036,7 @@ class Run {
 
   /// A reservation held for one attempt; settled as `unknown` if the attempt is abandoned.
   struct Held {
-    explicit Held(budget::Ledger& l) : ledger(l) {}
+    explicit Held(budget::BudgetLedger& l) : ledger(l) {}
     Held(const Held&) = delete;
     Held& operator=(const Held&) = delete;
     ~Held() {
@@ -1000,7 +1052,7 @@ class Run {
       if (!reservation.empty())
         ledger.settle(std::move(reservation), 0, budget::SettleKind::unknown, std::chrono::system_clock::now());
     }
-    budget::Ledger& ledger;
+    budget::BudgetLedger& ledger;
     Run* run = nullptr;       ///< set once admitted: its settle_held records the settlement
     std::size_t dep = 0;      ///< the deployment admitted
     budget::Reservation reservation;
@@ -1048,7 +1100,13 @@ class Run {
     if (!guarded)
       for (auto& sc : scopes) sc.max_budget = budget::kMaxNanos;
     const auto now = std::chrono::system_clock::now();
-    AdmissionDecision adm = admit(*s_->ledger, cfg_, s_->prices[dep], scopes, plan, now);
+    AdmissionDecision adm;
+    if (auto unreserved = admit_unreserved(cfg_, s_->prices[dep], scopes)) {
+      adm = std::move(*unreserved);
+    } else {
+      auto reserved = co_await reserve_on(*s_->ledger, scopes, plan.range, now, deadline_);
+      adm = admission_decision(std::move(reserved), s_->prices[dep], scopes, plan);
+    }
     if (adm.outcome != AdmissionDecision::Outcome::admitted) co_return Refusal{std::move(adm.error), std::move(adm.reason)};
     if (adm.price_status == budget::PriceStatus::unpriced) unpriced_ = true;
     held.reservation = std::move(adm.reservation);

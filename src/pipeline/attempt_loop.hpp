@@ -64,8 +64,11 @@ struct Services {
   /// Where the `deferred` degradation mode queues jobs; null = deferral unavailable (answered
   /// as fail_fast naming the reason).
   JobQueue* jobs = nullptr;
-  /// The in-memory budget ledger: a cache of the durable ledger in `store`.
-  std::unique_ptr<budget::Ledger> ledger;
+  /// The budget ledger every attempt is admitted and settled through: the in-process one (a
+  /// cache of the durable ledger in `store`), or a shared one (Redis) when scaled out.
+  std::unique_ptr<budget::BudgetLedger> ledger;
+  /// The in-process ledger when it is the one in use (null with a shared ledger).
+  budget::Ledger* local_ledger = nullptr;
   /// Each deployment's resolved price (index = Config::model_list index).
   std::vector<budget::ResolvedPrice> prices;
   /// rpm/tpm/parallel limits of keys, users and teams.
@@ -73,11 +76,14 @@ struct Services {
   /// Durable store (ledger, spend logs, identities); null = in-memory only (tests).
   std::shared_ptr<store::Store> store;
 
-  /// Builds the services. With a store, open reservations left by a crash are settled
-  /// conservatively and every scope's spend is rebuilt from the durable ledger first.
+  /// Builds the services. Without `shared_ledger`, the in-process ledger is used: with a store,
+  /// open reservations left by a crash are settled conservatively and every scope's spend is
+  /// rebuilt from the durable ledger first. With one (several instances on one store), nothing is
+  /// recovered here: the shared ledger's leases settle what a dead instance left open.
   /// Throws std::runtime_error when the store cannot be recovered.
   static std::shared_ptr<Services> make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
-                                        std::shared_ptr<store::Store> store = nullptr);
+                                        std::shared_ptr<store::Store> store = nullptr,
+                                        std::unique_ptr<budget::BudgetLedger> shared_ledger = nullptr);
 };
 
 /// One decoded chat call (OpenAI format), validated by the API layer: `model` is a known group.

@@ -160,7 +160,7 @@ class Simulation {
     for (const auto& k : sc_.keys) {
       principals_[k.alias] = principal_for(k);
       if (k.spent_nanos > 0)
-        services_->ledger->load(budget::ScopeId{budget::ScopeKind::key, k.alias}, k.spent_nanos, budget::SystemTime{});
+        services_->local_ledger->load(budget::ScopeId{budget::ScopeKind::key, k.alias}, k.spent_nanos, budget::SystemTime{});
     }
     circuits_ = states_of(services_->circuits->snapshot());
   }

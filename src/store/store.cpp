@@ -12,4 +12,18 @@ const char* to_string(StoreErrorCode code) noexcept {
   return "unknown";
 }
 
+StoreResult<std::optional<LedgerRecord>> Store::settle_record(std::uint64_t reservation_id) {
+  std::int64_t after = 0;
+  constexpr std::int64_t page = 10000;
+  for (;;) {
+    auto records = read_ledger(after, page);
+    if (!records) return std::unexpected(records.error());
+    for (auto& r : *records) {
+      after = r.sequence;
+      if (r.kind == LedgerKind::settle && r.reservation_id == reservation_id) return std::optional<LedgerRecord>(std::move(r));
+    }
+    if (static_cast<std::int64_t>(records->size()) < page) return std::optional<LedgerRecord>();
+  }
+}
+
 }  // namespace tollgate::store

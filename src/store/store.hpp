@@ -242,6 +242,12 @@ class Store {
   virtual StoreResult<std::vector<LedgerRecord>> read_ledger(std::int64_t after_sequence = 0,
                                                              std::int64_t limit = 100000) = 0;
 
+  /// The durable settle record of one reservation, nullopt when it has none (yet). A shared
+  /// ledger asks before it settles a dead instance's reservation: what that instance recorded
+  /// wins over the conservative full amount. The default reads the whole ledger (read_ledger);
+  /// stores override it with an indexed lookup.
+  virtual StoreResult<std::optional<LedgerRecord>> settle_record(std::uint64_t reservation_id);
+
   // --- spend logs -------------------------------------------------------------------------
   /// Enqueues a spend log row for the writer (same transactions as the ledger). Never blocks;
   /// a row is lost only if the process dies before its batch commits, the batch fails, or the

@@ -1,0 +1,120 @@
+#include "store/redis/ledger_scripts.hpp"
+
+namespace tollgate::store::redis {
+namespace {
+
+// Moves scope hash `k` to the window [ws, we) and says whether spent starts again from 0: only
+// when the new window begins after the stored one ended (the in-process ledger's rule: a changed
+// period whose window overlaps the old one keeps the spend). A scope never seen starts fresh.
+constexpr const char* kRoll = R"lua(
+local function roll(k, ws, we)
+  local v = redis.call('HMGET', k, 'ws', 'we')
+  if not v[1] then
+    redis.call('HSET', k, 'ws', ws, 'we', we, 'spent', 0, 'unknown', 0)
+    return
+  end
+  local sws, swe, nws = tonumber(v[1]), tonumber(v[2]), tonumber(ws)
+  if nws == sws and tonumber(we) == swe then return end
+  if nws > sws and nws >= swe then
+    redis.call('HSET', k, 'ws', ws, 'we', we, 'spent', 0, 'unknown', 0)
+  else
+    redis.call('HSET', k, 'ws', ws, 'we', we)
+  end
+end
+local function expire(k, we)
+  -- A window's counters outlive its end by a day (late settles land there or in the next one).
+  if tonumber(we) > 0 then redis.call('PEXPIREAT', k, tonumber(we) + 86400000) end
+end
+)lua";
+
+std::string reserve_text() {
+  return std::string(kRoll) + R"lua(
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-2} end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {-3} end
+local n = #KEYS - 3
+local minv, maxv, share = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local spent = {}
+local head = nil
+local tight = 0
+for i = 1, n do
+  local k = KEYS[3 + i]
+  local b = 7 + (i - 1) * 3
+  roll(k, ARGV[b + 2], ARGV[b + 3])
+  local v = redis.call('HMGET', k, 'spent', 'reserved')
+  local sp, rs = tonumber(v[1] or '0'), tonumber(v[2] or '0')
+  spent[i] = v[1] or '0'
+  local limit = tonumber(ARGV[b + 1])
+  if limit >= 0 then
+    local committed = sp + rs
+    local room = 0
+    if committed <= limit then room = limit - committed end
+    if committed > limit or room < minv then
+      return {-1, i - 1, ARGV[b + 1], string.format('%.0f', committed)}
+    end
+    if head == nil or room < head then head = room; tight = i - 1 end
+  end
+end
+local g = maxv
+local gs = ARGV[3]
+if head ~= nil then
+  local sh = math.floor(head / 100) * share + math.floor((head % 100) * share / 100)
+  if maxv > sh then
+    g = math.min(maxv, math.min(head, math.max(minv, sh)))
+    gs = string.format('%.0f', g)
+  end
+end
+if g <= 0 then return {0} end
+for i = 1, n do
+  local k = KEYS[3 + i]
+  redis.call('HINCRBY', k, 'reserved', gs)
+  expire(k, ARGV[7 + (i - 1) * 3 + 3])
+end
+redis.call('HSET', KEYS[2], 'amt', gs, 'own', ARGV[5], 'at', ARGV[6], 'sc', ARGV[7])
+redis.call('SADD', KEYS[3], ARGV[1])
+local out = {1, gs, tight}
+for i = 1, n do out[3 + i] = spent[i] end
+return out
+)lua";
+}
+
+std::string settle_text() {
+  return std::string(kRoll) + R"lua(
+if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end
+local amt = redis.call('HGET', KEYS[2], 'amt')
+if not amt then
+  redis.call('SREM', KEYS[3], ARGV[1])
+  return 0
+end
+local charge = '0'
+if ARGV[2] == 'actual' then charge = ARGV[3] elseif ARGV[2] == 'unknown' then charge = amt end
+for i = 1, #KEYS - 3 do
+  local k = KEYS[3 + i]
+  local b = 3 + (i - 1) * 2
+  local left = redis.call('HINCRBY', k, 'reserved', '-' .. amt)
+  if left < 0 then redis.call('HSET', k, 'reserved', 0) end
+  if charge ~= '0' then
+    roll(k, ARGV[b + 1], ARGV[b + 2])
+    redis.call('HINCRBY', k, 'spent', charge)
+    if ARGV[2] == 'unknown' then redis.call('HINCRBY', k, 'unknown', charge) end
+    expire(k, ARGV[b + 2])
+  end
+end
+redis.call('DEL', KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[1])
+return 1
+)lua";
+}
+
+}  // namespace
+
+const Script& reserve_script() {
+  static const Script s(reserve_text());
+  return s;
+}
+
+const Script& settle_script() {
+  static const Script s(settle_text());
+  return s;
+}
+
+}  // namespace tollgate::store::redis

@@ -1,0 +1,35 @@
+#pragma once
+/// The Lua scripts of the Redis ledger (store/redis/redis_ledger.hpp). Each runs atomically on the
+/// server (https://redis.io/docs/interact/programmability/eval-intro/): no other command runs
+/// between its reads and its writes, which is what makes a reservation over several scopes all or
+/// none across every instance. Money travels as decimal strings and is added with HINCRBY (exact
+/// int64 on the server); Lua compares amounts as doubles, exact below 2^53 nano-dollars ($9M).
+///
+/// Key layout (P = the key prefix, default "tollgate:"):
+///  - P s:<kind>:<id>  hash: ws, we (window start/end ms of `spent`; 0 = lifetime), spent,
+///    unknown, reserved (nano-dollars)
+///  - P r:<id>         hash: amt, own (owning instance), at (ms), sc (JSON scopes)
+///  - P own:<instance> set of that instance's open reservation ids
+///  - P lease:<instance>  string with a TTL: the instance is alive while it exists
+///  - P instances      set of instances that ever held reservations
+///  - P seq            reservation id counter (blocks handed out with INCRBY)
+///  - P ready          the counters are built (absent after a Redis restart: rebuilt from the store)
+
+#include "store/redis/redis_client.hpp"
+
+namespace tollgate::store::redis {
+
+/// reserve. KEYS: ready, r:<id>, own:<instance>, then each distinct scope key.
+/// ARGV: id, min, max, share_percent, instance, now_ms, scopes JSON, then per scope: limit
+/// (nano-dollars, -1 = tracked, never refused), window start ms, window end ms.
+/// Reply: {1, grant, tightest index (0-based), spent of each scope...} | {0} nothing granted |
+/// {-1, refusing index, limit, committed} | {-2} not ready | {-3} id already used.
+const Script& reserve_script();
+
+/// settle. KEYS: ready, r:<id>, own:<owner>, then the reservation's scope keys.
+/// ARGV: id, kind ("actual" | "no_usage" | "unknown"), actual nano-dollars, then per scope: window
+/// start ms, window end ms (the windows containing the settle instant).
+/// Reply: 1 settled | 0 no such open reservation (already settled: a no-op) | -2 not ready.
+const Script& settle_script();
+
+}  // namespace tollgate::store::redis

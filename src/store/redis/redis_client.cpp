@@ -1,0 +1,276 @@
+#include "store/redis/redis_client.hpp"
+
+#include <hiredis/hiredis.h>
+#include <openssl/sha.h>
+
+#include <boost/url/parse.hpp>
+#include <charconv>
+#include <future>
+#include <utility>
+
+namespace tollgate::store::redis {
+namespace {
+
+StoreError invalid(std::string message) { return StoreError{StoreErrorCode::invalid, std::move(message), "redis_url"}; }
+
+Reply copy_reply(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_INTEGER: out.type = Reply::Type::integer; out.integer = r->integer; break;
+    case REDIS_REPLY_STRING: out.type = Reply::Type::string; out.str.assign(r->str, r->len); break;
+    case REDIS_REPLY_STATUS: out.type = Reply::Type::status; out.str.assign(r->str, r->len); break;
+    case REDIS_REPLY_ERROR: out.type = Reply::Type::error; out.str.assign(r->str, r->len); break;
+    case REDIS_REPLY_ARRAY:
+      out.type = Reply::Type::array;
+      out.elements.reserve(r->elements);
+      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(copy_reply(r->element[i]));
+      break;
+    default: out.type = Reply::Type::nil; break;
+  }
+  return out;
+}
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+// Sends one command and reads its reply on `ctx`; nullopt on a transport failure.
+std::optional<Reply> roundtrip(redisContext* ctx, const std::vector<std::string>& argv) {
+  std::vector<const char*> a;
+  std::vector<std::size_t> l;
+  for (const auto& s : argv) {
+    a.push_back(s.data());
+    l.push_back(s.size());
+  }
+  auto* r = static_cast<redisReply*>(redisCommandArgv(ctx, static_cast<int>(a.size()), a.data(), l.data()));
+  if (r == nullptr) return std::nullopt;
+  Reply out = copy_reply(r);
+  freeReplyObject(r);
+  return out;
+}
+
+}  // namespace
+
+std::optional<long long> Reply::as_integer() const {
+  if (type == Type::integer) return integer;
+  if (type != Type::string) return std::nullopt;
+  long long v = 0;
+  auto [p, ec] = std::from_chars(str.data(), str.data() + str.size(), v);
+  if (ec != std::errc() || p != str.data() + str.size()) return std::nullopt;
+  return v;
+}
+
+StoreResult<RedisOptions> redis_options_from_url(const std::string& url) {
+  auto u = boost::urls::parse_uri(url);
+  if (!u) return std::unexpected(invalid("redis_url is not a URL: " + u.error().message()));
+  if (u->scheme() == "rediss") return std::unexpected(invalid("rediss:// (TLS to Redis) is not supported; use redis://"));
+  if (u->scheme() != "redis") return std::unexpected(invalid("redis_url must start with redis://"));
+  RedisOptions o;
+  if (!u->has_authority() || u->host().empty()) return std::unexpected(invalid("redis_url has no host"));
+  o.host = u->host();
+  if (u->has_port()) {
+    const auto port = u->port_number();
+    if (port == 0) return std::unexpected(invalid("redis_url has an invalid port"));
+    o.port = port;
+  }
+  if (u->has_userinfo()) {
+    o.username = u->user();
+    o.password = u->password();
+  }
+  std::string path = u->path();
+  if (!path.empty() && path != "/") {
+    const std::string db = path.substr(1);
+    int v = -1;
+    auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), v);
+    if (ec != std::errc() || p != db.data() + db.size() || v < 0 || v > 1000)
+      return std::unexpected(invalid("redis_url path must be a database number, e.g. redis://host:6379/0"));
+    o.db = v;
+  }
+  return o;
+}
+
+Script::Script(std::string t) : text(std::move(t)) {
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  static const char* hex = "0123456789abcdef";
+  for (unsigned char c : digest) {
+    sha1.push_back(hex[c >> 4]);
+    sha1.push_back(hex[c & 15]);
+  }
+}
+
+RedisClient::RedisClient(RedisOptions options) : options_(std::move(options)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+RedisClient::~RedisClient() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  drop();
+}
+
+void RedisClient::submit(std::vector<std::string> argv, ReplyDone done) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!stop_) {
+      queue_.push_back(Command{std::move(argv), nullptr, std::move(done)});
+      wake_.notify_one();
+      return;
+    }
+  }
+  done(std::unexpected(ReplyError{"the Redis client is shutting down"}));
+}
+
+void RedisClient::eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+                       ReplyDone done) {
+  std::vector<std::string> argv;
+  argv.reserve(3 + keys.size() + args.size());
+  argv.emplace_back("EVALSHA");
+  argv.push_back(script.sha1);
+  argv.push_back(std::to_string(keys.size()));
+  for (auto& k : keys) argv.push_back(std::move(k));
+  for (auto& a : args) argv.push_back(std::move(a));
+  {
+    std::lock_guard lock(mutex_);
+    if (!stop_) {
+      queue_.push_back(Command{std::move(argv), &script, std::move(done)});
+      wake_.notify_one();
+      return;
+    }
+  }
+  done(std::unexpected(ReplyError{"the Redis client is shutting down"}));
+}
+
+ReplyResult RedisClient::call(std::vector<std::string> argv) {
+  auto p = std::make_shared<std::promise<ReplyResult>>();
+  auto f = p->get_future();
+  submit(std::move(argv), [p](ReplyResult r) { p->set_value(std::move(r)); });
+  return f.get();
+}
+
+ReplyResult RedisClient::call_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args) {
+  auto p = std::make_shared<std::promise<ReplyResult>>();
+  auto f = p->get_future();
+  eval(script, std::move(keys), std::move(args), [p](ReplyResult r) { p->set_value(std::move(r)); });
+  return f.get();
+}
+
+bool RedisClient::reachable() const noexcept { return reachable_.load(std::memory_order_relaxed); }
+
+ClientStats RedisClient::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void RedisClient::drop() {
+  if (ctx_ != nullptr) redisFree(ctx_);
+  ctx_ = nullptr;
+}
+
+bool RedisClient::connect() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_connect_) return false;
+  ctx_ = redisConnectWithTimeout(options_.host.c_str(), options_.port, to_timeval(options_.timeout));
+  bool ok = ctx_ != nullptr && ctx_->err == 0 && redisSetTimeout(ctx_, to_timeval(options_.timeout)) == REDIS_OK;
+  if (ok) redisEnableKeepAlive(ctx_);
+  if (ok && !options_.password.empty()) {
+    std::vector<std::string> auth{"AUTH"};
+    if (!options_.username.empty()) auth.push_back(options_.username);
+    auth.push_back(options_.password);
+    auto r = roundtrip(ctx_, auth);
+    ok = r && r->type != Reply::Type::error;
+  }
+  if (ok && options_.db != 0) {
+    auto r = roundtrip(ctx_, {"SELECT", std::to_string(options_.db)});
+    ok = r && r->type != Reply::Type::error;
+  }
+  if (!ok) {
+    drop();
+    next_connect_ = std::chrono::steady_clock::now() + options_.retry_interval;
+    reachable_ = false;
+    return false;
+  }
+  std::lock_guard lock(mutex_);
+  ++stats_.connects;
+  return true;
+}
+
+void RedisClient::fail(std::vector<Command>& batch, std::size_t from, const std::string& why) {
+  {
+    std::lock_guard lock(mutex_);
+    stats_.failures += batch.size() - from;
+  }
+  for (std::size_t i = from; i < batch.size(); ++i) batch[i].done(std::unexpected(ReplyError{why}));
+}
+
+void RedisClient::run() {
+  std::vector<Command> batch;
+  for (;;) {
+    batch.clear();
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping with nothing left
+      while (!queue_.empty()) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    if (ctx_ == nullptr && !connect()) {
+      fail(batch, 0, "Redis " + options_.host + ":" + std::to_string(options_.port) + " is unreachable");
+      continue;
+    }
+    // One write for the whole batch, then the replies in order.
+    for (auto& c : batch) {
+      std::vector<const char*> a;
+      std::vector<std::size_t> l;
+      for (const auto& s : c.argv) {
+        a.push_back(s.data());
+        l.push_back(s.size());
+      }
+      redisAppendCommandArgv(ctx_, static_cast<int>(a.size()), a.data(), l.data());
+    }
+    {
+      std::lock_guard lock(mutex_);
+      ++stats_.batches;
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      void* raw = nullptr;
+      if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
+        const std::string why = std::string("Redis connection failed: ") + (ctx_->err ? ctx_->errstr : "no reply");
+        drop();
+        reachable_ = false;
+        fail(batch, i, why);
+        break;
+      }
+      auto* r = static_cast<redisReply*>(raw);
+      Reply reply = copy_reply(r);
+      freeReplyObject(r);
+      Command& c = batch[i];
+      if (c.script != nullptr && reply.type == Reply::Type::error && reply.str.starts_with("NOSCRIPT")) {
+        // The rest of the batch is already on the wire: read its replies, and send this one again
+        // as EVAL (which loads the script) first thing in the next batch.
+        c.argv[0] = "EVAL";
+        c.argv[1] = c.script->text;
+        std::lock_guard lock(mutex_);
+        queue_.push_front(Command{std::move(c.argv), nullptr, std::move(c.done)});
+        continue;
+      }
+      reachable_ = true;
+      {
+        std::lock_guard lock(mutex_);
+        ++stats_.commands;
+      }
+      c.done(std::move(reply));
+    }
+  }
+}
+
+}  // namespace tollgate::store::redis

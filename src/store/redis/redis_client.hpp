@@ -1,0 +1,134 @@
+#pragma once
+/// A Redis connection on its own thread, for the shared ledger (store/redis/redis_ledger.hpp).
+///
+/// Commands are queued by any thread and sent by the client's thread in pipelined batches: all
+/// commands waiting when the thread wakes go out in one write, and their replies are read in
+/// order, so N concurrent callers cost one round trip, not N. Each command's callback runs on the
+/// client's thread. Protocol: RESP over TCP (https://redis.io/docs/reference/protocol-spec/),
+/// through hiredis's synchronous API; AUTH and SELECT on connect.
+///
+/// Failure model: a command that could not be written or whose reply did not arrive within
+/// `timeout` fails with ReplyError::kind = transport — it may or may not have run on the server
+/// (the caller must make it idempotent). The connection is then dropped and reopened on the next
+/// command; while the server is unreachable, commands fail at once for `retry_interval` after a
+/// failed connect (no caller waits a connect timeout per request).
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/store.hpp"
+
+struct redisContext;
+
+namespace tollgate::store::redis {
+
+/// Where and how to reach Redis (LiteLLM's router_settings.redis_host / redis_port /
+/// redis_password, or redis_url).
+struct RedisOptions {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string username;  ///< ACL user (Redis 6+); empty = the default user
+  std::string password;  ///< empty = no AUTH
+  int db = 0;            ///< SELECT index
+  /// Connect, write and read timeout of one batch, milliseconds.
+  std::chrono::milliseconds timeout{1000};
+  /// After a failed connect, commands fail at once for this long before the next attempt.
+  std::chrono::milliseconds retry_interval{200};
+};
+
+/// Parses `redis://[[user]:password@]host[:port][/db]` (also `rediss://` is refused: TLS to Redis is
+/// not built in). Errors: invalid with a message naming what is wrong.
+StoreResult<RedisOptions> redis_options_from_url(const std::string& url);
+
+/// One reply, copied out of hiredis.
+struct Reply {
+  enum class Type { nil, integer, string, status, error, array };
+  Type type = Type::nil;
+  long long integer = 0;
+  std::string str;  ///< string, status and error replies
+  std::vector<Reply> elements;
+  /// The integer, or a string reply holding one; nullopt otherwise.
+  [[nodiscard]] std::optional<long long> as_integer() const;
+};
+
+/// Why a command has no reply.
+struct ReplyError {
+  std::string message;
+};
+
+using ReplyResult = std::expected<Reply, ReplyError>;
+/// Receives one command's outcome on the client's thread; must be quick and must not throw.
+using ReplyDone = std::function<void(ReplyResult)>;
+
+/// A Lua script run with EVALSHA; the client falls back to EVAL (which also loads it) when the
+/// server answers NOSCRIPT (after a restart or SCRIPT FLUSH).
+struct Script {
+  explicit Script(std::string text);
+  std::string text;
+  std::string sha1;  ///< lower-case hex
+};
+
+/// Counters of what the client sent (cheap copy).
+struct ClientStats {
+  std::uint64_t commands = 0;   ///< commands answered (replies, including error replies)
+  std::uint64_t batches = 0;    ///< pipelined writes: round trips
+  std::uint64_t failures = 0;   ///< commands failed by transport (connect, write, read, timeout)
+  std::uint64_t connects = 0;   ///< successful connections
+};
+
+/// The client. Thread-safe; destroying it fails every queued command and joins its thread.
+class RedisClient {
+ public:
+  explicit RedisClient(RedisOptions options);
+  ~RedisClient();
+  RedisClient(const RedisClient&) = delete;
+  RedisClient& operator=(const RedisClient&) = delete;
+
+  /// Queues one command (argv, binary-safe); `done` is called exactly once.
+  void submit(std::vector<std::string> argv, ReplyDone done);
+  /// Queues EVALSHA script keys args (EVAL on NOSCRIPT). `script` must outlive the call.
+  void eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args, ReplyDone done);
+  /// submit() and wait for the outcome (blocks the caller: start-up, background tasks, tests).
+  ReplyResult call(std::vector<std::string> argv);
+  /// eval() and wait.
+  ReplyResult call_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args);
+
+  /// Whether the last batch or connect succeeded.
+  [[nodiscard]] bool reachable() const noexcept;
+  [[nodiscard]] ClientStats stats() const;
+  [[nodiscard]] const RedisOptions& options() const noexcept { return options_; }
+
+ private:
+  struct Command {
+    std::vector<std::string> argv;
+    const Script* script = nullptr;  // EVALSHA: argv[1] is the sha; fallback rewrites it
+    ReplyDone done;
+  };
+  void run();
+  bool connect();
+  void drop();
+  void fail(std::vector<Command>& batch, std::size_t from, const std::string& why);
+
+  RedisOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Command> queue_;
+  bool stop_ = false;
+  ClientStats stats_;
+  std::atomic<bool> reachable_{false};
+  redisContext* ctx_ = nullptr;  // client thread only
+  std::chrono::steady_clock::time_point next_connect_{};
+  std::thread thread_;
+};
+
+}  // namespace tollgate::store::redis

@@ -1,0 +1,132 @@
+#pragma once
+/// The shared budget ledger: the in-process Ledger's twin for several Tollgate instances
+/// (DESIGN.md, "Budget admission"; docs/scale_out.md). Every instance reserves and settles through
+/// one Redis server with the Lua scripts of store/redis/ledger_scripts.hpp, so a cap holds across
+/// any number of instances: a reservation checks and takes every scope at once, all or none, on
+/// the server. The durable ledger stays in the Store (PostgreSQL when scaled out): the pipeline
+/// appends every reserve before the upstream call and every settle after, as with one instance.
+///
+/// Liveness: each open reservation is owned by an instance under a lease (a Redis key with a TTL)
+/// that the instance renews; when an instance's lease expires, any survivor settles what it left
+/// open — at the amount its own durable settle record says when there is one, else at the full
+/// reservation (conservative), writing a "recovered" settle record. Redis unreachable: reserves
+/// are refused (observer_rejected → 503 ledger_unavailable; free models are not affected),
+/// settlements are kept and applied when it is back. Redis restarted empty (no `ready` key): one
+/// instance rebuilds the counters from the store (settled spend of current windows, reservations
+/// still open) before paid traffic is admitted again.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "budget/budget_ledger.hpp"
+#include "store/redis/redis_client.hpp"
+#include "store/store.hpp"
+
+namespace tollgate::store::redis {
+
+/// Knobs of the shared ledger (tollgate_settings; every field has a default).
+struct RedisLedgerOptions {
+  /// Prefix of every key (several clusters may share one Redis with different prefixes).
+  std::string key_prefix = "tollgate:";
+  /// This instance's id, unique among live instances; empty = hostname:pid:random.
+  std::string instance_id;
+  /// How long an instance's reservations stay its own without a renewal, milliseconds. A dead
+  /// instance's open reservations are settled by a survivor about this long after it died.
+  std::chrono::milliseconds lease{10000};
+  /// How long reservations rebuilt from the store (after Redis restarted empty) stay held before a
+  /// survivor settles them as a dead instance's: at least the longest request, milliseconds.
+  std::chrono::milliseconds rebuilt_hold{660000};
+  /// The timezone day and month windows reset in.
+  budget::ResetTimezone reset_timezone{};
+  /// Reservation ids taken from Redis at a time (one INCRBY per block).
+  std::uint64_t id_block = 4096;
+};
+
+/// What the shared ledger did (cheap copy).
+struct RedisLedgerStats {
+  std::uint64_t reserves = 0;          ///< reserve scripts answered
+  std::uint64_t settles = 0;           ///< settle scripts applied (reply 1 or 0)
+  std::uint64_t pending_settles = 0;   ///< settlements waiting for Redis
+  std::uint64_t recovered = 0;         ///< dead instances' reservations this instance settled
+  std::uint64_t rebuilds = 0;          ///< times this instance rebuilt the counters from the store
+  ClientStats client;                  ///< round trips and commands
+};
+
+/// The Redis ledger. Thread-safe. Starts a background thread (lease renewal, dead-instance
+/// recovery, rebuild, retry of pending settlements) that the destructor joins after one last try
+/// to apply pending settlements.
+class RedisLedger final : public budget::BudgetLedger {
+ public:
+  /// `store` (not null) is the durable ledger: read to rebuild and to recover, appended with
+  /// recovered settle records.
+  RedisLedger(RedisOptions redis, RedisLedgerOptions options, std::shared_ptr<Store> store);
+  ~RedisLedger() override;
+  RedisLedger(const RedisLedger&) = delete;
+  RedisLedger& operator=(const RedisLedger&) = delete;
+
+  void reserve_async(std::vector<budget::ScopeLimit> scopes, budget::AmountRange amount, budget::SystemTime now,
+                     budget::ReserveDone done) override;
+  void settle(budget::Reservation&& reservation, budget::Nanos actual, budget::SettleKind kind,
+              budget::SystemTime now) noexcept override;
+  [[nodiscard]] std::optional<budget::ScopeState> state(const budget::ScopeId& scope,
+                                                        budget::SystemTime now) const override;
+  [[nodiscard]] const budget::ResetTimezone& reset_timezone() const noexcept override {
+    return options_.reset_timezone;
+  }
+  std::size_t forget_ended(budget::SystemTime now) override;
+
+  /// Whether paid traffic can be admitted: Redis answered the last command and its counters are built.
+  [[nodiscard]] bool ready() const noexcept;
+  /// One round of the background duties, synchronously: renew the lease, rebuild the counters
+  /// if Redis lost them, settle dead instances' reservations, retry pending settlements.
+  void tick();
+  [[nodiscard]] RedisLedgerStats stats() const;
+  [[nodiscard]] const std::string& instance_id() const noexcept { return options_.instance_id; }
+  /// The key of a scope's counters (for tests and operators).
+  [[nodiscard]] std::string scope_key(const budget::ScopeId& scope) const;
+
+ private:
+  struct Pending;
+  struct ScopeArgs;
+  void reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> args, budget::AmountRange amount,
+                       budget::SystemTime now, budget::ReserveDone done);
+  void send_settle(std::shared_ptr<Pending> p);
+  void renew_lease();
+  void rebuild();
+  void recover_dead();
+  void recover_instance(const std::string& instance);
+  void retry_pending();
+  void remember(const budget::ScopeLimit& scope, budget::Nanos spent, std::int64_t ws, std::int64_t we);
+  std::pair<std::int64_t, std::int64_t> window_ms(const std::optional<budget::BudgetPeriod>& period,
+                                                  budget::SystemTime now) const;
+  std::string key(const std::string& suffix) const { return options_.key_prefix + suffix; }
+
+  RedisLedgerOptions options_;
+  std::shared_ptr<Store> store_;
+  std::unique_ptr<RedisClient> client_;
+
+  std::mutex ids_mutex_;
+  std::uint64_t next_id_ = 0;  // next id of the current block
+  std::uint64_t end_id_ = 0;   // one past the block
+
+  mutable std::mutex mutex_;  // pending_, cache_, stats_
+  std::vector<std::shared_ptr<Pending>> pending_;
+  std::unordered_map<budget::ScopeId, budget::ScopeState> cache_;
+  RedisLedgerStats stats_;
+  std::atomic<bool> counters_ready_{false};
+
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace tollgate::store::redis

@@ -1,0 +1,268 @@
+// The Redis ledger against a real Redis server (TOLLGATE_TEST_REDIS_URL, started by
+// scripts/services.sh). Each test uses its own key prefix, so tests may run in parallel.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <future>
+#include <random>
+#include <thread>
+
+#include "budget/ledger.hpp"
+#include "store/redis/redis_ledger.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+
+namespace tollgate::store::redis {
+namespace {
+
+using budget::AmountRange;
+using budget::Nanos;
+using budget::ScopeId;
+using budget::ScopeKind;
+using budget::ScopeLimit;
+using budget::SettleKind;
+
+std::optional<RedisOptions> test_redis() {
+  const char* url = std::getenv("TOLLGATE_TEST_REDIS_URL");
+  if (url == nullptr || *url == '\0') return std::nullopt;
+  auto o = redis_options_from_url(url);
+  if (!o) return std::nullopt;
+  return *o;
+}
+
+std::string unique_prefix() {
+  std::random_device rd;
+  return "tgtest:" + std::to_string(rd()) + std::to_string(rd()) + ":";
+}
+
+class RedisLedgerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto o = test_redis();
+    if (!o) {
+      const char* req = std::getenv("TOLLGATE_REQUIRE_SERVICES");
+      if (req != nullptr && std::string(req) == "1") FAIL() << "TOLLGATE_TEST_REDIS_URL is not set";
+      GTEST_SKIP() << "TOLLGATE_TEST_REDIS_URL is not set (scripts/services.sh start)";
+    }
+    redis_ = *o;
+    prefix_ = unique_prefix();
+    auto s = sqlite::open_sqlite_store(":memory:");
+    ASSERT_TRUE(s.has_value());
+    store_ = std::move(*s);
+  }
+
+  std::unique_ptr<RedisLedger> make(std::string instance, std::chrono::milliseconds lease = std::chrono::milliseconds(10000)) {
+    RedisLedgerOptions o;
+    o.key_prefix = prefix_;
+    o.instance_id = std::move(instance);
+    o.lease = lease;
+    o.id_block = 16;
+    auto l = std::make_unique<RedisLedger>(redis_, o, store_);
+    for (int i = 0; i < 200 && !l->ready(); ++i) {
+      l->tick();
+      if (!l->ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return l;
+  }
+
+  static budget::ReserveResult reserve(budget::BudgetLedger& l, std::vector<ScopeLimit> scopes, AmountRange r) {
+    std::promise<budget::ReserveResult> p;
+    auto f = p.get_future();
+    l.reserve_async(std::move(scopes), r, std::chrono::system_clock::now(),
+                    [&p](budget::ReserveResult res) { p.set_value(std::move(res)); });
+    return f.get();
+  }
+
+  RedisOptions redis_;
+  std::string prefix_;
+  std::shared_ptr<Store> store_;
+};
+
+ScopeLimit key_scope(const std::string& id, Nanos limit) { return ScopeLimit{ScopeId{ScopeKind::key, id}, limit, {}}; }
+
+TEST_F(RedisLedgerTest, ReservesAllOrNoneAndSettlesToTheCharge) {
+  auto l = make("a");
+  ASSERT_TRUE(l->ready());
+  const std::vector<ScopeLimit> scopes{key_scope("k1", 100), ScopeLimit{ScopeId{ScopeKind::team, "t"}, 1000, {}}};
+  auto a = reserve(*l, scopes, AmountRange{60, 60, 100});
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->amount(), 60);
+  EXPECT_FALSE(a->reduced());
+  auto b = reserve(*l, scopes, AmountRange{60, 60, 100});
+  ASSERT_FALSE(b.has_value());
+  EXPECT_EQ(b.error().reason, budget::RefusalReason::budget_exceeded);
+  EXPECT_EQ(b.error().scope, (ScopeId{ScopeKind::key, "k1"}));
+  EXPECT_EQ(b.error().limit, 100);
+  EXPECT_EQ(b.error().committed, 60);
+  // The refused attempt took nothing from the team either.
+  l->settle(std::move(*a), 10, SettleKind::actual, std::chrono::system_clock::now());
+  auto c = reserve(*l, scopes, AmountRange{90, 90, 100});
+  ASSERT_TRUE(c.has_value());
+  auto d = reserve(*l, scopes, AmountRange{1, 1, 100});
+  EXPECT_FALSE(d.has_value()) << "10 spent + 90 reserved = the whole budget";
+  l->settle(std::move(*c), 0, SettleKind::unknown, std::chrono::system_clock::now());
+  auto e = reserve(*l, {key_scope("k1", 101)}, AmountRange{1, 1, 100});
+  ASSERT_TRUE(e.has_value()) << "unknown charged the 90 reserved: 100 spent of 101";
+  auto f = reserve(*l, {key_scope("k1", 101)}, AmountRange{1, 1, 100});
+  EXPECT_FALSE(f.has_value());
+  l->settle(std::move(*e), 0, SettleKind::no_usage, std::chrono::system_clock::now());
+}
+
+TEST_F(RedisLedgerTest, RangedGrantsMatchTheInProcessLedger) {
+  auto l = make("a");
+  budget::Ledger local;
+  const auto now = std::chrono::system_clock::now();
+  std::vector<ScopeLimit> scopes{key_scope("k", 1'000'000), ScopeLimit{ScopeId{ScopeKind::global, ""}, budget::kMaxNanos, {}}};
+  for (int i = 0; i < 12; ++i) {
+    const AmountRange r{1000, 400'000, 25};
+    auto remote = reserve(*l, scopes, r);
+    auto mine = local.reserve(scopes, r, now);
+    ASSERT_EQ(remote.has_value(), mine.has_value()) << "step " << i;
+    if (!mine) {
+      EXPECT_EQ(remote.error().committed, mine.error().committed);
+      break;
+    }
+    EXPECT_EQ(remote->amount(), mine->amount()) << "step " << i;
+    EXPECT_EQ(remote->reduced(), mine->reduced());
+    EXPECT_EQ(remote->binding_scope(), mine->binding_scope());
+    l->settle(std::move(*remote), remote->amount() / 2, SettleKind::actual, now);
+    local.settle(std::move(*mine), mine->amount() / 2, SettleKind::actual, now);
+  }
+}
+
+TEST_F(RedisLedgerTest, TwoInstancesNeverGrantMoreThanTheCap) {
+  auto a = make("a");
+  auto b = make("b");
+  std::atomic<int> granted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      auto& l = t % 2 == 0 ? *a : *b;
+      for (int i = 0; i < 40; ++i) {
+        std::promise<void> p;
+        auto f = p.get_future();
+        l.reserve_async({key_scope("shared", 1000)}, AmountRange{10, 10, 100}, std::chrono::system_clock::now(),
+                        [&](budget::ReserveResult r) {
+                          if (r) ++granted;
+                          p.set_value();
+                        });
+        f.wait();
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(granted.load(), 100) << "320 attempts of 10 against 1000 from two instances";
+}
+
+TEST_F(RedisLedgerTest, ASurvivorSettlesADeadInstancesReservationsWhenItsLeaseExpires) {
+  auto survivor = make("survivor", std::chrono::milliseconds(300));
+  budget::Reservation r1, r2;
+  {
+    auto dead = make("dead", std::chrono::milliseconds(300));
+    auto a = reserve(*dead, {key_scope("k", 1000)}, AmountRange{300, 300, 100});
+    auto b = reserve(*dead, {key_scope("k", 1000)}, AmountRange{200, 200, 100});
+    ASSERT_TRUE(a && b);
+    r1 = std::move(*a);
+    r2 = std::move(*b);
+    // The dead instance wrote the settle of the second durably before dying: that charge wins.
+    LedgerRecord rec;
+    rec.reservation_id = r2.id();
+    rec.kind = LedgerKind::settle;
+    rec.scopes = {LedgerScope{"key", "k", 0, 0, ""}};
+    rec.amount_nanos = 200;
+    rec.actual_nanos = 50;
+    rec.settle_kind = "actual";
+    std::promise<bool> p;
+    store_->append_ledger(std::move(rec), [&p](bool ok) { p.set_value(ok); });
+    ASSERT_TRUE(p.get_future().get());
+  }  // destroyed with two reservations open: its lease is left to expire
+  EXPECT_FALSE(reserve(*survivor, {key_scope("k", 1000)}, AmountRange{600, 600, 100}).has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  survivor->tick();
+  EXPECT_EQ(survivor->stats().recovered, 2u);
+  // 300 (unknown: full amount) + 50 (its own record) spent: 650 left.
+  auto c = reserve(*survivor, {key_scope("k", 1000)}, AmountRange{650, 650, 100});
+  ASSERT_TRUE(c.has_value());
+  EXPECT_FALSE(reserve(*survivor, {key_scope("k", 1000)}, AmountRange{1, 1, 100}).has_value());
+  survivor->settle(std::move(*c), 0, SettleKind::no_usage, std::chrono::system_clock::now());
+  ASSERT_TRUE(store_->flush());
+  auto ledger = store_->read_ledger(0, 100);
+  ASSERT_TRUE(ledger.has_value());
+  int recovered = 0;
+  for (const auto& r : *ledger)
+    if (r.settle_kind == "recovered") {
+      ++recovered;
+      EXPECT_EQ(r.reservation_id, r1.id());
+      EXPECT_EQ(r.actual_nanos, 300);
+    }
+  EXPECT_EQ(recovered, 1) << "one recovered record, for the reservation the dead instance never settled";
+  r1.clear();
+  r2.clear();
+}
+
+TEST_F(RedisLedgerTest, CountersLostByRedisAreRebuiltFromTheStoreBeforeAnyAdmission) {
+  // The durable ledger holds 700 spent and 200 still reserved on key k.
+  auto append = [&](LedgerRecord r) {
+    std::promise<bool> p;
+    store_->append_ledger(std::move(r), [&p](bool ok) { p.set_value(ok); });
+    ASSERT_TRUE(p.get_future().get());
+  };
+  LedgerRecord res;
+  res.reservation_id = 5;
+  res.kind = LedgerKind::reserve;
+  res.scopes = {LedgerScope{"key", "k", 0, 0, ""}};
+  res.amount_nanos = 800;
+  append(res);
+  LedgerRecord set = res;
+  set.kind = LedgerKind::settle;
+  set.actual_nanos = 700;
+  set.settle_kind = "actual";
+  append(set);
+  LedgerRecord open = res;
+  open.reservation_id = 9;
+  open.amount_nanos = 200;
+  append(open);
+  auto l = make("a");
+  ASSERT_TRUE(l->ready());
+  EXPECT_EQ(l->stats().rebuilds, 1u);
+  EXPECT_FALSE(reserve(*l, {key_scope("k", 1000)}, AmountRange{101, 101, 100}).has_value());
+  auto ok = reserve(*l, {key_scope("k", 1000)}, AmountRange{100, 100, 100});
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_GT(ok->id(), 9u) << "ids continue past the store's";
+  l->settle(std::move(*ok), 0, SettleKind::no_usage, std::chrono::system_clock::now());
+}
+
+TEST_F(RedisLedgerTest, AnUnreachableRedisRefusesPaidReservationsAndKeepsSettlements) {
+  RedisOptions dead = redis_;
+  dead.port = 1;  // nothing listens there
+  dead.timeout = std::chrono::milliseconds(200);
+  RedisLedgerOptions o;
+  o.key_prefix = prefix_;
+  o.instance_id = "x";
+  RedisLedger l(dead, o, store_);
+  EXPECT_FALSE(l.ready());
+  auto r = reserve(l, {key_scope("k", 1000)}, AmountRange{1, 1, 100});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().reason, budget::RefusalReason::observer_rejected);
+  // Free attempts are never blocked.
+  EXPECT_TRUE(reserve(l, {key_scope("k", 1000)}, AmountRange{0, 0, 100}).has_value());
+}
+
+TEST(RedisUrl, ParsesLiteLLMsForms) {
+  auto a = redis_options_from_url("redis://:secret@cache.internal:6380/2");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->host, "cache.internal");
+  EXPECT_EQ(a->port, 6380);
+  EXPECT_EQ(a->password, "secret");
+  EXPECT_EQ(a->db, 2);
+  auto b = redis_options_from_url("redis://localhost");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->port, 6379);
+  EXPECT_FALSE(redis_options_from_url("rediss://x:1").has_value());
+  EXPECT_FALSE(redis_options_from_url("http://x").has_value());
+  EXPECT_FALSE(redis_options_from_url("redis://x:1/notadb").has_value());
+  EXPECT_FALSE(redis_options_from_url("not a url").has_value());
+}
+
+}  // namespace
+}  // namespace tollgate::store::redis
