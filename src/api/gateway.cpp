@@ -65,10 +65,14 @@ std::optional<http::Response> route_check(const http::Request& req, std::string_
 http::Response health_response(std::string_view path, const pipeline::Services& s) {
   if (path != "/health/readiness") return json_response(200, "\"I'm alive!\"");
   json::object o;
-  o["status"] = "healthy";
+  // A shared ledger that cannot admit paid attempts (Redis unreachable, counters being rebuilt)
+  // takes the instance out of the load balancer's rotation.
+  const bool ledger_ok = !s.ledger || s.ledger->available();
+  o["status"] = ledger_ok ? "healthy" : "unhealthy";
   o["db"] = !s.store ? "not configured" : s.store->health().writable ? "connected" : "unavailable";
+  if (s.config->router_settings.redis.configured()) o["cache"] = ledger_ok ? "redis" : "redis unavailable";
   o["model_groups"] = s.config->model_groups().size();
-  return json_response(200, json::serialize(o));
+  return json_response(ledger_ok ? 200 : 503, json::serialize(o));
 }
 
 /// Authenticates a model call (auth::authenticate); the 401 response in the client's format otherwise.

@@ -24,9 +24,33 @@
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
 #include "pipeline/job_runner.hpp"
+#include "store/redis/redis_ledger.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
 namespace tollgate::app {
+namespace {
+
+/// The Redis ledger when router_settings names a Redis server (several instances share one cap),
+/// else null (the in-process ledger).
+std::unique_ptr<budget::BudgetLedger> shared_ledger(const config::Config& cfg, std::shared_ptr<store::Store> db) {
+  const auto& endpoint = cfg.router_settings.redis;
+  if (!endpoint.configured()) return nullptr;
+  auto redis = store::redis::redis_options_for(endpoint);
+  redis.timeout = cfg.tollgate_settings.redis_timeout;
+  store::redis::RedisLedgerOptions o;
+  o.key_prefix = cfg.tollgate_settings.redis_key_prefix;
+  o.lease = cfg.tollgate_settings.ledger_lease;
+  // Reservations rebuilt from the store are held at least as long as a request can run.
+  o.rebuilt_hold = cfg.effective_timeout + cfg.tollgate_settings.ledger_lease;
+  std::string tz_warning;
+  o.reset_timezone = budget::reset_timezone_or_utc(cfg.general_settings.budget_reset_timezone, &tz_warning);
+  auto ledger = std::make_unique<store::redis::RedisLedger>(redis, o, std::move(db));
+  spdlog::info("shared ledger: Redis {}:{} (instance {}, lease {} ms)", endpoint.host, endpoint.port,
+               ledger->instance_id(), o.lease.count());
+  return ledger;
+}
+
+}  // namespace
 
 int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options) {
   const auto& ts = cfg->tollgate_settings;
@@ -45,7 +69,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   // Spend is rebuilt from the durable ledger before the first request (crash recovery).
   std::shared_ptr<pipeline::Services> services;
   try {
-    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db);
+    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_ledger(*cfg, db));
   } catch (const std::exception& e) {
     std::cerr << "tollgate: " << e.what() << "\n";
     return 1;

@@ -55,6 +55,10 @@ class BudgetLedger {
   /// The timezone day and month windows reset in.
   [[nodiscard]] virtual const ResetTimezone& reset_timezone() const noexcept = 0;
 
+  /// Whether paid attempts can be admitted now (a shared ledger: its server answers and its
+  /// counters are built). Readiness reports it; the in-process ledger always can.
+  [[nodiscard]] virtual bool available() const noexcept { return true; }
+
   /// Drops what this process keeps of scopes whose window has ended and that hold nothing;
   /// returns how many. Bounded memory, whatever the number of distinct callers over time.
   virtual std::size_t forget_ended(SystemTime now) = 0;

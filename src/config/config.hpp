@@ -14,6 +14,8 @@
 #include <map>
 #include <optional>
 #include <string>
+
+#include "config/redis_endpoint.hpp"
 #include <string_view>
 #include <vector>
 
@@ -155,6 +157,10 @@ struct RouterSettings {
   milliseconds cooldown_time{5000}; ///< YAML seconds; how long a deployment sits out
   milliseconds retry_after{0};      ///< minimum wait before a retry (YAML seconds)
   milliseconds timeout{600000};     ///< whole request deadline, retries and fallbacks included (YAML seconds)
+  /// The Redis server shared by every instance (redis_host / redis_port / redis_password, or
+  /// redis_url, which wins): configured = the shared ledger (docs/scale_out.md). The environment is
+  /// read only through os.environ/ references, never implicitly.
+  RedisEndpoint redis;
 };
 
 struct LitellmSettings {
@@ -214,7 +220,16 @@ struct TollgateSettings {
   /// directory, like ca_file); empty = the bundled table only. Read by
   /// budget::load_effective_price_table (budget/price_file.hpp), not by the config loader.
   std::string price_file;
-  int price_file_line = 0;  ///< 1-based line of `price_file` in the config (for error messages); 0 = unset
+  int price_file_line = 0;
+  /// Scaled out (router_settings.redis_*): how long an instance's open reservations stay its own
+  /// without a renewal, milliseconds (1000..600000). A survivor settles what a dead instance left
+  /// open about this long after it died.
+  milliseconds ledger_lease{10000};
+  /// Prefix of every Redis key Tollgate writes (several clusters may share one Redis).
+  std::string redis_key_prefix = "tollgate:";
+  /// Connect, write and read timeout of one Redis round trip, milliseconds (10..60000). Past it a
+  /// paid attempt is refused 503 ledger_unavailable.
+  milliseconds redis_timeout{1000};  ///< 1-based line of `price_file` in the config (for error messages); 0 = unset
 };
 
 /// The whole loaded configuration.

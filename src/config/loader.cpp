@@ -840,8 +840,25 @@ class Loader {
         router_default_fallbacks_ = std::move(tmp.default_fallbacks);
         has_router_default_fallbacks_ = true;
       } else if (is_silent_router_setting(k)) {
-      } else if (k == "redis_host" || k == "redis_port" || k == "redis_password" || k == "redis_url" ||
-                 k == "retry_policy" || k == "allowed_fails_policy") {
+      } else if (k == "redis_host") {
+        if (auto s = str(val, p, l)) {
+          if (s->empty()) error(p, line_of(val, l), "redis_host must not be empty (omit it for one instance)");
+          else if (redis_url_.host.empty()) r.redis.host = *s;
+        }
+      } else if (k == "redis_port") {
+        if (auto n = integer(val, p, l, 1)) {
+          if (*n > 65535) error(p, line_of(val, l), "redis_port must be 1..65535");
+          else redis_port_ = static_cast<int>(*n);
+        }
+      } else if (k == "redis_password") {
+        if (auto s = str(val, p, l)) redis_password_ = *s;
+      } else if (k == "redis_url") {
+        if (auto s = str(val, p, l)) {
+          auto e = parse_redis_url(*s);
+          if (!e) error(p, line_of(val, l), e.error());
+          else redis_url_ = *e;
+        }
+      } else if (k == "retry_policy" || k == "allowed_fails_policy") {
         // Accepted so LiteLLM configs load; validated for os.environ/ like any string.
         walk_scalars(val, p, l);
         warn(p, l, std::string(kIgnored));
@@ -849,6 +866,15 @@ class Loader {
         unknown(p, l, kIgnored);
       }
     });
+    // redis_url wins over the separate keys (LiteLLM reads it first).
+    if (redis_url_.configured()) {
+      r.redis = redis_url_;
+    } else if (r.redis.configured()) {
+      r.redis.port = redis_port_;
+      r.redis.password = redis_password_;
+    } else if (redis_port_ != 6379 || !redis_password_.empty()) {
+      error(join(path, "redis_host"), line, "redis_port / redis_password need redis_host (or set redis_url)");
+    }
   }
 
   /// Resolves os.environ/ in every scalar beneath `v` (so a missing variable is still an error).
@@ -950,6 +976,21 @@ class Loader {
         if (auto n = small_int(val, p, l)) {
           if (*n < 1 || *n > 100) error(p, line_of(val, l), "budget_reservation_share_percent must be 1..100");
           else t.budget_reservation_share_percent = *n;
+        }
+      } else if (k == "ledger_lease_ms") {
+        if (auto n = integer(val, p, l, 1000)) {
+          if (*n > 600000) error(p, line_of(val, l), "ledger_lease_ms must be 1000..600000");
+          else t.ledger_lease = milliseconds(*n);
+        }
+      } else if (k == "redis_key_prefix") {
+        if (auto s = str(val, p, l)) {
+          if (s->empty() || s->size() > 64) error(p, line_of(val, l), "redis_key_prefix must be 1..64 characters");
+          else t.redis_key_prefix = *s;
+        }
+      } else if (k == "redis_timeout_ms") {
+        if (auto n = integer(val, p, l, 10)) {
+          if (*n > 60000) error(p, line_of(val, l), "redis_timeout_ms must be 10..60000");
+          else t.redis_timeout = milliseconds(*n);
         }
       } else if (k == "price_file") {
         if (auto s = str(val, p, l)) {
@@ -1467,6 +1508,9 @@ class Loader {
   std::map<std::string, Site> degradation_model_sites_;
   std::vector<std::string> router_default_fallbacks_;
   bool has_router_default_fallbacks_ = false;
+  RedisEndpoint redis_url_;   // router_settings.redis_url, parsed
+  int redis_port_ = 6379;     // router_settings.redis_port
+  std::string redis_password_;
   std::vector<int> id_lines_;
   std::vector<std::string> paths_;
 };

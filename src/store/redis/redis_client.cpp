@@ -3,15 +3,12 @@
 #include <hiredis/hiredis.h>
 #include <openssl/sha.h>
 
-#include <boost/url/parse.hpp>
 #include <charconv>
 #include <future>
 #include <utility>
 
 namespace tollgate::store::redis {
 namespace {
-
-StoreError invalid(std::string message) { return StoreError{StoreErrorCode::invalid, std::move(message), "redis_url"}; }
 
 Reply copy_reply(const redisReply* r) {
   Reply out;
@@ -63,32 +60,13 @@ std::optional<long long> Reply::as_integer() const {
   return v;
 }
 
-StoreResult<RedisOptions> redis_options_from_url(const std::string& url) {
-  auto u = boost::urls::parse_uri(url);
-  if (!u) return std::unexpected(invalid("redis_url is not a URL: " + u.error().message()));
-  if (u->scheme() == "rediss") return std::unexpected(invalid("rediss:// (TLS to Redis) is not supported; use redis://"));
-  if (u->scheme() != "redis") return std::unexpected(invalid("redis_url must start with redis://"));
+RedisOptions redis_options_for(const config::RedisEndpoint& endpoint) {
   RedisOptions o;
-  if (!u->has_authority() || u->host().empty()) return std::unexpected(invalid("redis_url has no host"));
-  o.host = u->host();
-  if (u->has_port()) {
-    const auto port = u->port_number();
-    if (port == 0) return std::unexpected(invalid("redis_url has an invalid port"));
-    o.port = port;
-  }
-  if (u->has_userinfo()) {
-    o.username = u->user();
-    o.password = u->password();
-  }
-  std::string path = u->path();
-  if (!path.empty() && path != "/") {
-    const std::string db = path.substr(1);
-    int v = -1;
-    auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), v);
-    if (ec != std::errc() || p != db.data() + db.size() || v < 0 || v > 1000)
-      return std::unexpected(invalid("redis_url path must be a database number, e.g. redis://host:6379/0"));
-    o.db = v;
-  }
+  o.host = endpoint.host;
+  o.port = endpoint.port;
+  o.username = endpoint.username;
+  o.password = endpoint.password;
+  o.db = endpoint.db;
   return o;
 }
 

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "config/redis_endpoint.hpp"
 #include "store/store.hpp"
 
 struct redisContext;
@@ -46,9 +47,8 @@ struct RedisOptions {
   std::chrono::milliseconds retry_interval{200};
 };
 
-/// Parses `redis://[[user]:password@]host[:port][/db]` (also `rediss://` is refused: TLS to Redis is
-/// not built in). Errors: invalid with a message naming what is wrong.
-StoreResult<RedisOptions> redis_options_from_url(const std::string& url);
+/// The connection options for a configured endpoint (config/redis_endpoint.hpp).
+RedisOptions redis_options_for(const config::RedisEndpoint& endpoint);
 
 /// One reply, copied out of hiredis.
 struct Reply {

@@ -380,10 +380,13 @@ RedisLedgerStats RedisLedger::stats() const {
 void RedisLedger::tick() {
   renew_lease();
   if (!client_->reachable()) return;
-  if (!counters_ready_) {
-    auto r = client_->call({"EXISTS", key("ready")});
-    if (r && r->as_integer() == 1) counters_ready_ = true;
-    else if (r) rebuild();
+  // Checked every round, not only after a failure: a Redis restarted between two rounds comes
+  // back empty without this instance seeing an error (the scripts refuse until it is rebuilt).
+  auto r = client_->call({"EXISTS", key("ready")});
+  if (r && r->as_integer() == 1) counters_ready_ = true;
+  else if (r) {
+    counters_ready_ = false;
+    rebuild();
   }
   if (!counters_ready_) return;
   retry_pending();

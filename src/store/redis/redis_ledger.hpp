@@ -85,6 +85,7 @@ class RedisLedger final : public budget::BudgetLedger {
 
   /// Whether paid traffic can be admitted: Redis answered the last command and its counters are built.
   [[nodiscard]] bool ready() const noexcept;
+  [[nodiscard]] bool available() const noexcept override { return ready(); }
   /// One round of the background duties, synchronously: renew the lease, rebuild the counters
   /// if Redis lost them, settle dead instances' reservations, retry pending settlements.
   void tick();

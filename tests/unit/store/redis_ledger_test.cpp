@@ -26,9 +26,9 @@ using budget::SettleKind;
 std::optional<RedisOptions> test_redis() {
   const char* url = std::getenv("TOLLGATE_TEST_REDIS_URL");
   if (url == nullptr || *url == '\0') return std::nullopt;
-  auto o = redis_options_from_url(url);
-  if (!o) return std::nullopt;
-  return *o;
+  auto e = config::parse_redis_url(url);
+  if (!e) return std::nullopt;
+  return redis_options_for(*e);
 }
 
 std::string unique_prefix() {
@@ -246,22 +246,6 @@ TEST_F(RedisLedgerTest, AnUnreachableRedisRefusesPaidReservationsAndKeepsSettlem
   EXPECT_EQ(r.error().reason, budget::RefusalReason::observer_rejected);
   // Free attempts are never blocked.
   EXPECT_TRUE(reserve(l, {key_scope("k", 1000)}, AmountRange{0, 0, 100}).has_value());
-}
-
-TEST(RedisUrl, ParsesLiteLLMsForms) {
-  auto a = redis_options_from_url("redis://:secret@cache.internal:6380/2");
-  ASSERT_TRUE(a.has_value());
-  EXPECT_EQ(a->host, "cache.internal");
-  EXPECT_EQ(a->port, 6380);
-  EXPECT_EQ(a->password, "secret");
-  EXPECT_EQ(a->db, 2);
-  auto b = redis_options_from_url("redis://localhost");
-  ASSERT_TRUE(b.has_value());
-  EXPECT_EQ(b->port, 6379);
-  EXPECT_FALSE(redis_options_from_url("rediss://x:1").has_value());
-  EXPECT_FALSE(redis_options_from_url("http://x").has_value());
-  EXPECT_FALSE(redis_options_from_url("redis://x:1/notadb").has_value());
-  EXPECT_FALSE(redis_options_from_url("not a url").has_value());
 }
 
 }  // namespace

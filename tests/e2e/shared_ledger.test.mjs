@@ -1,0 +1,79 @@
+// The shared ledger (router_settings.redis_url) on one instance with a real Redis: paid attempts
+// fail closed while Redis is down (free ones are served), and a Redis that comes back empty is
+// rebuilt from the durable ledger before anything paid is admitted: the cap still holds.
+import assert from 'node:assert/strict';
+import { useMock, e2e, gatewayConfig, waitFor } from './harness.mjs';
+import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, nanos, dollars, mockBill, freeBrokenDeployment } from './budget_helpers.mjs';
+import { RedisServer, haveRedis } from './services.mjs';
+
+const state = useMock();
+const required = process.env.TOLLGATE_REQUIRE_SERVICES === '1';
+const skip = !haveRedis && !required ? 'redis-server is not installed (scripts/install-deps.sh)' : false;
+
+function tally(responses) {
+  const t = { ok: 0, budget: 0, unavailable: 0, other: [] };
+  for (const r of responses) {
+    if (r.status === 200) t.ok++;
+    else if (r.status === 429 && r.json?.error?.type === 'budget_exceeded') t.budget++;
+    else if (r.status === 503 && r.json?.error?.code === 'ledger_unavailable') t.unavailable++;
+    else t.other.push(`${r.status} ${r.text.slice(0, 200)}`);
+  }
+  return t;
+}
+
+e2e('Redis down: paid attempts 503 ledger_unavailable, free served, readiness 503; Redis back empty: rebuilt from the store, the cap holds and spend equals the bill', async (ctx) => {
+  const { mock } = state;
+  const redis = await RedisServer.start();
+  try {
+    const free = freeBrokenDeployment('free-model');
+    free.litellm_params.api_base = `${mock.url}/v1`;
+    const gw = await ctx.gateway(gatewayConfig({
+      model_list: [paidDeployment(mock, 'paid-model', 'paid-upstream'), free],
+      router_settings: { redis_url: redis.url },
+      tollgate_settings: { ledger_lease_ms: 1000, redis_timeout_ms: 200 },
+    }));
+    const body = hi('paid-model');
+    const worst = worstNanos(body);
+    await mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 20 }]);
+    const k = await gw.generateKey({ max_budget: dollars(10 * worst) });
+    await waitFor(async () => (await gw.fetch('/health/readiness', { method: 'GET' })).status === 200, { what: 'ready' });
+
+    const first = tally(await Promise.all(Array.from({ length: 4 }, () => chat(gw, k.key, body))));
+    assert.deepEqual(first.other, []);
+    assert.equal(first.ok, 4);
+
+    await redis.stop();
+    const down = tally(await Promise.all(Array.from({ length: 5 }, () => chat(gw, k.key, body))));
+    assert.equal(down.unavailable, 5, JSON.stringify(down));
+    const f = await chat(gw, k.key, hi('free-model'));
+    assert.equal(f.status, 200, `a free model is served while Redis is down: ${f.text}`);
+    await waitFor(async () => (await gw.fetch('/health/readiness', { method: 'GET' })).status === 503,
+      { what: 'readiness 503 while Redis is down' });
+
+    await redis.resume();  // empty: nothing was persisted
+    await waitFor(async () => (await gw.fetch('/health/readiness', { method: 'GET' })).status === 200,
+      { what: 'readiness back after the rebuild', timeoutMs: 10000 });
+    assert.ok(Number(redis.cli('EXISTS', 'tollgate:ready')) === 1);
+
+    // 4 spent of 10: a burst of 30 gets exactly 6 more.
+    const after = tally(await Promise.all(Array.from({ length: 30 }, () => chat(gw, k.key, body))));
+    assert.deepEqual(after.other, []);
+    assert.equal(after.ok, 6, JSON.stringify(after));
+    const bill = await mockBill(mock, 'paid-upstream');
+    assert.equal(bill.requests, 10, 'the upstream saw only admitted requests');
+    const info = await waitFor(async () => {
+      const i = await gw.keyInfo(k.key);
+      return nanos(i.spend) > 0 ? i : null;
+    });
+    const spend = nanos(info.spend);
+    // The key's spend in the durable ledger (the spend log) equals the bill.
+    const logs = await gw.admin(`/spend/logs?api_key=${encodeURIComponent(k.token)}`);
+    const logged = logs.reduce((s, r) => s + nanos(r.spend), 0);
+    assert.equal(logged, 10 * costNanos(inputBound(body), 10));
+    assert.ok(logged <= 10 * worst);
+    assert.ok(logged >= bill.nanos && logged - bill.nanos <= 10, `logged ${logged} vs bill ${bill.nanos}`);
+    assert.ok(spend <= 10 * worst, `key spend ${spend}`);
+  } finally {
+    await redis.stop();
+  }
+}, { timeout: 60000, skip });
