@@ -25,18 +25,25 @@
 #include "pipeline/attempt_loop.hpp"
 #include "pipeline/job_runner.hpp"
 #include "store/redis/redis_ledger.hpp"
+#include "store/redis/redis_rate_limits.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
 namespace tollgate::app {
 namespace {
 
-/// The Redis ledger when router_settings names a Redis server (several instances share one cap),
-/// else null (the in-process ledger).
-std::unique_ptr<budget::BudgetLedger> shared_ledger(const config::Config& cfg, std::shared_ptr<store::Store> db) {
+/// The shared ledger and rate limits when router_settings names a Redis server (several instances
+/// share one cap and one rpm_limit), else nulls (the in-process ones).
+struct SharedState {
+  std::unique_ptr<budget::BudgetLedger> ledger;
+  std::unique_ptr<policy::RateLimits> limits;
+};
+
+SharedState shared_state(const config::Config& cfg, std::shared_ptr<store::Store> db) {
   const auto& endpoint = cfg.router_settings.redis;
-  if (!endpoint.configured()) return nullptr;
+  if (!endpoint.configured()) return {};
   auto redis = store::redis::redis_options_for(endpoint);
   redis.timeout = cfg.tollgate_settings.redis_timeout;
+  auto client = std::make_shared<store::redis::RedisClient>(redis);
   store::redis::RedisLedgerOptions o;
   o.key_prefix = cfg.tollgate_settings.redis_key_prefix;
   o.lease = cfg.tollgate_settings.ledger_lease;
@@ -44,10 +51,14 @@ std::unique_ptr<budget::BudgetLedger> shared_ledger(const config::Config& cfg, s
   o.rebuilt_hold = cfg.effective_timeout + cfg.tollgate_settings.ledger_lease;
   std::string tz_warning;
   o.reset_timezone = budget::reset_timezone_or_utc(cfg.general_settings.budget_reset_timezone, &tz_warning);
-  auto ledger = std::make_unique<store::redis::RedisLedger>(redis, o, std::move(db));
-  spdlog::info("shared ledger: Redis {}:{} (instance {}, lease {} ms)", endpoint.host, endpoint.port,
+  auto ledger = std::make_unique<store::redis::RedisLedger>(client, o, std::move(db));
+  spdlog::info("shared ledger and rate limits: Redis {}:{} (instance {}, lease {} ms)", endpoint.host, endpoint.port,
                ledger->instance_id(), o.lease.count());
-  return ledger;
+  SharedState out;
+  out.limits = std::make_unique<store::redis::RedisRateLimits>(
+      client, o.key_prefix, ledger->instance_id(), std::make_unique<policy::RateLimiter>(core::SystemClock::instance()));
+  out.ledger = std::move(ledger);
+  return out;
 }
 
 }  // namespace
@@ -69,7 +80,9 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   // Spend is rebuilt from the durable ledger before the first request (crash recovery).
   std::shared_ptr<pipeline::Services> services;
   try {
-    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_ledger(*cfg, db));
+    auto shared = shared_state(*cfg, db);
+    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, std::move(shared.ledger),
+                                        std::move(shared.limits));
   } catch (const std::exception& e) {
     std::cerr << "tollgate: " << e.what() << "\n";
     return 1;
@@ -175,6 +188,20 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     });
   };
   arm_sweep();
+  // Identity changes made elsewhere (another instance sharing the store) are picked up here.
+  boost::asio::steady_timer identity_poll(signal_ioc);
+  std::function<void()> arm_identity_poll = [&] {
+    identity_poll.expires_after(ts.identity_refresh);
+    identity_poll.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (auto r = identities->refresh(*db); !r)
+        spdlog::warn("identity refresh failed ({}); model calls use the previous snapshot", r.error().message);
+      else if (*r)
+        spdlog::debug("identities reloaded (changed in the store)");
+      arm_identity_poll();
+    });
+  };
+  arm_identity_poll();
   std::thread signal_thread([&signal_ioc] { signal_ioc.run(); });
   std::signal(SIGPIPE, SIG_IGN);
 

@@ -101,6 +101,14 @@ std::expected<void, store::StoreError> Identities::reload(store::Store& st) {
   return {};
 }
 
+std::expected<bool, store::StoreError> Identities::refresh(store::Store& st) {
+  auto generation = st.identity_generation();
+  if (!generation) return std::unexpected(generation.error());
+  if (*generation == current()->generation()) return false;
+  if (auto r = reload(st); !r) return std::unexpected(r.error());
+  return true;
+}
+
 AuthResult authenticate(const IdentityIndex& index, std::string_view presented, std::string_view master_key,
                         std::int64_t now_ms) {
   if (presented.empty()) {

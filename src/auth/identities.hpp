@@ -78,6 +78,11 @@ class Identities {
   /// Reads every identity from `store` (blocking: SQLite) and publishes the new index.
   /// On error the previous index stays in force.
   std::expected<void, store::StoreError> reload(store::Store& store);
+  /// Reloads only when the store's identity_generation() moved past the current index's (another
+  /// instance, or another thread, changed an identity). Returns whether it reloaded. Cheap when
+  /// nothing changed (one small read): `serve` calls it every tollgate_settings.identity_refresh_ms,
+  /// which is how a key blocked on one instance is refused on every other one.
+  std::expected<bool, store::StoreError> refresh(store::Store& store);
 
  private:
   std::atomic<std::shared_ptr<const IdentityIndex>> index_;

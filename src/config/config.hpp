@@ -229,7 +229,11 @@ struct TollgateSettings {
   std::string redis_key_prefix = "tollgate:";
   /// Connect, write and read timeout of one Redis round trip, milliseconds (10..60000). Past it a
   /// paid attempt is refused 503 ledger_unavailable.
-  milliseconds redis_timeout{1000};  ///< 1-based line of `price_file` in the config (for error messages); 0 = unset
+  milliseconds redis_timeout{1000};
+  /// How often `serve` checks the store for identity changes made elsewhere (another instance's
+  /// admin API), milliseconds (50..60000): a key blocked on one instance is refused on the others
+  /// within about this long.
+  milliseconds identity_refresh{250};  ///< 1-based line of `price_file` in the config (for error messages); 0 = unset
 };
 
 /// The whole loaded configuration.

@@ -982,6 +982,11 @@ class Loader {
           if (*n > 600000) error(p, line_of(val, l), "ledger_lease_ms must be 1000..600000");
           else t.ledger_lease = milliseconds(*n);
         }
+      } else if (k == "identity_refresh_ms") {
+        if (auto n = integer(val, p, l, 50)) {
+          if (*n > 60000) error(p, line_of(val, l), "identity_refresh_ms must be 50..60000");
+          else t.identity_refresh = milliseconds(*n);
+        }
       } else if (k == "redis_key_prefix") {
         if (auto s = str(val, p, l)) {
           if (s->empty() || s->size() > 64) error(p, line_of(val, l), "redis_key_prefix must be 1..64 characters");

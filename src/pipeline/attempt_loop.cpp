@@ -61,7 +61,8 @@ void watch_circuits(telemetry::Registry& metrics, const policy::Circuits& circui
 
 std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
                                          std::shared_ptr<store::Store> store,
-                                         std::unique_ptr<budget::BudgetLedger> shared_ledger) {
+                                         std::unique_ptr<budget::BudgetLedger> shared_ledger,
+                                         std::unique_ptr<policy::RateLimits> shared_limits) {
   auto s = std::make_shared<Services>();
   s->config = cfg;
   s->clock = &clock;
@@ -90,7 +91,8 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
                                         "Upstream attempts by deployment and outcome (ok or failure class)",
                                         {"model_group", "deployment", "provider", "outcome"});
   s->alerts->register_metrics(*s->metrics);
-  s->limiter = std::make_unique<policy::RateLimiter>(clock);
+  if (shared_limits) s->limiter = std::move(shared_limits);
+  else s->limiter = std::make_unique<policy::RateLimiter>(clock);
   s->prices = budget::resolve_deployment_prices(*cfg);
   if (shared_ledger) {
     s->ledger = std::move(shared_ledger);
@@ -210,30 +212,30 @@ net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec, c
   co_return result->value_or(false);
 }
 
-/// Asks `ledger` for a reservation and waits (without blocking the thread) for its answer: at once
-/// from the in-process ledger, from a shared one when it replies. Past `deadline` the attempt is
-/// refused as ledger_unavailable; a reservation granted after that is released (no_usage) when it
-/// arrives, so nothing stays held for an attempt that was never sent.
-net::awaitable<budget::ReserveResult> reserve_on(budget::BudgetLedger& ledger, std::vector<budget::ScopeLimit> scopes,
-                                                 budget::AmountRange range, budget::SystemTime now,
-                                                 core::SteadyTime deadline) {
+/// Starts an operation that answers through a callback (`start(done)`) and waits for the answer
+/// without blocking the thread: at once when `done` runs before `start` returns (the in-process
+/// ledger and limiter), later when a shared one replies. nullopt once `deadline` passed first; an
+/// answer arriving after that goes to `late` instead (to undo what it granted).
+template <class T>
+net::awaitable<std::optional<T>> await_answer(std::function<void(std::function<void(T)>)> start, core::SteadyTime deadline,
+                                              std::function<void(T)> late) {
   struct Wait {
     std::mutex mutex;
-    std::optional<budget::ReserveResult> result;
+    std::optional<T> result;
     bool abandoned = false;
     std::shared_ptr<net::steady_timer> timer;
   };
   auto exec = co_await net::this_coro::executor;
   auto wait = std::make_shared<Wait>();
   wait->timer = std::make_shared<net::steady_timer>(exec, deadline);
-  ledger.reserve_async(std::move(scopes), range, now, [wait, exec, &ledger](budget::ReserveResult r) {
+  start([wait, exec, late](T answer) {
     std::unique_lock lock(wait->mutex);
     if (wait->abandoned) {
       lock.unlock();
-      if (r && !r->empty()) ledger.settle(std::move(*r), 0, budget::SettleKind::no_usage, std::chrono::system_clock::now());
+      late(std::move(answer));
       return;
     }
-    wait->result = std::move(r);
+    wait->result.emplace(std::move(answer));
     auto timer = wait->timer;
     lock.unlock();
     net::post(exec, [timer] { timer->cancel(); });
@@ -241,16 +243,34 @@ net::awaitable<budget::ReserveResult> reserve_on(budget::BudgetLedger& ledger, s
   for (;;) {
     {
       std::lock_guard lock(wait->mutex);
-      if (wait->result) co_return std::move(*wait->result);
+      if (wait->result) co_return std::move(wait->result);
       if (std::chrono::steady_clock::now() >= deadline) {
         wait->abandoned = true;
-        budget::Refusal refusal;
-        refusal.reason = budget::RefusalReason::observer_rejected;
-        co_return std::unexpected(std::move(refusal));
+        co_return std::nullopt;
       }
     }
     co_await wait->timer->async_wait(use_nothrow);
   }
+}
+
+/// Asks `ledger` for a reservation (await_answer). Past `deadline` the attempt is refused as
+/// ledger_unavailable; a reservation granted after that is released (no_usage) when it arrives,
+/// so nothing stays held for an attempt that was never sent.
+net::awaitable<budget::ReserveResult> reserve_on(budget::BudgetLedger& ledger, std::vector<budget::ScopeLimit> scopes,
+                                                 budget::AmountRange range, budget::SystemTime now,
+                                                 core::SteadyTime deadline) {
+  std::function<void(std::function<void(budget::ReserveResult)>)> start =
+      [&ledger, scopes = std::move(scopes), range, now](std::function<void(budget::ReserveResult)> done) mutable {
+        ledger.reserve_async(std::move(scopes), range, now, std::move(done));
+      };
+  std::function<void(budget::ReserveResult)> late = [&ledger](budget::ReserveResult r) {
+    if (r && !r->empty()) ledger.settle(std::move(*r), 0, budget::SettleKind::no_usage, std::chrono::system_clock::now());
+  };
+  auto answer = co_await await_answer<budget::ReserveResult>(std::move(start), deadline, std::move(late));
+  if (answer) co_return std::move(*answer);
+  budget::Refusal refusal;
+  refusal.reason = budget::RefusalReason::observer_rejected;
+  co_return std::unexpected(std::move(refusal));
 }
 
 policy::TransportEvent transport_event(const http::TransportError& e) {
@@ -329,7 +349,19 @@ class Run {
     set_budget();
     rate_subjects_ = rate_subjects();
     if (!rate_subjects_.empty()) {
-      if (auto denied = s_->limiter->acquire(rate_subjects_)) {
+      auto& limiter = *s_->limiter;
+      std::function<void(std::function<void(std::optional<policy::RateDenial>)>)> start =
+          [&limiter, subjects = rate_subjects_](std::function<void(std::optional<policy::RateDenial>)> done) {
+            limiter.acquire_async(subjects, std::move(done));
+          };
+      std::function<void(std::optional<policy::RateDenial>)> late = [&limiter, subjects = rate_subjects_](
+                                                                        std::optional<policy::RateDenial> d) {
+        if (!d) limiter.release(subjects, 0);  // admitted after the request gave up waiting
+      };
+      auto answer = co_await await_answer<std::optional<policy::RateDenial>>(std::move(start), deadline_, std::move(late));
+      std::optional<policy::RateDenial> denied =
+          answer ? std::move(*answer) : std::optional<policy::RateDenial>(policy::RateDenial{"gateway:rate_limits", "rate_limits_unavailable", std::chrono::milliseconds(1000)});
+      if (denied) {
         auto err = core::Error::gateway(429, "rate_limit_exceeded",
                                         "Rate limit exceeded: " + denied->limit + " of " + denied->subject.substr(0, denied->subject.find(':')) +
                                             " reached; retry after " + std::to_string((denied->retry_after.count() + 999) / 1000) + " s",

@@ -72,7 +72,7 @@ struct Services {
   /// Each deployment's resolved price (index = Config::model_list index).
   std::vector<budget::ResolvedPrice> prices;
   /// rpm/tpm/parallel limits of keys, users and teams.
-  std::unique_ptr<policy::RateLimiter> limiter;
+  std::unique_ptr<policy::RateLimits> limiter;
   /// Durable store (ledger, spend logs, identities); null = in-memory only (tests).
   std::shared_ptr<store::Store> store;
 
@@ -83,7 +83,8 @@ struct Services {
   /// Throws std::runtime_error when the store cannot be recovered.
   static std::shared_ptr<Services> make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
                                         std::shared_ptr<store::Store> store = nullptr,
-                                        std::unique_ptr<budget::BudgetLedger> shared_ledger = nullptr);
+                                        std::unique_ptr<budget::BudgetLedger> shared_ledger = nullptr,
+                                        std::unique_ptr<policy::RateLimits> shared_limits = nullptr);
 };
 
 /// One decoded chat call (OpenAI format), validated by the API layer: `model` is a known group.

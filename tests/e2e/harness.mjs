@@ -248,8 +248,9 @@ export function gatewayConfig({ model_list, litellm_settings, router_settings, g
 // The gateway
 
 export class Gateway {
-  /// Starts `tollgate serve` on a config (an object written as YAML, or YAML text).
-  static async start(config) {
+  /// Starts `tollgate serve` on a config (an object written as YAML, or YAML text), on `port`
+  /// (0 = any free port).
+  static async start(config, { port = 0 } = {}) {
     const g = new Gateway();
     g.dir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-'));
     let cfg = config;
@@ -263,7 +264,7 @@ export class Gateway {
     writeFileSync(g.configPath, cfg);
     try {
       g.proc = await Proc.start('tollgate', TOLLGATE_BIN,
-        ['serve', '--config', g.configPath, '--host', '127.0.0.1', '--port', '0'], { cwd: g.dir });
+        ['serve', '--config', g.configPath, '--host', '127.0.0.1', '--port', String(port)], { cwd: g.dir });
     } catch (e) {
       e.message += `\n--- config ---\n${cfg}`;
       rmSync(g.dir, { recursive: true, force: true });

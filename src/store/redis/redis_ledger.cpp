@@ -68,8 +68,8 @@ struct RedisLedger::Pending {
   std::vector<std::string> args;
 };
 
-RedisLedger::RedisLedger(RedisOptions redis, RedisLedgerOptions options, std::shared_ptr<Store> store)
-    : options_(std::move(options)), store_(std::move(store)), client_(std::make_unique<RedisClient>(std::move(redis))) {
+RedisLedger::RedisLedger(std::shared_ptr<RedisClient> client, RedisLedgerOptions options, std::shared_ptr<Store> store)
+    : options_(std::move(options)), store_(std::move(store)), client_(std::move(client)) {
   if (options_.instance_id.empty()) options_.instance_id = default_instance_id();
   if (options_.id_block == 0) options_.id_block = 1;
   thread_ = std::thread([this] {

@@ -65,9 +65,10 @@ struct RedisLedgerStats {
 /// to apply pending settlements.
 class RedisLedger final : public budget::BudgetLedger {
  public:
+  /// `client` (not null) reaches the Redis server (it may be shared with RedisRateLimits);
   /// `store` (not null) is the durable ledger: read to rebuild and to recover, appended with
   /// recovered settle records.
-  RedisLedger(RedisOptions redis, RedisLedgerOptions options, std::shared_ptr<Store> store);
+  RedisLedger(std::shared_ptr<RedisClient> client, RedisLedgerOptions options, std::shared_ptr<Store> store);
   ~RedisLedger() override;
   RedisLedger(const RedisLedger&) = delete;
   RedisLedger& operator=(const RedisLedger&) = delete;
@@ -112,7 +113,7 @@ class RedisLedger final : public budget::BudgetLedger {
 
   RedisLedgerOptions options_;
   std::shared_ptr<Store> store_;
-  std::unique_ptr<RedisClient> client_;
+  std::shared_ptr<RedisClient> client_;
 
   std::mutex ids_mutex_;
   std::uint64_t next_id_ = 0;  // next id of the current block

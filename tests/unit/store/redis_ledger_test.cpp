@@ -58,7 +58,7 @@ class RedisLedgerTest : public ::testing::Test {
     o.instance_id = std::move(instance);
     o.lease = lease;
     o.id_block = 16;
-    auto l = std::make_unique<RedisLedger>(redis_, o, store_);
+    auto l = std::make_unique<RedisLedger>(std::make_shared<RedisClient>(redis_), o, store_);
     for (int i = 0; i < 200 && !l->ready(); ++i) {
       l->tick();
       if (!l->ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -239,7 +239,7 @@ TEST_F(RedisLedgerTest, AnUnreachableRedisRefusesPaidReservationsAndKeepsSettlem
   RedisLedgerOptions o;
   o.key_prefix = prefix_;
   o.instance_id = "x";
-  RedisLedger l(dead, o, store_);
+  RedisLedger l(std::make_shared<RedisClient>(dead), o, store_);
   EXPECT_FALSE(l.ready());
   auto r = reserve(l, {key_scope("k", 1000)}, AmountRange{1, 1, 100});
   ASSERT_FALSE(r.has_value());
