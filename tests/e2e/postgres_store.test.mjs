@@ -1,0 +1,67 @@
+// The gateway on a PostgreSQL database (general_settings.database_url = postgresql://…): a key
+// made through the admin API, a paid request against the simulator, a restart, and the key's
+// spend still equal to the simulator's bill. Needs TOLLGATE_TEST_POSTGRES_URL (scripts/services.sh
+// starts a server); skipped without it unless TOLLGATE_REQUIRE_SERVICES=1 (CI), then it fails.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { after } from 'node:test';
+import { useMock, e2e, gatewayConfig } from './harness.mjs';
+import { hi, chat, paidDeployment, nanos, mockBill, expectSpend } from './budget_helpers.mjs';
+
+const SERVER = process.env.TOLLGATE_TEST_POSTGRES_URL ?? '';
+const REQUIRED = process.env.TOLLGATE_REQUIRE_SERVICES === '1';
+const skip = !SERVER && !REQUIRED
+  ? 'TOLLGATE_TEST_POSTGRES_URL is not set (eval "$(scripts/services.sh start)" starts a server)' : undefined;
+
+const state = useMock();
+const created = [];
+
+function psql(url, sql) {
+  execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-qAtc', sql], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/// A fresh database on the test server; its URL.
+function freshDatabase() {
+  assert.ok(SERVER, 'TOLLGATE_TEST_POSTGRES_URL is not set but TOLLGATE_REQUIRE_SERVICES=1');
+  const name = `tg_test_${randomBytes(6).toString('hex')}`;
+  psql(SERVER, `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`);
+  created.push(name);
+  const u = new URL(SERVER);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+after(() => {
+  for (const name of created) {
+    try { psql(SERVER, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); } catch { /* server gone */ }
+  }
+});
+
+e2e('postgres: a key and its spend survive a gateway restart (spend == the simulator\'s bill)', async (ctx) => {
+  const { mock } = state;
+  const config = gatewayConfig({
+    model_list: [paidDeployment(mock, 'paid-model', 'paid-upstream')],
+    general_settings: { database_url: freshDatabase(), database_connection_pool_limit: 3 },
+  });
+  let gw = await ctx.gateway(config);
+  const k = await gw.generateKey({ max_budget: 10, key_alias: 'pg-e2e' });
+  for (let i = 0; i < 3; i++) {
+    const r = await chat(gw, k.key, hi('paid-model'));
+    assert.equal(r.status, 200, r.text);
+  }
+  const bill = await mockBill(mock, 'paid-upstream');
+  assert.equal(bill.succeeded, 3);
+  assert.ok(bill.nanos > 0);
+  await expectSpend(gw, k.key, bill.nanos, 'spend before the restart');
+  await gw.stop();
+
+  gw = await ctx.gateway(config);
+  const info = await gw.keyInfo(k.key);
+  assert.equal(info.key_alias, 'pg-e2e', 'the key is in the database');
+  assert.equal(nanos(info.spend), bill.nanos, 'the spend was rebuilt from the Postgres ledger');
+  assert.equal(nanos(info.reserved_spend), 0);
+  const r = await chat(gw, k.key, hi('paid-model'));
+  assert.equal(r.status, 200, r.text);
+  await expectSpend(gw, k.key, (await mockBill(mock, 'paid-upstream')).nanos, 'spend after one more request');
+}, { skip });
