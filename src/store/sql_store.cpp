@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include <boost/json.hpp>
@@ -276,7 +277,71 @@ std::string placeholders(int n) {
   return s;
 }
 
-// --- entity mapping: one column list and codec per record, in column order -----------------
+// --- record mapping: one column table per record, in column order --------------------------
+
+template <class R>
+using Member = std::variant<std::string R::*, std::optional<std::string> R::*, std::int64_t R::*,
+                            std::optional<std::int64_t> R::*, bool R::*, std::vector<std::string> R::*>;
+
+// An empty string stored as NULL (an unset id or alias: UNIQUE allows many NULLs).
+constexpr bool kNullIfEmpty = true;
+
+template <class R>
+struct Column {
+  const char* name;
+  Member<R> member;
+  bool null_if_empty = false;
+};
+
+// A record's columns: their names for SQL, and the record ↔ row codec (booleans as 0/1, lists of
+// names as JSON arrays).
+template <class R>
+class Columns {
+ public:
+  Columns(std::initializer_list<Column<R>> cols) : cols_(cols) {
+    for (const auto& c : cols_) names_ += (names_.empty() ? "" : ",") + std::string(c.name);
+  }
+  const std::string& names() const { return names_; }
+  int count() const { return static_cast<int>(cols_.size()); }
+
+  Params params(const R& r) const {
+    Params out;
+    out.reserve(cols_.size());
+    for (const auto& c : cols_)
+      std::visit(
+          [&](auto m) {
+            const auto& v = r.*m;
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, std::vector<std::string>>) out.push_back(json_list(v));
+            else if constexpr (std::is_same_v<V, std::string>) out.push_back(c.null_if_empty ? or_null(v) : val(v));
+            else out.push_back(val(v));
+          },
+          c.member);
+    return out;
+  }
+
+  R read(const Row& row) const {
+    R r;
+    for (std::size_t i = 0; i < cols_.size(); ++i)
+      std::visit(
+          [&](auto m) {
+            auto& v = r.*m;
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, std::vector<std::string>>) v = from_json_list(row.text(i));
+            else if constexpr (std::is_same_v<V, std::string>) v = row.text(i);
+            else if constexpr (std::is_same_v<V, std::optional<std::string>>) v = row.opt_text(i);
+            else if constexpr (std::is_same_v<V, std::optional<std::int64_t>>) v = row.opt_i64(i);
+            else if constexpr (std::is_same_v<V, bool>) v = row.i64(i) != 0;
+            else v = row.i64(i);
+          },
+          cols_[i].member);
+    return r;
+  }
+
+ private:
+  std::vector<Column<R>> cols_;
+  std::string names_;
+};
 
 template <class R>
 struct Entity;
@@ -286,45 +351,20 @@ struct Entity<KeyRecord> {
   static constexpr const char* table = "keys";
   static constexpr const char* pk = "token_hash";
   static constexpr const char* what = "key";
-  static constexpr const char* cols =
-      "token_hash,key_alias,key_name,user_id,team_id,organization_id,models,metadata,tags,"
-      "max_budget_nanos,budget_duration,soft_budget_nanos,budget_limits,model_max_budget,"
-      "max_parallel_requests,rpm_limit,tpm_limit,blocked,expires_at_ms,created_at_ms,"
-      "updated_at_ms";
-  static constexpr int ncols = 21;
   static const std::string& id(const KeyRecord& r) { return r.token_hash; }
-  static Params params(const KeyRecord& r) {
-    return {val(r.token_hash), or_null(r.key_alias), val(r.key_name), or_null(r.user_id),
-            or_null(r.team_id), or_null(r.organization_id), json_list(r.models), val(r.metadata),
-            json_list(r.tags), val(r.max_budget_nanos), val(r.budget_duration),
-            val(r.soft_budget_nanos), val(r.budget_limits), val(r.model_max_budget),
-            val(r.max_parallel_requests), val(r.rpm_limit), val(r.tpm_limit), val(r.blocked),
-            val(r.expires_at_ms), val(r.created_at_ms), val(r.updated_at_ms)};
-  }
-  static KeyRecord read(const Row& s) {
-    KeyRecord r;
-    r.token_hash = s.text(0);
-    r.key_alias = s.text(1);
-    r.key_name = s.text(2);
-    r.user_id = s.text(3);
-    r.team_id = s.text(4);
-    r.organization_id = s.text(5);
-    r.models = from_json_list(s.text(6));
-    r.metadata = s.text(7);
-    r.tags = from_json_list(s.text(8));
-    r.max_budget_nanos = s.opt_i64(9);
-    r.budget_duration = s.opt_text(10);
-    r.soft_budget_nanos = s.opt_i64(11);
-    r.budget_limits = s.text(12);
-    r.model_max_budget = s.text(13);
-    r.max_parallel_requests = s.opt_i64(14);
-    r.rpm_limit = s.opt_i64(15);
-    r.tpm_limit = s.opt_i64(16);
-    r.blocked = s.i64(17) != 0;
-    r.expires_at_ms = s.opt_i64(18);
-    r.created_at_ms = s.i64(19);
-    r.updated_at_ms = s.i64(20);
-    return r;
+  static const Columns<KeyRecord>& columns() {
+    using K = KeyRecord;
+    static const Columns<K> c{
+        {"token_hash", &K::token_hash}, {"key_alias", &K::key_alias, kNullIfEmpty}, {"key_name", &K::key_name},
+        {"user_id", &K::user_id, kNullIfEmpty}, {"team_id", &K::team_id, kNullIfEmpty},
+        {"organization_id", &K::organization_id, kNullIfEmpty}, {"models", &K::models}, {"metadata", &K::metadata},
+        {"tags", &K::tags}, {"max_budget_nanos", &K::max_budget_nanos}, {"budget_duration", &K::budget_duration},
+        {"soft_budget_nanos", &K::soft_budget_nanos}, {"budget_limits", &K::budget_limits},
+        {"model_max_budget", &K::model_max_budget}, {"max_parallel_requests", &K::max_parallel_requests},
+        {"rpm_limit", &K::rpm_limit}, {"tpm_limit", &K::tpm_limit}, {"blocked", &K::blocked},
+        {"expires_at_ms", &K::expires_at_ms}, {"created_at_ms", &K::created_at_ms},
+        {"updated_at_ms", &K::updated_at_ms}};
+    return c;
   }
 };
 
@@ -333,30 +373,16 @@ struct Entity<UserRecord> {
   static constexpr const char* table = "users";
   static constexpr const char* pk = "user_id";
   static constexpr const char* what = "user";
-  static constexpr const char* cols =
-      "user_id,user_email,user_alias,max_budget_nanos,budget_duration,models,metadata,rpm_limit,"
-      "tpm_limit,created_at_ms,updated_at_ms";
-  static constexpr int ncols = 11;
   static const std::string& id(const UserRecord& r) { return r.user_id; }
-  static Params params(const UserRecord& r) {
-    return {val(r.user_id), or_null(r.user_email), or_null(r.user_alias), val(r.max_budget_nanos),
-            val(r.budget_duration), json_list(r.models), val(r.metadata), val(r.rpm_limit),
-            val(r.tpm_limit), val(r.created_at_ms), val(r.updated_at_ms)};
-  }
-  static UserRecord read(const Row& s) {
-    UserRecord r;
-    r.user_id = s.text(0);
-    r.user_email = s.text(1);
-    r.user_alias = s.text(2);
-    r.max_budget_nanos = s.opt_i64(3);
-    r.budget_duration = s.opt_text(4);
-    r.models = from_json_list(s.text(5));
-    r.metadata = s.text(6);
-    r.rpm_limit = s.opt_i64(7);
-    r.tpm_limit = s.opt_i64(8);
-    r.created_at_ms = s.i64(9);
-    r.updated_at_ms = s.i64(10);
-    return r;
+  static const Columns<UserRecord>& columns() {
+    using U = UserRecord;
+    static const Columns<U> c{
+        {"user_id", &U::user_id}, {"user_email", &U::user_email, kNullIfEmpty},
+        {"user_alias", &U::user_alias, kNullIfEmpty}, {"max_budget_nanos", &U::max_budget_nanos},
+        {"budget_duration", &U::budget_duration}, {"models", &U::models}, {"metadata", &U::metadata},
+        {"rpm_limit", &U::rpm_limit}, {"tpm_limit", &U::tpm_limit}, {"created_at_ms", &U::created_at_ms},
+        {"updated_at_ms", &U::updated_at_ms}};
+    return c;
   }
 };
 
@@ -365,32 +391,16 @@ struct Entity<TeamRecord> {
   static constexpr const char* table = "teams";
   static constexpr const char* pk = "team_id";
   static constexpr const char* what = "team";
-  static constexpr const char* cols =
-      "team_id,team_alias,organization_id,max_budget_nanos,budget_duration,models,metadata,"
-      "rpm_limit,tpm_limit,blocked,created_at_ms,updated_at_ms";
-  static constexpr int ncols = 12;
   static const std::string& id(const TeamRecord& r) { return r.team_id; }
-  static Params params(const TeamRecord& r) {
-    return {val(r.team_id), or_null(r.team_alias), or_null(r.organization_id),
-            val(r.max_budget_nanos), val(r.budget_duration), json_list(r.models), val(r.metadata),
-            val(r.rpm_limit), val(r.tpm_limit), val(r.blocked), val(r.created_at_ms),
-            val(r.updated_at_ms)};
-  }
-  static TeamRecord read(const Row& s) {
-    TeamRecord r;
-    r.team_id = s.text(0);
-    r.team_alias = s.text(1);
-    r.organization_id = s.text(2);
-    r.max_budget_nanos = s.opt_i64(3);
-    r.budget_duration = s.opt_text(4);
-    r.models = from_json_list(s.text(5));
-    r.metadata = s.text(6);
-    r.rpm_limit = s.opt_i64(7);
-    r.tpm_limit = s.opt_i64(8);
-    r.blocked = s.i64(9) != 0;
-    r.created_at_ms = s.i64(10);
-    r.updated_at_ms = s.i64(11);
-    return r;
+  static const Columns<TeamRecord>& columns() {
+    using T = TeamRecord;
+    static const Columns<T> c{
+        {"team_id", &T::team_id}, {"team_alias", &T::team_alias, kNullIfEmpty},
+        {"organization_id", &T::organization_id, kNullIfEmpty}, {"max_budget_nanos", &T::max_budget_nanos},
+        {"budget_duration", &T::budget_duration}, {"models", &T::models}, {"metadata", &T::metadata},
+        {"rpm_limit", &T::rpm_limit}, {"tpm_limit", &T::tpm_limit}, {"blocked", &T::blocked},
+        {"created_at_ms", &T::created_at_ms}, {"updated_at_ms", &T::updated_at_ms}};
+    return c;
   }
 };
 
@@ -399,27 +409,15 @@ struct Entity<OrganizationRecord> {
   static constexpr const char* table = "organizations";
   static constexpr const char* pk = "organization_id";
   static constexpr const char* what = "organization";
-  static constexpr const char* cols =
-      "organization_id,organization_alias,max_budget_nanos,budget_duration,models,metadata,"
-      "created_at_ms,updated_at_ms";
-  static constexpr int ncols = 8;
   static const std::string& id(const OrganizationRecord& r) { return r.organization_id; }
-  static Params params(const OrganizationRecord& r) {
-    return {val(r.organization_id), or_null(r.organization_alias), val(r.max_budget_nanos),
-            val(r.budget_duration), json_list(r.models), val(r.metadata), val(r.created_at_ms),
-            val(r.updated_at_ms)};
-  }
-  static OrganizationRecord read(const Row& s) {
-    OrganizationRecord r;
-    r.organization_id = s.text(0);
-    r.organization_alias = s.text(1);
-    r.max_budget_nanos = s.opt_i64(2);
-    r.budget_duration = s.opt_text(3);
-    r.models = from_json_list(s.text(4));
-    r.metadata = s.text(5);
-    r.created_at_ms = s.i64(6);
-    r.updated_at_ms = s.i64(7);
-    return r;
+  static const Columns<OrganizationRecord>& columns() {
+    using O = OrganizationRecord;
+    static const Columns<O> c{
+        {"organization_id", &O::organization_id}, {"organization_alias", &O::organization_alias, kNullIfEmpty},
+        {"max_budget_nanos", &O::max_budget_nanos}, {"budget_duration", &O::budget_duration},
+        {"models", &O::models}, {"metadata", &O::metadata}, {"created_at_ms", &O::created_at_ms},
+        {"updated_at_ms", &O::updated_at_ms}};
+    return c;
   }
 };
 
@@ -428,24 +426,14 @@ struct Entity<CustomerRecord> {
   static constexpr const char* table = "customers";
   static constexpr const char* pk = "user_id";
   static constexpr const char* what = "customer";
-  static constexpr const char* cols =
-      "user_id,alias,max_budget_nanos,budget_duration,blocked,created_at_ms,updated_at_ms";
-  static constexpr int ncols = 7;
   static const std::string& id(const CustomerRecord& r) { return r.user_id; }
-  static Params params(const CustomerRecord& r) {
-    return {val(r.user_id), or_null(r.alias), val(r.max_budget_nanos), val(r.budget_duration),
-            val(r.blocked), val(r.created_at_ms), val(r.updated_at_ms)};
-  }
-  static CustomerRecord read(const Row& s) {
-    CustomerRecord r;
-    r.user_id = s.text(0);
-    r.alias = s.text(1);
-    r.max_budget_nanos = s.opt_i64(2);
-    r.budget_duration = s.opt_text(3);
-    r.blocked = s.i64(4) != 0;
-    r.created_at_ms = s.i64(5);
-    r.updated_at_ms = s.i64(6);
-    return r;
+  static const Columns<CustomerRecord>& columns() {
+    using C = CustomerRecord;
+    static const Columns<C> c{{"user_id", &C::user_id},           {"alias", &C::alias, kNullIfEmpty},
+                              {"max_budget_nanos", &C::max_budget_nanos}, {"budget_duration", &C::budget_duration},
+                              {"blocked", &C::blocked},           {"created_at_ms", &C::created_at_ms},
+                              {"updated_at_ms", &C::updated_at_ms}};
+    return c;
   }
 };
 
@@ -454,22 +442,16 @@ struct Entity<TagRecord> {
   static constexpr const char* table = "tags";
   static constexpr const char* pk = "name";
   static constexpr const char* what = "tag";
-  static constexpr const char* cols = "name,description,max_budget_nanos,budget_duration,created_at_ms,updated_at_ms";
-  static constexpr int ncols = 6;
   static const std::string& id(const TagRecord& r) { return r.name; }
-  static Params params(const TagRecord& r) {
-    return {val(r.name), or_null(r.description), val(r.max_budget_nanos), val(r.budget_duration),
-            val(r.created_at_ms), val(r.updated_at_ms)};
-  }
-  static TagRecord read(const Row& s) {
-    TagRecord r;
-    r.name = s.text(0);
-    r.description = s.text(1);
-    r.max_budget_nanos = s.opt_i64(2);
-    r.budget_duration = s.opt_text(3);
-    r.created_at_ms = s.i64(4);
-    r.updated_at_ms = s.i64(5);
-    return r;
+  static const Columns<TagRecord>& columns() {
+    using T = TagRecord;
+    static const Columns<T> c{{"name", &T::name},
+                              {"description", &T::description, kNullIfEmpty},
+                              {"max_budget_nanos", &T::max_budget_nanos},
+                              {"budget_duration", &T::budget_duration},
+                              {"created_at_ms", &T::created_at_ms},
+                              {"updated_at_ms", &T::updated_at_ms}};
+    return c;
   }
 };
 
@@ -478,99 +460,45 @@ struct Entity<JobRecord> {
   static constexpr const char* table = "tollgate_jobs";
   static constexpr const char* pk = "id";
   static constexpr const char* what = "job";
-  static constexpr const char* cols =
-      "id,created_ms,updated_ms,status,model_group,call_type,api_key,request_body,result,error,"
-      "attempts,request_id";
-  static constexpr int ncols = 12;
   static const std::string& id(const JobRecord& r) { return r.id; }
-  static Params params(const JobRecord& r) {
-    return {val(r.id), val(r.created_ms), val(r.updated_ms), val(r.status), val(r.model_group),
-            val(r.call_type), val(r.api_key), val(r.request_body), val(r.result), val(r.error),
-            val(r.attempts), val(r.request_id)};
-  }
-  static JobRecord read(const Row& s) {
-    JobRecord r;
-    r.id = s.text(0);
-    r.created_ms = s.i64(1);
-    r.updated_ms = s.i64(2);
-    r.status = s.text(3);
-    r.model_group = s.text(4);
-    r.call_type = s.text(5);
-    r.api_key = s.text(6);
-    r.request_body = s.text(7);
-    r.result = s.text(8);
-    r.error = s.text(9);
-    r.attempts = s.i64(10);
-    r.request_id = s.text(11);
-    return r;
+  static const Columns<JobRecord>& columns() {
+    using J = JobRecord;
+    static const Columns<J> c{
+        {"id", &J::id}, {"created_ms", &J::created_ms}, {"updated_ms", &J::updated_ms}, {"status", &J::status},
+        {"model_group", &J::model_group}, {"call_type", &J::call_type}, {"api_key", &J::api_key},
+        {"request_body", &J::request_body}, {"result", &J::result}, {"error", &J::error},
+        {"attempts", &J::attempts}, {"request_id", &J::request_id}};
+    return c;
   }
 };
 
-constexpr const char* kMemberCols = "team_id,user_id,role,max_budget_in_team_nanos,budget_duration";
-
-TeamMemberRecord read_member(const Row& s) {
-  TeamMemberRecord m;
-  m.team_id = s.text(0);
-  m.user_id = s.text(1);
-  m.role = s.text(2);
-  m.max_budget_in_team_nanos = s.opt_i64(3);
-  m.budget_duration = s.opt_text(4);
-  return m;
+const Columns<TeamMemberRecord>& member_columns() {
+  using M = TeamMemberRecord;
+  static const Columns<M> c{{"team_id", &M::team_id},
+                            {"user_id", &M::user_id},
+                            {"role", &M::role},
+                            {"max_budget_in_team_nanos", &M::max_budget_in_team_nanos},
+                            {"budget_duration", &M::budget_duration}};
+  return c;
 }
 
-constexpr const char* kSpendCols =
-    "request_id,call_type,api_key,key_alias,\"user\",team_id,organization_id,end_user,"
-    "request_tags,requested_model,model_group,model,model_id,custom_llm_provider,api_base,"
-    "attempts,skipped_fallbacks,prompt_tokens,completion_tokens,cached_tokens,total_tokens,"
-    "spend_nanos,priced,unknown_outcome,start_ms,end_ms,request_duration_ms,"
-    "completion_start_ms,status,error_status,metadata,degradation,decision,line_items";
-constexpr int kSpendNcols = 34;
-
-Params spend_params(const SpendLogRow& r) {
-  Params p;
-  p.reserve(kSpendNcols);
-  for (const std::string* f : {&r.request_id, &r.call_type, &r.api_key, &r.key_alias, &r.user,
-                               &r.team_id, &r.organization_id, &r.end_user})
-    p.push_back(*f);
-  p.push_back(json_list(r.request_tags));
-  for (const std::string* f : {&r.requested_model, &r.model_group, &r.model, &r.model_id,
-                               &r.custom_llm_provider, &r.api_base, &r.attempts,
-                               &r.skipped_fallbacks})
-    p.push_back(*f);
-  for (std::int64_t v : {r.prompt_tokens, r.completion_tokens, r.cached_tokens, r.total_tokens,
-                         r.spend_nanos})
-    p.push_back(v);
-  p.push_back(val(r.priced));
-  p.push_back(val(r.unknown_outcome));
-  for (std::int64_t v : {r.start_ms, r.end_ms, r.request_duration_ms}) p.push_back(v);
-  p.push_back(val(r.completion_start_ms));
-  for (const std::string* f : {&r.status, &r.error_status, &r.metadata, &r.degradation,
-                               &r.decision, &r.line_items})
-    p.push_back(*f);
-  return p;
-}
-
-SpendLogRow read_spend(const Row& s) {
-  SpendLogRow r;
-  std::size_t i = 0;
-  for (std::string* f : {&r.request_id, &r.call_type, &r.api_key, &r.key_alias, &r.user,
-                         &r.team_id, &r.organization_id, &r.end_user})
-    *f = s.text(i++);
-  r.request_tags = from_json_list(s.text(i++));
-  for (std::string* f : {&r.requested_model, &r.model_group, &r.model, &r.model_id,
-                         &r.custom_llm_provider, &r.api_base, &r.attempts, &r.skipped_fallbacks})
-    *f = s.text(i++);
-  for (std::int64_t* f : {&r.prompt_tokens, &r.completion_tokens, &r.cached_tokens,
-                          &r.total_tokens, &r.spend_nanos})
-    *f = s.i64(i++);
-  r.priced = s.i64(i++) != 0;
-  r.unknown_outcome = s.i64(i++) != 0;
-  for (std::int64_t* f : {&r.start_ms, &r.end_ms, &r.request_duration_ms}) *f = s.i64(i++);
-  r.completion_start_ms = s.opt_i64(i++);
-  for (std::string* f : {&r.status, &r.error_status, &r.metadata, &r.degradation, &r.decision,
-                         &r.line_items})
-    *f = s.text(i++);
-  return r;
+const Columns<SpendLogRow>& spend_columns() {
+  using S = SpendLogRow;
+  static const Columns<S> c{
+      {"request_id", &S::request_id}, {"call_type", &S::call_type}, {"api_key", &S::api_key},
+      {"key_alias", &S::key_alias}, {"\"user\"", &S::user}, {"team_id", &S::team_id},
+      {"organization_id", &S::organization_id}, {"end_user", &S::end_user}, {"request_tags", &S::request_tags},
+      {"requested_model", &S::requested_model}, {"model_group", &S::model_group}, {"model", &S::model},
+      {"model_id", &S::model_id}, {"custom_llm_provider", &S::custom_llm_provider}, {"api_base", &S::api_base},
+      {"attempts", &S::attempts}, {"skipped_fallbacks", &S::skipped_fallbacks},
+      {"prompt_tokens", &S::prompt_tokens}, {"completion_tokens", &S::completion_tokens},
+      {"cached_tokens", &S::cached_tokens}, {"total_tokens", &S::total_tokens}, {"spend_nanos", &S::spend_nanos},
+      {"priced", &S::priced}, {"unknown_outcome", &S::unknown_outcome}, {"start_ms", &S::start_ms},
+      {"end_ms", &S::end_ms}, {"request_duration_ms", &S::request_duration_ms},
+      {"completion_start_ms", &S::completion_start_ms}, {"status", &S::status},
+      {"error_status", &S::error_status}, {"metadata", &S::metadata}, {"degradation", &S::degradation},
+      {"decision", &S::decision}, {"line_items", &S::line_items}};
+  return c;
 }
 
 const char* kind_name(LedgerKind k) { return k == LedgerKind::reserve ? "reserve" : "settle"; }
@@ -676,9 +604,9 @@ class SqlStore final : public Store {
     return admin_write<R>(
         what,
         [&](Connection& db) -> StoreResult<R> {
-          auto s = db.run(std::string("INSERT INTO ") + E::table + " (" + E::cols + ") VALUES (" +
-                              placeholders(E::ncols) + ")",
-                          E::params(r), what);
+          auto s = db.run(std::string("INSERT INTO ") + E::table + " (" + E::columns().names() + ") VALUES (" +
+                              placeholders(E::columns().count()) + ")",
+                          E::columns().params(r), what);
           if (!s) return std::unexpected(s.error());
           return r;
         },
@@ -700,12 +628,12 @@ class SqlStore final : public Store {
     using E = Entity<R>;
     const std::string what = std::string("get ") + E::what;
     return on_admin<R>([&](Connection& db) -> StoreResult<R> {
-      auto s = db.run(std::string("SELECT ") + E::cols + " FROM " + E::table + " WHERE " + E::pk + " = ?", {id},
+      auto s = db.run(std::string("SELECT ") + E::columns().names() + " FROM " + E::table + " WHERE " + E::pk + " = ?", {id},
                       what);
       if (!s) return std::unexpected(s.error());
       if (s->rows.empty())
         return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E::what) + " not found", E::pk));
-      return E::read(s->rows.front());
+      return E::columns().read(s->rows.front());
     });
   }
 
@@ -724,9 +652,9 @@ class SqlStore final : public Store {
           if (q->rows.empty())
             return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E::what) + " not found", E::pk));
           stamp(r, q->rows.front().i64(0));
-          Params p = E::params(r);
+          Params p = E::columns().params(r);
           p.push_back(E::id(r));
-          auto s = db.run(std::string("UPDATE ") + E::table + " SET (" + E::cols + ") = (" + placeholders(E::ncols) +
+          auto s = db.run(std::string("UPDATE ") + E::table + " SET (" + E::columns().names() + ") = (" + placeholders(E::columns().count()) +
                               ") WHERE " + E::pk + " = ?",
                           p, what);
           if (!s) return std::unexpected(s.error());
@@ -769,14 +697,14 @@ class SqlStore final : public Store {
   static StoreResult<std::vector<R>> list_where(Connection& db, const std::string& where, const Params& args,
                                                 const std::string& tail = {}) {
     using E = Entity<R>;
-    std::string sql = std::string("SELECT ") + E::cols + " FROM " + E::table;
+    std::string sql = std::string("SELECT ") + E::columns().names() + " FROM " + E::table;
     if (!where.empty()) sql += " WHERE " + where;
     sql += tail.empty() ? std::string(" ORDER BY ") + E::pk : tail;
     auto s = db.run(sql, args, std::string("list ") + E::what);
     if (!s) return std::unexpected(s.error());
     std::vector<R> out;
     out.reserve(s->rows.size());
-    for (const auto& row : s->rows) out.push_back(E::read(row));
+    for (const auto& row : s->rows) out.push_back(E::columns().read(row));
     return out;
   }
 
@@ -835,7 +763,7 @@ class SqlStore final : public Store {
     if (m.user_id.empty())
       return std::unexpected(make_error(StoreErrorCode::invalid, "user_id is required", "user_id"));
     return mutate<TeamMemberRecord>("add team member", [&](Connection& db) -> StoreResult<TeamMemberRecord> {
-      auto s = db.run(std::string("INSERT INTO team_members (") + kMemberCols +
+      auto s = db.run(std::string("INSERT INTO team_members (") + member_columns().names() +
                           ") VALUES (?,?,?,?,?) ON CONFLICT (team_id, user_id) DO UPDATE SET role = excluded.role, "
                           "max_budget_in_team_nanos = excluded.max_budget_in_team_nanos, "
                           "budget_duration = excluded.budget_duration",
@@ -861,13 +789,13 @@ class SqlStore final : public Store {
 
   static StoreResult<std::vector<TeamMemberRecord>> members_where(Connection& db, const char* where,
                                                                   const Params& args) {
-    std::string sql = std::string("SELECT ") + kMemberCols + " FROM team_members";
+    std::string sql = std::string("SELECT ") + member_columns().names() + " FROM team_members";
     if (where) sql += std::string(" WHERE ") + where;
     sql += " ORDER BY team_id, user_id";
     auto s = db.run(sql, args, "list team members");
     if (!s) return std::unexpected(s.error());
     std::vector<TeamMemberRecord> out;
-    for (const auto& row : s->rows) out.push_back(read_member(row));
+    for (const auto& row : s->rows) out.push_back(member_columns().read(row));
     return out;
   }
 
@@ -1008,13 +936,13 @@ class SqlStore final : public Store {
     if (f.end_ms) cond("start_ms < ?", *f.end_ms);
     args.emplace_back(std::max<std::int64_t>(f.limit, 0));
     const std::string sql =
-        std::string("SELECT ") + kSpendCols + " FROM spend_logs" + where + " ORDER BY start_ms DESC, id DESC LIMIT ?";
+        std::string("SELECT ") + spend_columns().names() + " FROM spend_logs" + where + " ORDER BY start_ms DESC, id DESC LIMIT ?";
     return on_admin<std::vector<SpendLogRow>>([&](Connection& db) -> StoreResult<std::vector<SpendLogRow>> {
       auto s = db.run(sql, args, "query spend logs");
       if (!s) return std::unexpected(s.error());
       std::vector<SpendLogRow> out;
       out.reserve(s->rows.size());
-      for (const auto& row : s->rows) out.push_back(read_spend(row));
+      for (const auto& row : s->rows) out.push_back(spend_columns().read(row));
       return out;
     });
   }
@@ -1142,12 +1070,17 @@ class SqlStore final : public Store {
     if (!ins) return std::unexpected(ins.error());
     const std::int64_t seq = ins->rows.at(0).i64(0);
     if (!r.scopes.empty()) {
-      for (const auto& sc : r.scopes)
-        if (auto s = db.run(std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols +
-                                ") VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                            {seq, sc.kind, sc.id, sc.window_start_ms, sc.window_end_ms, sc.period}, "append ledger");
-            !s)
-          return std::unexpected(s.error());
+      // All scopes in one statement: one round trip to a server instead of one per scope.
+      std::string sql = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
+      Params p;
+      p.reserve(r.scopes.size() * 6);
+      for (const auto& sc : r.scopes) {
+        sql += p.empty() ? "(?,?,?,?,?,?)" : ",(?,?,?,?,?,?)";
+        for (Value v : {Value(seq), Value(sc.kind), Value(sc.id), Value(sc.window_start_ms), Value(sc.window_end_ms),
+                        Value(sc.period)})
+          p.push_back(std::move(v));
+      }
+      if (auto s = db.run(sql + " ON CONFLICT DO NOTHING", p, "append ledger"); !s) return std::unexpected(s.error());
     } else if (r.kind == LedgerKind::settle) {
       if (auto s = db.run(std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") SELECT ?, " + kScopeCols +
                               " FROM ledger_scope WHERE seq = (SELECT MAX(seq) FROM ledger WHERE reservation_id = ? "
@@ -1166,9 +1099,9 @@ class SqlStore final : public Store {
           if (auto s = insert_ledger(db, l->record); !s) return s.error();
         } else {
           const auto& row = std::get<GroupCommitWriter::SpendItem>(item).row;
-          if (auto s = db.run(std::string("INSERT INTO spend_logs (") + kSpendCols + ") VALUES (" +
-                                  placeholders(kSpendNcols) + ")",
-                              spend_params(row), "append spend log");
+          if (auto s = db.run(std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES (" +
+                                  placeholders(spend_columns().count()) + ")",
+                              spend_columns().params(row), "append spend log");
               !s)
             return s.error();
         }

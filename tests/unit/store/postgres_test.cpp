@@ -72,20 +72,18 @@ TEST_F(Postgres, FreshDatabaseHasEveryTableWithBigintMoneyAndCheckedJobStates) {
                         "'identity_generation','store_meta','ledger','ledger_scope','spend_logs','tollgate_jobs',"
                         "'schema_version')"),
             14);
-  // Every money and time column is a 64-bit integer; nothing is floating point.
-  EXPECT_EQ(db_->scalar("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'public' AND "
-                        "(column_name LIKE '%\\_nanos' OR column_name LIKE '%\\_ms') AND data_type <> 'bigint'"),
-            0);
-  EXPECT_GE(db_->scalar("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'public' AND "
-                        "column_name LIKE '%\\_nanos' AND data_type = 'bigint'"),
-            10);
-  EXPECT_EQ(db_->scalar("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'public' AND "
-                        "data_type IN ('real', 'double precision', 'numeric')"),
-            0);
-  // The ledger's sequence numbers are generated (an identity, as SQLite's AUTOINCREMENT).
-  EXPECT_EQ(db_->scalar("SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'ledger' AND "
-                        "column_name = 'seq' AND is_identity = 'YES'"),
-            1);
+  // Every money and time column is a 64-bit integer, nothing is floating point, and the ledger's
+  // sequence numbers are generated (an identity, as SQLite's AUTOINCREMENT).
+  const std::string columns = "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'public' AND ";
+  struct Check {
+    const char* where;
+    std::int64_t expected;
+  };
+  for (const Check& c : {Check{"(column_name LIKE '%\\_nanos' OR column_name LIKE '%\\_ms') AND data_type <> 'bigint'", 0},
+                         Check{"column_name LIKE '%\\_nanos' AND data_type = 'bigint'", 11},
+                         Check{"data_type IN ('real', 'double precision', 'numeric')", 0},
+                         Check{"table_name = 'ledger' AND column_name = 'seq' AND is_identity = 'YES'", 1}})
+    EXPECT_EQ(db_->scalar(columns + c.where), c.expected) << c.where;
   PGconn* raw = PQconnectdb(db_->url().c_str());
   PGresult* r = PQexec(raw, "INSERT INTO tollgate_jobs (id, created_ms, updated_ms, status) VALUES ('x', 1, 1, 'paused')");
   EXPECT_EQ(PQresultStatus(r), PGRES_FATAL_ERROR);
