@@ -3,7 +3,8 @@
 // spend still equal to the simulator's bill. Needs TOLLGATE_TEST_POSTGRES_URL (scripts/services.sh
 // starts a server); skipped without it unless TOLLGATE_REQUIRE_SERVICES=1 (CI), then it fails.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { after } from 'node:test';
 import { useMock, e2e, gatewayConfig } from './harness.mjs';
@@ -64,4 +65,16 @@ e2e('postgres: a key and its spend survive a gateway restart (spend == the simul
   const r = await chat(gw, k.key, hi('paid-model'));
   assert.equal(r.status, 200, r.text);
   await expectSpend(gw, k.key, (await mockBill(mock, 'paid-upstream')).nanos, 'spend after one more request');
+
+  // tollgate explain reads the same database beside the running gateway.
+  const id = r.headers.get('x-litellm-call-id');
+  const bin = path.resolve(process.env.TOLLGATE_BIN ?? 'build/tollgate');
+  const deadline = Date.now() + 5000;
+  let x;
+  do {
+    x = spawnSync(bin, ['explain', id, '--config', gw.configPath], { encoding: 'utf8', timeout: 20000 });
+  } while (x.status !== 0 && Date.now() < deadline);
+  assert.equal(x.status, 0, `${x.stdout}\n${x.stderr}`);
+  assert.match(x.stdout, new RegExp(`^request {6}${id}$`, 'm'));
+  assert.match(x.stdout, /^status {7}success$/m);
 }, { skip });

@@ -102,7 +102,7 @@ std::optional<StoreError> PgConnection::ensure_connected() {
     std::string msg = conn_ ? PQerrorMessage(conn_) : "out of memory";
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     for (auto& c : msg)
-      if (c == '\n') c = ' ';
+      if (c == '\n' || c == '\t') c = ' ';
     disconnect();
     return StoreError{StoreErrorCode::unavailable,
                       "cannot connect to " + core::redact_database_url(url_) + ": " + msg, "database_url"};
