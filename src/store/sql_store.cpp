@@ -343,134 +343,91 @@ class Columns {
   std::string names_;
 };
 
+// A record's table: its name, primary key (also the record's id member), the noun for messages,
+// and its columns.
 template <class R>
-struct Entity;
-
-template <>
-struct Entity<KeyRecord> {
-  static constexpr const char* table = "keys";
-  static constexpr const char* pk = "token_hash";
-  static constexpr const char* what = "key";
-  static const std::string& id(const KeyRecord& r) { return r.token_hash; }
-  static const Columns<KeyRecord>& columns() {
-    using K = KeyRecord;
-    static const Columns<K> c{
-        {"token_hash", &K::token_hash}, {"key_alias", &K::key_alias, kNullIfEmpty}, {"key_name", &K::key_name},
-        {"user_id", &K::user_id, kNullIfEmpty}, {"team_id", &K::team_id, kNullIfEmpty},
-        {"organization_id", &K::organization_id, kNullIfEmpty}, {"models", &K::models}, {"metadata", &K::metadata},
-        {"tags", &K::tags}, {"max_budget_nanos", &K::max_budget_nanos}, {"budget_duration", &K::budget_duration},
-        {"soft_budget_nanos", &K::soft_budget_nanos}, {"budget_limits", &K::budget_limits},
-        {"model_max_budget", &K::model_max_budget}, {"max_parallel_requests", &K::max_parallel_requests},
-        {"rpm_limit", &K::rpm_limit}, {"tpm_limit", &K::tpm_limit}, {"blocked", &K::blocked},
-        {"expires_at_ms", &K::expires_at_ms}, {"created_at_ms", &K::created_at_ms},
-        {"updated_at_ms", &K::updated_at_ms}};
-    return c;
-  }
+struct Table {
+  const char* name;
+  const char* pk;
+  const char* what;
+  std::string R::*id_member;
+  Columns<R> columns;
+  const std::string& id(const R& r) const { return r.*id_member; }
 };
 
-template <>
-struct Entity<UserRecord> {
-  static constexpr const char* table = "users";
-  static constexpr const char* pk = "user_id";
-  static constexpr const char* what = "user";
-  static const std::string& id(const UserRecord& r) { return r.user_id; }
-  static const Columns<UserRecord>& columns() {
-    using U = UserRecord;
-    static const Columns<U> c{
-        {"user_id", &U::user_id}, {"user_email", &U::user_email, kNullIfEmpty},
-        {"user_alias", &U::user_alias, kNullIfEmpty}, {"max_budget_nanos", &U::max_budget_nanos},
-        {"budget_duration", &U::budget_duration}, {"models", &U::models}, {"metadata", &U::metadata},
-        {"rpm_limit", &U::rpm_limit}, {"tpm_limit", &U::tpm_limit}, {"created_at_ms", &U::created_at_ms},
-        {"updated_at_ms", &U::updated_at_ms}};
-    return c;
-  }
-};
+// Every record's table (variable template: one definition per record type below).
+template <class R>
+extern const Table<R> kTable;
 
 template <>
-struct Entity<TeamRecord> {
-  static constexpr const char* table = "teams";
-  static constexpr const char* pk = "team_id";
-  static constexpr const char* what = "team";
-  static const std::string& id(const TeamRecord& r) { return r.team_id; }
-  static const Columns<TeamRecord>& columns() {
-    using T = TeamRecord;
-    static const Columns<T> c{
-        {"team_id", &T::team_id}, {"team_alias", &T::team_alias, kNullIfEmpty},
-        {"organization_id", &T::organization_id, kNullIfEmpty}, {"max_budget_nanos", &T::max_budget_nanos},
-        {"budget_duration", &T::budget_duration}, {"models", &T::models}, {"metadata", &T::metadata},
-        {"rpm_limit", &T::rpm_limit}, {"tpm_limit", &T::tpm_limit}, {"blocked", &T::blocked},
-        {"created_at_ms", &T::created_at_ms}, {"updated_at_ms", &T::updated_at_ms}};
-    return c;
-  }
-};
+const Table<KeyRecord> kTable<KeyRecord>{"keys", "token_hash", "key", &KeyRecord::token_hash, {
+    {"token_hash", &KeyRecord::token_hash}, {"key_alias", &KeyRecord::key_alias, kNullIfEmpty},
+    {"key_name", &KeyRecord::key_name}, {"user_id", &KeyRecord::user_id, kNullIfEmpty},
+    {"team_id", &KeyRecord::team_id, kNullIfEmpty},
+    {"organization_id", &KeyRecord::organization_id, kNullIfEmpty}, {"models", &KeyRecord::models},
+    {"metadata", &KeyRecord::metadata}, {"tags", &KeyRecord::tags},
+    {"max_budget_nanos", &KeyRecord::max_budget_nanos}, {"budget_duration", &KeyRecord::budget_duration},
+    {"soft_budget_nanos", &KeyRecord::soft_budget_nanos}, {"budget_limits", &KeyRecord::budget_limits},
+    {"model_max_budget", &KeyRecord::model_max_budget},
+    {"max_parallel_requests", &KeyRecord::max_parallel_requests}, {"rpm_limit", &KeyRecord::rpm_limit},
+    {"tpm_limit", &KeyRecord::tpm_limit}, {"blocked", &KeyRecord::blocked},
+    {"expires_at_ms", &KeyRecord::expires_at_ms}, {"created_at_ms", &KeyRecord::created_at_ms},
+    {"updated_at_ms", &KeyRecord::updated_at_ms}
+}};
 
 template <>
-struct Entity<OrganizationRecord> {
-  static constexpr const char* table = "organizations";
-  static constexpr const char* pk = "organization_id";
-  static constexpr const char* what = "organization";
-  static const std::string& id(const OrganizationRecord& r) { return r.organization_id; }
-  static const Columns<OrganizationRecord>& columns() {
-    using O = OrganizationRecord;
-    static const Columns<O> c{
-        {"organization_id", &O::organization_id}, {"organization_alias", &O::organization_alias, kNullIfEmpty},
-        {"max_budget_nanos", &O::max_budget_nanos}, {"budget_duration", &O::budget_duration},
-        {"models", &O::models}, {"metadata", &O::metadata}, {"created_at_ms", &O::created_at_ms},
-        {"updated_at_ms", &O::updated_at_ms}};
-    return c;
-  }
-};
+const Table<UserRecord> kTable<UserRecord>{"users", "user_id", "user", &UserRecord::user_id, {
+    {"user_id", &UserRecord::user_id}, {"user_email", &UserRecord::user_email, kNullIfEmpty},
+    {"user_alias", &UserRecord::user_alias, kNullIfEmpty}, {"max_budget_nanos", &UserRecord::max_budget_nanos},
+    {"budget_duration", &UserRecord::budget_duration}, {"models", &UserRecord::models},
+    {"metadata", &UserRecord::metadata}, {"rpm_limit", &UserRecord::rpm_limit},
+    {"tpm_limit", &UserRecord::tpm_limit}, {"created_at_ms", &UserRecord::created_at_ms},
+    {"updated_at_ms", &UserRecord::updated_at_ms}
+}};
 
 template <>
-struct Entity<CustomerRecord> {
-  static constexpr const char* table = "customers";
-  static constexpr const char* pk = "user_id";
-  static constexpr const char* what = "customer";
-  static const std::string& id(const CustomerRecord& r) { return r.user_id; }
-  static const Columns<CustomerRecord>& columns() {
-    using C = CustomerRecord;
-    static const Columns<C> c{{"user_id", &C::user_id},           {"alias", &C::alias, kNullIfEmpty},
-                              {"max_budget_nanos", &C::max_budget_nanos}, {"budget_duration", &C::budget_duration},
-                              {"blocked", &C::blocked},           {"created_at_ms", &C::created_at_ms},
-                              {"updated_at_ms", &C::updated_at_ms}};
-    return c;
-  }
-};
+const Table<TeamRecord> kTable<TeamRecord>{"teams", "team_id", "team", &TeamRecord::team_id, {
+    {"team_id", &TeamRecord::team_id}, {"team_alias", &TeamRecord::team_alias, kNullIfEmpty},
+    {"organization_id", &TeamRecord::organization_id, kNullIfEmpty},
+    {"max_budget_nanos", &TeamRecord::max_budget_nanos}, {"budget_duration", &TeamRecord::budget_duration},
+    {"models", &TeamRecord::models}, {"metadata", &TeamRecord::metadata}, {"rpm_limit", &TeamRecord::rpm_limit},
+    {"tpm_limit", &TeamRecord::tpm_limit}, {"blocked", &TeamRecord::blocked},
+    {"created_at_ms", &TeamRecord::created_at_ms}, {"updated_at_ms", &TeamRecord::updated_at_ms}
+}};
 
 template <>
-struct Entity<TagRecord> {
-  static constexpr const char* table = "tags";
-  static constexpr const char* pk = "name";
-  static constexpr const char* what = "tag";
-  static const std::string& id(const TagRecord& r) { return r.name; }
-  static const Columns<TagRecord>& columns() {
-    using T = TagRecord;
-    static const Columns<T> c{{"name", &T::name},
-                              {"description", &T::description, kNullIfEmpty},
-                              {"max_budget_nanos", &T::max_budget_nanos},
-                              {"budget_duration", &T::budget_duration},
-                              {"created_at_ms", &T::created_at_ms},
-                              {"updated_at_ms", &T::updated_at_ms}};
-    return c;
-  }
-};
+const Table<OrganizationRecord> kTable<OrganizationRecord>{"organizations", "organization_id", "organization", &OrganizationRecord::organization_id, {
+    {"organization_id", &OrganizationRecord::organization_id},
+    {"organization_alias", &OrganizationRecord::organization_alias, kNullIfEmpty},
+    {"max_budget_nanos", &OrganizationRecord::max_budget_nanos},
+    {"budget_duration", &OrganizationRecord::budget_duration}, {"models", &OrganizationRecord::models},
+    {"metadata", &OrganizationRecord::metadata}, {"created_at_ms", &OrganizationRecord::created_at_ms},
+    {"updated_at_ms", &OrganizationRecord::updated_at_ms}
+}};
 
 template <>
-struct Entity<JobRecord> {
-  static constexpr const char* table = "tollgate_jobs";
-  static constexpr const char* pk = "id";
-  static constexpr const char* what = "job";
-  static const std::string& id(const JobRecord& r) { return r.id; }
-  static const Columns<JobRecord>& columns() {
-    using J = JobRecord;
-    static const Columns<J> c{
-        {"id", &J::id}, {"created_ms", &J::created_ms}, {"updated_ms", &J::updated_ms}, {"status", &J::status},
-        {"model_group", &J::model_group}, {"call_type", &J::call_type}, {"api_key", &J::api_key},
-        {"request_body", &J::request_body}, {"result", &J::result}, {"error", &J::error},
-        {"attempts", &J::attempts}, {"request_id", &J::request_id}};
-    return c;
-  }
-};
+const Table<CustomerRecord> kTable<CustomerRecord>{"customers", "user_id", "customer", &CustomerRecord::user_id, {
+    {"user_id", &CustomerRecord::user_id}, {"alias", &CustomerRecord::alias, kNullIfEmpty},
+    {"max_budget_nanos", &CustomerRecord::max_budget_nanos},
+    {"budget_duration", &CustomerRecord::budget_duration}, {"blocked", &CustomerRecord::blocked},
+    {"created_at_ms", &CustomerRecord::created_at_ms}, {"updated_at_ms", &CustomerRecord::updated_at_ms}
+}};
+
+template <>
+const Table<TagRecord> kTable<TagRecord>{"tags", "name", "tag", &TagRecord::name, {
+    {"name", &TagRecord::name}, {"description", &TagRecord::description, kNullIfEmpty},
+    {"max_budget_nanos", &TagRecord::max_budget_nanos}, {"budget_duration", &TagRecord::budget_duration},
+    {"created_at_ms", &TagRecord::created_at_ms}, {"updated_at_ms", &TagRecord::updated_at_ms}
+}};
+
+template <>
+const Table<JobRecord> kTable<JobRecord>{"tollgate_jobs", "id", "job", &JobRecord::id, {
+    {"id", &JobRecord::id}, {"created_ms", &JobRecord::created_ms}, {"updated_ms", &JobRecord::updated_ms},
+    {"status", &JobRecord::status}, {"model_group", &JobRecord::model_group},
+    {"call_type", &JobRecord::call_type}, {"api_key", &JobRecord::api_key},
+    {"request_body", &JobRecord::request_body}, {"result", &JobRecord::result}, {"error", &JobRecord::error},
+    {"attempts", &JobRecord::attempts}, {"request_id", &JobRecord::request_id}
+}};
 
 const Columns<TeamMemberRecord>& member_columns() {
   using M = TeamMemberRecord;
@@ -600,13 +557,13 @@ class SqlStore final : public Store {
 
   template <class R>
   StoreResult<R> insert(R r, const std::string& what, bool bump_generation) {
-    using E = Entity<R>;
+    const Table<R>& E = kTable<R>;
     return admin_write<R>(
         what,
         [&](Connection& db) -> StoreResult<R> {
-          auto s = db.run(std::string("INSERT INTO ") + E::table + " (" + E::columns().names() + ") VALUES (" +
-                              placeholders(E::columns().count()) + ")",
-                          E::columns().params(r), what);
+          auto s = db.run(std::string("INSERT INTO ") + E.name + " (" + E.columns.names() + ") VALUES (" +
+                              placeholders(E.columns.count()) + ")",
+                          E.columns.params(r), what);
           if (!s) return std::unexpected(s.error());
           return r;
         },
@@ -615,25 +572,25 @@ class SqlStore final : public Store {
 
   template <class R>
   StoreResult<R> create(R r) {
-    using E = Entity<R>;
-    if (E::id(r).empty())
-      return std::unexpected(make_error(StoreErrorCode::invalid, std::string(E::pk) + " is required", E::pk));
+    const Table<R>& E = kTable<R>;
+    if (E.id(r).empty())
+      return std::unexpected(make_error(StoreErrorCode::invalid, std::string(E.pk) + " is required", E.pk));
     if (r.created_at_ms == 0) r.created_at_ms = now_ms();
     if (r.updated_at_ms == 0) r.updated_at_ms = r.created_at_ms;
-    return insert(std::move(r), std::string("create ") + E::what, true);
+    return insert(std::move(r), std::string("create ") + E.what, true);
   }
 
   template <class R>
   StoreResult<R> get(const std::string& id) {
-    using E = Entity<R>;
-    const std::string what = std::string("get ") + E::what;
+    const Table<R>& E = kTable<R>;
+    const std::string what = std::string("get ") + E.what;
     return on_admin<R>([&](Connection& db) -> StoreResult<R> {
-      auto s = db.run(std::string("SELECT ") + E::columns().names() + " FROM " + E::table + " WHERE " + E::pk + " = ?", {id},
+      auto s = db.run(std::string("SELECT ") + E.columns.names() + " FROM " + E.name + " WHERE " + E.pk + " = ?", {id},
                       what);
       if (!s) return std::unexpected(s.error());
       if (s->rows.empty())
-        return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E::what) + " not found", E::pk));
-      return E::columns().read(s->rows.front());
+        return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E.what) + " not found", E.pk));
+      return E.columns.read(s->rows.front());
     });
   }
 
@@ -642,20 +599,20 @@ class SqlStore final : public Store {
   template <class R, class Stamp>
   StoreResult<R> replace(R r, const std::string& what, const char* created_col, Stamp&& stamp,
                          bool bump_generation) {
-    using E = Entity<R>;
+    const Table<R>& E = kTable<R>;
     return admin_write<R>(
         what,
         [&](Connection& db) -> StoreResult<R> {
-          auto q = db.run(std::string("SELECT ") + created_col + " FROM " + E::table + " WHERE " + E::pk + " = ?",
-                          {E::id(r)}, what);
+          auto q = db.run(std::string("SELECT ") + created_col + " FROM " + E.name + " WHERE " + E.pk + " = ?",
+                          {E.id(r)}, what);
           if (!q) return std::unexpected(q.error());
           if (q->rows.empty())
-            return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E::what) + " not found", E::pk));
+            return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E.what) + " not found", E.pk));
           stamp(r, q->rows.front().i64(0));
-          Params p = E::columns().params(r);
-          p.push_back(E::id(r));
-          auto s = db.run(std::string("UPDATE ") + E::table + " SET (" + E::columns().names() + ") = (" + placeholders(E::columns().count()) +
-                              ") WHERE " + E::pk + " = ?",
+          Params p = E.columns.params(r);
+          p.push_back(E.id(r));
+          auto s = db.run(std::string("UPDATE ") + E.name + " SET (" + E.columns.names() + ") = (" + placeholders(E.columns.count()) +
+                              ") WHERE " + E.pk + " = ?",
                           p, what);
           if (!s) return std::unexpected(s.error());
           return r;
@@ -665,9 +622,9 @@ class SqlStore final : public Store {
 
   template <class R>
   StoreResult<R> update(R r) {
-    using E = Entity<R>;
+    const Table<R>& E = kTable<R>;
     return replace(
-        std::move(r), std::string("update ") + E::what, "created_at_ms",
+        std::move(r), std::string("update ") + E.what, "created_at_ms",
         [](R& rec, std::int64_t created) {
           if (rec.created_at_ms == 0) rec.created_at_ms = created;
           rec.updated_at_ms = std::max(now_ms(), rec.created_at_ms);
@@ -678,13 +635,13 @@ class SqlStore final : public Store {
   // Deletes the row; `extra` statements (one `?` = the id) run in the same transaction.
   template <class R>
   StoreResult<void> remove(const std::string& id, std::vector<std::string> extra = {}) {
-    using E = Entity<R>;
-    const std::string what = std::string("delete ") + E::what;
+    const Table<R>& E = kTable<R>;
+    const std::string what = std::string("delete ") + E.what;
     auto r = mutate<bool>(what, [&](Connection& db) -> StoreResult<bool> {
-      auto s = db.run(std::string("DELETE FROM ") + E::table + " WHERE " + E::pk + " = ?", {id}, what);
+      auto s = db.run(std::string("DELETE FROM ") + E.name + " WHERE " + E.pk + " = ?", {id}, what);
       if (!s) return std::unexpected(s.error());
       if (s->changes == 0)
-        return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E::what) + " not found", E::pk));
+        return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E.what) + " not found", E.pk));
       for (const auto& sql : extra)
         if (auto x = db.run(sql, {id}, what); !x) return std::unexpected(x.error());
       return true;
@@ -696,15 +653,15 @@ class SqlStore final : public Store {
   template <class R>
   static StoreResult<std::vector<R>> list_where(Connection& db, const std::string& where, const Params& args,
                                                 const std::string& tail = {}) {
-    using E = Entity<R>;
-    std::string sql = std::string("SELECT ") + E::columns().names() + " FROM " + E::table;
+    const Table<R>& E = kTable<R>;
+    std::string sql = std::string("SELECT ") + E.columns.names() + " FROM " + E.name;
     if (!where.empty()) sql += " WHERE " + where;
-    sql += tail.empty() ? std::string(" ORDER BY ") + E::pk : tail;
-    auto s = db.run(sql, args, std::string("list ") + E::what);
+    sql += tail.empty() ? std::string(" ORDER BY ") + E.pk : tail;
+    auto s = db.run(sql, args, std::string("list ") + E.what);
     if (!s) return std::unexpected(s.error());
     std::vector<R> out;
     out.reserve(s->rows.size());
-    for (const auto& row : s->rows) out.push_back(E::columns().read(row));
+    for (const auto& row : s->rows) out.push_back(E.columns.read(row));
     return out;
   }
 
