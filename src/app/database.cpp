@@ -1,8 +1,8 @@
 #include "app/database.hpp"
 
-#include <thread>
-
 #include <spdlog/spdlog.h>
+
+#include <thread>
 
 #include "core/database_url.hpp"
 #include "store/postgres/postgres_store.hpp"

@@ -50,8 +50,8 @@ std::expected<DatabaseUrl, std::string> parse_database_url(std::string_view url)
   if (scheme == "postgresql" || scheme == "postgres") {
     auto parsed = boost::urls::parse_uri(url);
     if (!parsed)
-      return std::unexpected("cannot parse the " + std::string(scheme) + ":// URL " + redact_database_url(url) +
-                             ": " + parsed.error().message());
+      return std::unexpected("cannot parse the " + std::string(scheme) + ":// URL " + redact_database_url(url) + ": " +
+                             parsed.error().message());
     if (!valid_ports(parsed->encoded_authority()))
       return std::unexpected("cannot parse the " + std::string(scheme) + ":// URL " + redact_database_url(url) +
                              ": a port must be a number from 1 to 65535");

@@ -1,12 +1,14 @@
 #include "store/sql_store.hpp"
 
 #include <algorithm>
+#include <boost/json.hpp>
+#include <boost/pfr.hpp>
 #include <chrono>
 #include <limits>
+#include <stdexcept>
+#include <string_view>
 #include <type_traits>
 #include <utility>
-
-#include <boost/json.hpp>
 
 #include "store/group_commit.hpp"
 
@@ -235,8 +237,7 @@ int schema_version() noexcept { return static_cast<int>(migrations().size()); }
 namespace {
 
 std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -277,186 +278,137 @@ std::string placeholders(int n) {
   return s;
 }
 
-// --- record mapping: one column table per record, in column order --------------------------
+// --- record mapping ------------------------------------------------------------------------
 
+// A record's table: the record's fields, in declaration order (Boost.PFR), are its columns. The
+// column list names them, space-separated; a trailing `?` stores an empty string as NULL (an unset
+// id or alias: UNIQUE allows many NULLs). Booleans are 0/1, lists of names JSON arrays.
 template <class R>
-using Member = std::variant<std::string R::*, std::optional<std::string> R::*, std::int64_t R::*,
-                            std::optional<std::int64_t> R::*, bool R::*, std::vector<std::string> R::*>;
-
-// An empty string stored as NULL (an unset id or alias: UNIQUE allows many NULLs).
-constexpr bool kNullIfEmpty = true;
-
-template <class R>
-struct Column {
-  const char* name;
-  Member<R> member;
-  bool null_if_empty = false;
-};
-
-// A record's columns: their names for SQL, and the record ↔ row codec (booleans as 0/1, lists of
-// names as JSON arrays).
-template <class R>
-class Columns {
+class Table {
  public:
-  Columns(std::initializer_list<Column<R>> cols) : cols_(cols) {
-    for (const auto& c : cols_) names_ += (names_.empty() ? "" : ",") + std::string(c.name);
+  Table(const char* name, const char* pk, const char* what, std::string_view columns) : name(name), pk(pk), what(what) {
+    std::size_t i = 0;
+    while (i < columns.size()) {
+      const auto end = std::min(columns.find(' ', i), columns.size());
+      std::string_view col = columns.substr(i, end - i);
+      i = end + 1;
+      if (col.empty()) continue;
+      const bool nullable = col.ends_with('?');
+      if (nullable) col.remove_suffix(1);
+      if (col == pk) pk_index_ = null_if_empty_.size();
+      null_if_empty_.push_back(nullable);
+      names_ += (names_.empty() ? "" : ",") + std::string(col);
+    }
+    // A field added to a record without its column (or the reverse) is caught at the first start.
+    if (null_if_empty_.size() != boost::pfr::tuple_size_v<R>)
+      throw std::logic_error(std::string("store: the column list of table ") + name + " does not match its record");
   }
+
+  const char* name;
+  const char* pk;    ///< primary key column
+  const char* what;  ///< the record's noun in messages
+
   const std::string& names() const { return names_; }
-  int count() const { return static_cast<int>(cols_.size()); }
+  int count() const { return static_cast<int>(null_if_empty_.size()); }
+
+  /// The primary key's value.
+  const std::string& id(const R& r) const {
+    const std::string* out = nullptr;
+    boost::pfr::for_each_field(r, [&](const auto& v, std::size_t i) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>)
+        if (i == pk_index_) out = &v;
+    });
+    return *out;
+  }
 
   Params params(const R& r) const {
     Params out;
-    out.reserve(cols_.size());
-    for (const auto& c : cols_)
-      std::visit(
-          [&](auto m) {
-            const auto& v = r.*m;
-            using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, std::vector<std::string>>) out.push_back(json_list(v));
-            else if constexpr (std::is_same_v<V, std::string>) out.push_back(c.null_if_empty ? or_null(v) : val(v));
-            else out.push_back(val(v));
-          },
-          c.member);
+    out.reserve(null_if_empty_.size());
+    boost::pfr::for_each_field(r, [&](const auto& v, std::size_t i) {
+      using V = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<V, std::vector<std::string>>)
+        out.push_back(json_list(v));
+      else if constexpr (std::is_same_v<V, std::string>)
+        out.push_back(null_if_empty_[i] ? or_null(v) : val(v));
+      else
+        out.push_back(val(v));
+    });
     return out;
   }
 
   R read(const Row& row) const {
     R r;
-    for (std::size_t i = 0; i < cols_.size(); ++i)
-      std::visit(
-          [&](auto m) {
-            auto& v = r.*m;
-            using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, std::vector<std::string>>) v = from_json_list(row.text(i));
-            else if constexpr (std::is_same_v<V, std::string>) v = row.text(i);
-            else if constexpr (std::is_same_v<V, std::optional<std::string>>) v = row.opt_text(i);
-            else if constexpr (std::is_same_v<V, std::optional<std::int64_t>>) v = row.opt_i64(i);
-            else if constexpr (std::is_same_v<V, bool>) v = row.i64(i) != 0;
-            else v = row.i64(i);
-          },
-          cols_[i].member);
+    boost::pfr::for_each_field(r, [&](auto& v, std::size_t i) {
+      using V = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<V, std::vector<std::string>>)
+        v = from_json_list(row.text(i));
+      else if constexpr (std::is_same_v<V, std::string>)
+        v = row.text(i);
+      else if constexpr (std::is_same_v<V, std::optional<std::string>>)
+        v = row.opt_text(i);
+      else if constexpr (std::is_same_v<V, std::optional<std::int64_t>>)
+        v = row.opt_i64(i);
+      else if constexpr (std::is_same_v<V, bool>)
+        v = row.i64(i) != 0;
+      else
+        v = row.i64(i);
+    });
     return r;
   }
 
  private:
-  std::vector<Column<R>> cols_;
+  std::vector<bool> null_if_empty_;
   std::string names_;
+  std::size_t pk_index_ = 0;
 };
 
-// A record's table: its name, primary key (also the record's id member), the noun for messages,
-// and its columns.
-template <class R>
-struct Table {
-  const char* name;
-  const char* pk;
-  const char* what;
-  std::string R::*id_member;
-  Columns<R> columns;
-  const std::string& id(const R& r) const { return r.*id_member; }
-};
-
-// Every record's table (variable template: one definition per record type below).
 template <class R>
 extern const Table<R> kTable;
 
 template <>
-const Table<KeyRecord> kTable<KeyRecord>{"keys", "token_hash", "key", &KeyRecord::token_hash, {
-    {"token_hash", &KeyRecord::token_hash}, {"key_alias", &KeyRecord::key_alias, kNullIfEmpty},
-    {"key_name", &KeyRecord::key_name}, {"user_id", &KeyRecord::user_id, kNullIfEmpty},
-    {"team_id", &KeyRecord::team_id, kNullIfEmpty},
-    {"organization_id", &KeyRecord::organization_id, kNullIfEmpty}, {"models", &KeyRecord::models},
-    {"metadata", &KeyRecord::metadata}, {"tags", &KeyRecord::tags},
-    {"max_budget_nanos", &KeyRecord::max_budget_nanos}, {"budget_duration", &KeyRecord::budget_duration},
-    {"soft_budget_nanos", &KeyRecord::soft_budget_nanos}, {"budget_limits", &KeyRecord::budget_limits},
-    {"model_max_budget", &KeyRecord::model_max_budget},
-    {"max_parallel_requests", &KeyRecord::max_parallel_requests}, {"rpm_limit", &KeyRecord::rpm_limit},
-    {"tpm_limit", &KeyRecord::tpm_limit}, {"blocked", &KeyRecord::blocked},
-    {"expires_at_ms", &KeyRecord::expires_at_ms}, {"created_at_ms", &KeyRecord::created_at_ms},
-    {"updated_at_ms", &KeyRecord::updated_at_ms}
-}};
-
+const Table<KeyRecord> kTable<KeyRecord>{
+    "keys", "token_hash", "key",
+    "token_hash key_alias? key_name user_id? team_id? organization_id? models metadata tags max_budget_nanos "
+    "budget_duration soft_budget_nanos budget_limits model_max_budget max_parallel_requests rpm_limit tpm_limit "
+    "blocked expires_at_ms created_at_ms updated_at_ms"};
 template <>
-const Table<UserRecord> kTable<UserRecord>{"users", "user_id", "user", &UserRecord::user_id, {
-    {"user_id", &UserRecord::user_id}, {"user_email", &UserRecord::user_email, kNullIfEmpty},
-    {"user_alias", &UserRecord::user_alias, kNullIfEmpty}, {"max_budget_nanos", &UserRecord::max_budget_nanos},
-    {"budget_duration", &UserRecord::budget_duration}, {"models", &UserRecord::models},
-    {"metadata", &UserRecord::metadata}, {"rpm_limit", &UserRecord::rpm_limit},
-    {"tpm_limit", &UserRecord::tpm_limit}, {"created_at_ms", &UserRecord::created_at_ms},
-    {"updated_at_ms", &UserRecord::updated_at_ms}
-}};
-
+const Table<UserRecord> kTable<UserRecord>{"users", "user_id", "user",
+                                           "user_id user_email? user_alias? max_budget_nanos budget_duration models "
+                                           "metadata rpm_limit tpm_limit created_at_ms updated_at_ms"};
 template <>
-const Table<TeamRecord> kTable<TeamRecord>{"teams", "team_id", "team", &TeamRecord::team_id, {
-    {"team_id", &TeamRecord::team_id}, {"team_alias", &TeamRecord::team_alias, kNullIfEmpty},
-    {"organization_id", &TeamRecord::organization_id, kNullIfEmpty},
-    {"max_budget_nanos", &TeamRecord::max_budget_nanos}, {"budget_duration", &TeamRecord::budget_duration},
-    {"models", &TeamRecord::models}, {"metadata", &TeamRecord::metadata}, {"rpm_limit", &TeamRecord::rpm_limit},
-    {"tpm_limit", &TeamRecord::tpm_limit}, {"blocked", &TeamRecord::blocked},
-    {"created_at_ms", &TeamRecord::created_at_ms}, {"updated_at_ms", &TeamRecord::updated_at_ms}
-}};
-
+const Table<TeamRecord> kTable<TeamRecord>{
+    "teams", "team_id", "team",
+    "team_id team_alias? organization_id? max_budget_nanos budget_duration models metadata rpm_limit tpm_limit "
+    "blocked created_at_ms updated_at_ms"};
 template <>
-const Table<OrganizationRecord> kTable<OrganizationRecord>{"organizations", "organization_id", "organization", &OrganizationRecord::organization_id, {
-    {"organization_id", &OrganizationRecord::organization_id},
-    {"organization_alias", &OrganizationRecord::organization_alias, kNullIfEmpty},
-    {"max_budget_nanos", &OrganizationRecord::max_budget_nanos},
-    {"budget_duration", &OrganizationRecord::budget_duration}, {"models", &OrganizationRecord::models},
-    {"metadata", &OrganizationRecord::metadata}, {"created_at_ms", &OrganizationRecord::created_at_ms},
-    {"updated_at_ms", &OrganizationRecord::updated_at_ms}
-}};
-
+const Table<OrganizationRecord> kTable<OrganizationRecord>{
+    "organizations", "organization_id", "organization",
+    "organization_id organization_alias? max_budget_nanos "
+    "budget_duration models metadata created_at_ms updated_at_ms"};
 template <>
-const Table<CustomerRecord> kTable<CustomerRecord>{"customers", "user_id", "customer", &CustomerRecord::user_id, {
-    {"user_id", &CustomerRecord::user_id}, {"alias", &CustomerRecord::alias, kNullIfEmpty},
-    {"max_budget_nanos", &CustomerRecord::max_budget_nanos},
-    {"budget_duration", &CustomerRecord::budget_duration}, {"blocked", &CustomerRecord::blocked},
-    {"created_at_ms", &CustomerRecord::created_at_ms}, {"updated_at_ms", &CustomerRecord::updated_at_ms}
-}};
-
+const Table<CustomerRecord> kTable<CustomerRecord>{
+    "customers", "user_id", "customer",
+    "user_id alias? max_budget_nanos budget_duration blocked created_at_ms updated_at_ms"};
 template <>
-const Table<TagRecord> kTable<TagRecord>{"tags", "name", "tag", &TagRecord::name, {
-    {"name", &TagRecord::name}, {"description", &TagRecord::description, kNullIfEmpty},
-    {"max_budget_nanos", &TagRecord::max_budget_nanos}, {"budget_duration", &TagRecord::budget_duration},
-    {"created_at_ms", &TagRecord::created_at_ms}, {"updated_at_ms", &TagRecord::updated_at_ms}
-}};
-
+const Table<TagRecord> kTable<TagRecord>{
+    "tags", "name", "tag", "name description? max_budget_nanos budget_duration created_at_ms updated_at_ms"};
 template <>
-const Table<JobRecord> kTable<JobRecord>{"tollgate_jobs", "id", "job", &JobRecord::id, {
-    {"id", &JobRecord::id}, {"created_ms", &JobRecord::created_ms}, {"updated_ms", &JobRecord::updated_ms},
-    {"status", &JobRecord::status}, {"model_group", &JobRecord::model_group},
-    {"call_type", &JobRecord::call_type}, {"api_key", &JobRecord::api_key},
-    {"request_body", &JobRecord::request_body}, {"result", &JobRecord::result}, {"error", &JobRecord::error},
-    {"attempts", &JobRecord::attempts}, {"request_id", &JobRecord::request_id}
-}};
+const Table<JobRecord> kTable<JobRecord>{"tollgate_jobs", "id", "job",
+                                         "id created_ms updated_ms status model_group call_type api_key request_body "
+                                         "result error attempts request_id"};
+template <>
+const Table<TeamMemberRecord> kTable<TeamMemberRecord>{"team_members", "team_id", "team member",
+                                                       "team_id user_id role max_budget_in_team_nanos budget_duration"};
+template <>
+const Table<SpendLogRow> kTable<SpendLogRow>{
+    "spend_logs", "request_id", "spend log",
+    "request_id call_type api_key key_alias \"user\" team_id organization_id end_user request_tags requested_model "
+    "model_group model model_id custom_llm_provider api_base attempts skipped_fallbacks prompt_tokens "
+    "completion_tokens cached_tokens total_tokens spend_nanos priced unknown_outcome start_ms end_ms "
+    "request_duration_ms completion_start_ms status error_status metadata degradation decision line_items"};
 
-const Columns<TeamMemberRecord>& member_columns() {
-  using M = TeamMemberRecord;
-  static const Columns<M> c{{"team_id", &M::team_id},
-                            {"user_id", &M::user_id},
-                            {"role", &M::role},
-                            {"max_budget_in_team_nanos", &M::max_budget_in_team_nanos},
-                            {"budget_duration", &M::budget_duration}};
-  return c;
-}
-
-const Columns<SpendLogRow>& spend_columns() {
-  using S = SpendLogRow;
-  static const Columns<S> c{
-      {"request_id", &S::request_id}, {"call_type", &S::call_type}, {"api_key", &S::api_key},
-      {"key_alias", &S::key_alias}, {"\"user\"", &S::user}, {"team_id", &S::team_id},
-      {"organization_id", &S::organization_id}, {"end_user", &S::end_user}, {"request_tags", &S::request_tags},
-      {"requested_model", &S::requested_model}, {"model_group", &S::model_group}, {"model", &S::model},
-      {"model_id", &S::model_id}, {"custom_llm_provider", &S::custom_llm_provider}, {"api_base", &S::api_base},
-      {"attempts", &S::attempts}, {"skipped_fallbacks", &S::skipped_fallbacks},
-      {"prompt_tokens", &S::prompt_tokens}, {"completion_tokens", &S::completion_tokens},
-      {"cached_tokens", &S::cached_tokens}, {"total_tokens", &S::total_tokens}, {"spend_nanos", &S::spend_nanos},
-      {"priced", &S::priced}, {"unknown_outcome", &S::unknown_outcome}, {"start_ms", &S::start_ms},
-      {"end_ms", &S::end_ms}, {"request_duration_ms", &S::request_duration_ms},
-      {"completion_start_ms", &S::completion_start_ms}, {"status", &S::status},
-      {"error_status", &S::error_status}, {"metadata", &S::metadata}, {"degradation", &S::degradation},
-      {"decision", &S::decision}, {"line_items", &S::line_items}};
-  return c;
-}
+const Table<TeamMemberRecord>& member_columns() { return kTable<TeamMemberRecord>; }
+const Table<SpendLogRow>& spend_columns() { return kTable<SpendLogRow>; }
 
 const char* kind_name(LedgerKind k) { return k == LedgerKind::reserve ? "reserve" : "settle"; }
 
@@ -469,8 +421,7 @@ std::optional<StoreError> check_job(const JobRecord& j) {
   if (j.id.empty()) return make_error(StoreErrorCode::invalid, "id is required", "id");
   if (!is_job_status(j.status))
     return make_error(StoreErrorCode::invalid,
-                      "status must be queued, running, succeeded or failed (got \"" + j.status + "\")",
-                      "status");
+                      "status must be queued, running, succeeded or failed (got \"" + j.status + "\")", "status");
   return std::nullopt;
 }
 
@@ -492,10 +443,9 @@ std::optional<StoreError> migrate(Connection& db, const Backend& backend) {
     if (!q) return q.error();
     const int current = static_cast<int>(q->rows.at(0).i64(0));
     if (current > known)
-      return make_error(StoreErrorCode::invalid,
-                        "database schema version " + std::to_string(current) +
-                            " is newer than this binary understands (" + std::to_string(known) +
-                            "); upgrade tollgate");
+      return make_error(StoreErrorCode::invalid, "database schema version " + std::to_string(current) +
+                                                     " is newer than this binary understands (" +
+                                                     std::to_string(known) + "); upgrade tollgate");
     if (current == known) return std::nullopt;
     const std::string what = "migration " + std::to_string(current + 1);
     if (auto r = db.script(backend.translate_ddl(m[static_cast<std::size_t>(current)]), what); !r) return r.error();
@@ -513,9 +463,8 @@ class SqlStore final : public Store {
  public:
   SqlStore(std::unique_ptr<Backend> backend, const SqlStoreOptions& opts)
       : backend_(std::move(backend)),
-        writer_(opts.max_pending_spend_rows, [this](const std::vector<GroupCommitWriter::Item>& batch) {
-          return commit_batch(batch);
-        }) {}
+        writer_(opts.max_pending_spend_rows,
+                [this](const std::vector<GroupCommitWriter::Item>& batch) { return commit_batch(batch); }) {}
 
   ~SqlStore() override { writer_.stop(); }  // before the backend's connections close
 
@@ -560,14 +509,19 @@ class SqlStore final : public Store {
     const Table<R>& E = kTable<R>;
     return admin_write<R>(
         what,
-        [&](Connection& db) -> StoreResult<R> {
-          auto s = db.run(std::string("INSERT INTO ") + E.name + " (" + E.columns.names() + ") VALUES (" +
-                              placeholders(E.columns.count()) + ")",
-                          E.columns.params(r), what);
-          if (!s) return std::unexpected(s.error());
-          return r;
+        [&](Connection& db) {
+          return stored(r, db.run(std::string("INSERT INTO ") + E.name + " (" + E.names() + ") VALUES (" +
+                                      placeholders(E.count()) + ")",
+                                  E.params(r), what));
         },
         bump_generation);
+  }
+
+  // `r` when its statement succeeded, else the statement's error.
+  template <class R>
+  static StoreResult<R> stored(const R& r, const StoreResult<Result>& statement) {
+    if (!statement) return std::unexpected(statement.error());
+    return r;
   }
 
   template <class R>
@@ -585,20 +539,18 @@ class SqlStore final : public Store {
     const Table<R>& E = kTable<R>;
     const std::string what = std::string("get ") + E.what;
     return on_admin<R>([&](Connection& db) -> StoreResult<R> {
-      auto s = db.run(std::string("SELECT ") + E.columns.names() + " FROM " + E.name + " WHERE " + E.pk + " = ?", {id},
-                      what);
+      auto s = db.run(std::string("SELECT ") + E.names() + " FROM " + E.name + " WHERE " + E.pk + " = ?", {id}, what);
       if (!s) return std::unexpected(s.error());
       if (s->rows.empty())
         return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E.what) + " not found", E.pk));
-      return E.columns.read(s->rows.front());
+      return E.read(s->rows.front());
     });
   }
 
   // Replaces every column of the row `r` names. `created` is the stored row's created time
   // (column `created_col`); `stamp` fills the times in from it before the write.
   template <class R, class Stamp>
-  StoreResult<R> replace(R r, const std::string& what, const char* created_col, Stamp&& stamp,
-                         bool bump_generation) {
+  StoreResult<R> replace(R r, const std::string& what, const char* created_col, Stamp&& stamp, bool bump_generation) {
     const Table<R>& E = kTable<R>;
     return admin_write<R>(
         what,
@@ -609,13 +561,11 @@ class SqlStore final : public Store {
           if (q->rows.empty())
             return std::unexpected(make_error(StoreErrorCode::not_found, std::string(E.what) + " not found", E.pk));
           stamp(r, q->rows.front().i64(0));
-          Params p = E.columns.params(r);
+          Params p = E.params(r);
           p.push_back(E.id(r));
-          auto s = db.run(std::string("UPDATE ") + E.name + " SET (" + E.columns.names() + ") = (" + placeholders(E.columns.count()) +
-                              ") WHERE " + E.pk + " = ?",
-                          p, what);
-          if (!s) return std::unexpected(s.error());
-          return r;
+          return stored(r, db.run(std::string("UPDATE ") + E.name + " SET (" + E.names() + ") = (" +
+                                      placeholders(E.count()) + ") WHERE " + E.pk + " = ?",
+                                  p, what));
         },
         bump_generation);
   }
@@ -654,14 +604,14 @@ class SqlStore final : public Store {
   static StoreResult<std::vector<R>> list_where(Connection& db, const std::string& where, const Params& args,
                                                 const std::string& tail = {}) {
     const Table<R>& E = kTable<R>;
-    std::string sql = std::string("SELECT ") + E.columns.names() + " FROM " + E.name;
+    std::string sql = std::string("SELECT ") + E.names() + " FROM " + E.name;
     if (!where.empty()) sql += " WHERE " + where;
     sql += tail.empty() ? std::string(" ORDER BY ") + E.pk : tail;
     auto s = db.run(sql, args, std::string("list ") + E.what);
     if (!s) return std::unexpected(s.error());
     std::vector<R> out;
     out.reserve(s->rows.size());
-    for (const auto& row : s->rows) out.push_back(E.columns.read(row));
+    for (const auto& row : s->rows) out.push_back(E.read(row));
     return out;
   }
 
@@ -784,8 +734,7 @@ class SqlStore final : public Store {
   static StoreResult<std::int64_t> read_generation(Connection& db) {
     auto s = db.run("SELECT generation FROM identity_generation WHERE id = 1", {}, "identity generation");
     if (!s) return std::unexpected(s.error());
-    if (s->rows.empty())
-      return std::unexpected(make_error(StoreErrorCode::unavailable, "identity generation: no row"));
+    if (s->rows.empty()) return std::unexpected(make_error(StoreErrorCode::unavailable, "identity generation: no row"));
     return s->rows.front().i64(0);
   }
 
@@ -839,9 +788,10 @@ class SqlStore final : public Store {
     return on_admin<std::vector<LedgerRecord>>([&](Connection& db) -> StoreResult<std::vector<LedgerRecord>> {
       Txn txn(db, TxnMode::read, "read ledger");
       if (txn.begin_error()) return std::unexpected(*txn.begin_error());
-      auto s = db.run("SELECT seq, reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, "
-                      "at_ms FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?",
-                      {after, limit}, "read ledger");
+      auto s = db.run(
+          "SELECT seq, reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, "
+          "at_ms FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?",
+          {after, limit}, "read ledger");
       if (!s) return std::unexpected(s.error());
       std::vector<LedgerRecord> out;
       out.reserve(s->rows.size());
@@ -892,8 +842,8 @@ class SqlStore final : public Store {
     if (f.start_ms) cond("start_ms >= ?", *f.start_ms);
     if (f.end_ms) cond("start_ms < ?", *f.end_ms);
     args.emplace_back(std::max<std::int64_t>(f.limit, 0));
-    const std::string sql =
-        std::string("SELECT ") + spend_columns().names() + " FROM spend_logs" + where + " ORDER BY start_ms DESC, id DESC LIMIT ?";
+    const std::string sql = std::string("SELECT ") + spend_columns().names() + " FROM spend_logs" + where +
+                            " ORDER BY start_ms DESC, id DESC LIMIT ?";
     return on_admin<std::vector<SpendLogRow>>([&](Connection& db) -> StoreResult<std::vector<SpendLogRow>> {
       auto s = db.run(sql, args, "query spend logs");
       if (!s) return std::unexpected(s.error());
@@ -922,9 +872,11 @@ class SqlStore final : public Store {
       Txn txn(db, TxnMode::read, "global spend");
       if (txn.begin_error()) return std::unexpected(*txn.begin_error());
       GlobalSpend g;
-      auto total = db.run("SELECT CAST(COALESCE(SUM(spend_nanos), 0) AS BIGINT), COUNT(*), "
-                          "CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT)" + where,
-                          range, "global spend");
+      auto total = db.run(
+          "SELECT CAST(COALESCE(SUM(spend_nanos), 0) AS BIGINT), COUNT(*), "
+          "CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT)" +
+              where,
+          range, "global spend");
       if (!total) return std::unexpected(total.error());
       g.total_spend_nanos = total->rows.at(0).i64(0);
       g.requests = total->rows.at(0).i64(1);
@@ -984,9 +936,10 @@ class SqlStore final : public Store {
       // Nothing written recently: prove the database is still writable with a tiny transaction.
       auto r = writer_.run<bool>([this] {
         auto err = write_on_writer("health probe", [&](Connection& db) -> std::optional<StoreError> {
-          auto s = db.run("INSERT INTO store_meta (name, value) VALUES ('health_probe_ms', ?) "
-                          "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                          {std::to_string(now_ms())}, "health probe");
+          auto s = db.run(
+              "INSERT INTO store_meta (name, value) VALUES ('health_probe_ms', ?) "
+              "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+              {std::to_string(now_ms())}, "health probe");
           if (!s) return s.error();
           return std::nullopt;
         });
@@ -1019,11 +972,12 @@ class SqlStore final : public Store {
 
   // Inserts one ledger record and its scopes (a settle without scopes copies its reserve's).
   static StoreResult<std::int64_t> insert_ledger(Connection& db, const LedgerRecord& r) {
-    auto ins = db.run("INSERT INTO ledger (reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, "
-                      "model, at_ms) VALUES (?,?,?,?,?,?,?,?) RETURNING seq",
-                      {static_cast<std::int64_t>(r.reservation_id), std::string(kind_name(r.kind)), r.amount_nanos,
-                       r.actual_nanos, r.settle_kind, r.request_id, r.model, r.at_ms},
-                      "append ledger");
+    auto ins = db.run(
+        "INSERT INTO ledger (reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, "
+        "model, at_ms) VALUES (?,?,?,?,?,?,?,?) RETURNING seq",
+        {static_cast<std::int64_t>(r.reservation_id), std::string(kind_name(r.kind)), r.amount_nanos, r.actual_nanos,
+         r.settle_kind, r.request_id, r.model, r.at_ms},
+        "append ledger");
     if (!ins) return std::unexpected(ins.error());
     const std::int64_t seq = ins->rows.at(0).i64(0);
     if (!r.scopes.empty()) {
@@ -1073,11 +1027,12 @@ class SqlStore final : public Store {
     RecoveryResult result;
     auto err = write_on_writer("recover ledger", [&](Connection& db) -> std::optional<StoreError> {
       result = RecoveryResult{};
-      auto open = db.run("SELECT r.seq, r.reservation_id, r.amount_nanos, r.request_id, r.model "
-                         "FROM ledger r WHERE r.kind = 'reserve' AND NOT EXISTS ("
-                         "SELECT 1 FROM ledger s WHERE s.reservation_id = r.reservation_id "
-                         "AND s.kind = 'settle' AND s.seq > r.seq) ORDER BY r.seq",
-                         {}, "recover ledger");
+      auto open = db.run(
+          "SELECT r.seq, r.reservation_id, r.amount_nanos, r.request_id, r.model "
+          "FROM ledger r WHERE r.kind = 'reserve' AND NOT EXISTS ("
+          "SELECT 1 FROM ledger s WHERE s.reservation_id = r.reservation_id "
+          "AND s.kind = 'settle' AND s.seq > r.seq) ORDER BY r.seq",
+          {}, "recover ledger");
       if (!open) return open.error();
       for (const auto& row : open->rows) {
         LedgerRecord rec;
@@ -1104,11 +1059,12 @@ class SqlStore final : public Store {
         rec.sequence = *seq;
         result.recovered.push_back(std::move(rec));
       }
-      auto totals = db.run("SELECT sc.scope_kind, sc.scope_id, sc.window_start_ms, MAX(sc.window_end_ms), "
-                           "MAX(sc.period), CAST(SUM(l.actual_nanos) AS BIGINT) "
-                           "FROM ledger l JOIN ledger_scope sc ON sc.seq = l.seq "
-                           "WHERE l.kind = 'settle' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-                           {}, "recover ledger");
+      auto totals = db.run(
+          "SELECT sc.scope_kind, sc.scope_id, sc.window_start_ms, MAX(sc.window_end_ms), "
+          "MAX(sc.period), CAST(SUM(l.actual_nanos) AS BIGINT) "
+          "FROM ledger l JOIN ledger_scope sc ON sc.seq = l.seq "
+          "WHERE l.kind = 'settle' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+          {}, "recover ledger");
       if (!totals) return totals.error();
       for (const auto& row : totals->rows) result.spent.push_back(ScopeSpend{read_scope(row, 0), row.i64(5)});
       auto mx = db.run("SELECT COALESCE(MAX(reservation_id), 0) FROM ledger", {}, "recover ledger");
@@ -1129,7 +1085,8 @@ class SqlStore final : public Store {
 
 StoreResult<std::unique_ptr<Store>> open_sql_store(std::unique_ptr<Backend> backend, const SqlStoreOptions& options) {
   std::optional<StoreError> migrated;
-  if (auto e = backend->with_writer([&](Connection& db) { migrated = migrate(db, *backend); })) return std::unexpected(*e);
+  if (auto e = backend->with_writer([&](Connection& db) { migrated = migrate(db, *backend); }))
+    return std::unexpected(*e);
   if (migrated) return std::unexpected(*migrated);
   auto store = std::make_unique<SqlStore>(std::move(backend), options);
   store->start();

@@ -94,8 +94,8 @@ std::optional<StoreError> PgConnection::ensure_connected() {
   // Defaults first: the URL (expanded from dbname) overrides any of them. Keepalives notice a
   // server that vanished without closing the connection.
   const std::string timeout = std::to_string(settings_.connect_timeout_s);
-  const char* keys[] = {"connect_timeout", "application_name", "client_encoding", "keepalives", "keepalives_idle",
-                        "keepalives_interval", "keepalives_count", "dbname", nullptr};
+  const char* keys[] = {"connect_timeout",     "application_name", "client_encoding", "keepalives", "keepalives_idle",
+                        "keepalives_interval", "keepalives_count", "dbname",          nullptr};
   const char* values[] = {timeout.c_str(), "tollgate", "UTF8", "1", "10", "5", "3", url_.c_str(), nullptr};
   conn_ = PQconnectdbParams(keys, values, 1);
   if (!conn_ || PQstatus(conn_) != CONNECTION_OK) {
@@ -104,14 +104,15 @@ std::optional<StoreError> PgConnection::ensure_connected() {
     for (auto& c : msg)
       if (c == '\n' || c == '\t') c = ' ';
     disconnect();
-    return StoreError{StoreErrorCode::unavailable,
-                      "cannot connect to " + core::redact_database_url(url_) + ": " + msg, "database_url"};
+    return StoreError{StoreErrorCode::unavailable, "cannot connect to " + core::redact_database_url(url_) + ": " + msg,
+                      "database_url"};
   }
   PQsetNoticeProcessor(conn_, ignore_notice, nullptr);
   // Durability: a COMMIT returns only once its WAL is flushed on the server (whatever the server's
   // default), so on_durable(true) means committed and durable.
-  const std::string session = "SET synchronous_commit = on; SET lock_timeout = " +
-                              std::to_string(settings_.lock_timeout_ms) + "; SET client_min_messages = warning";
+  const std::string session =
+      "SET synchronous_commit = on; SET lock_timeout = " + std::to_string(settings_.lock_timeout_ms) +
+      "; SET client_min_messages = warning";
   if (auto r = simple(session.c_str(), "configure session"); !r) {
     disconnect();
     return r.error();
@@ -120,7 +121,8 @@ std::optional<StoreError> PgConnection::ensure_connected() {
 }
 
 StoreResult<void> PgConnection::simple(const char* text, std::string_view what) {
-  if (lost()) return std::unexpected(StoreError{StoreErrorCode::unavailable, std::string(what) + ": not connected", {}});
+  if (lost())
+    return std::unexpected(StoreError{StoreErrorCode::unavailable, std::string(what) + ": not connected", {}});
   ResultPtr r{PQexec(conn_, text)};
   const auto st = PQresultStatus(r.r);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return {};
@@ -184,9 +186,14 @@ StoreResult<sql::Result> PgConnection::exec_once(const std::string& text, const 
         case kInt8Oid:
         case kInt4Oid:
         case kInt2Oid:
-        case kNumericOid: row.cols.emplace_back(static_cast<std::int64_t>(std::strtoll(v, nullptr, 10))); break;
-        case kBoolOid: row.cols.emplace_back(std::int64_t{v[0] == 't' ? 1 : 0}); break;
-        default: row.cols.emplace_back(std::string(v, static_cast<std::size_t>(PQgetlength(r.r, i, c))));
+        case kNumericOid:
+          row.cols.emplace_back(static_cast<std::int64_t>(std::strtoll(v, nullptr, 10)));
+          break;
+        case kBoolOid:
+          row.cols.emplace_back(std::int64_t{v[0] == 't' ? 1 : 0});
+          break;
+        default:
+          row.cols.emplace_back(std::string(v, static_cast<std::size_t>(PQgetlength(r.r, i, c))));
       }
     }
     out.rows.push_back(std::move(row));
@@ -230,7 +237,8 @@ StoreResult<void> PgConnection::begin(sql::TxnMode mode, std::string_view what) 
 
 StoreResult<void> PgConnection::commit(std::string_view what) {
   in_txn_ = false;
-  if (lost()) return std::unexpected(StoreError{StoreErrorCode::unavailable, std::string(what) + ": connection lost", {}});
+  if (lost())
+    return std::unexpected(StoreError{StoreErrorCode::unavailable, std::string(what) + ": connection lost", {}});
   ResultPtr r{PQexec(conn_, "COMMIT")};
   const auto st = PQresultStatus(r.r);
   // COMMIT of a failed transaction "succeeds" with the tag ROLLBACK.

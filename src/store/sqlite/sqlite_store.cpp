@@ -67,8 +67,10 @@ class SqliteConnection final : public sql::Connection {
       std::visit(
           [&](const auto& v) {
             using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, std::monostate>) st.bind_null(idx);
-            else st.bind(idx, v);
+            if constexpr (std::is_same_v<V, std::monostate>)
+              st.bind_null(idx);
+            else
+              st.bind(idx, v);
           },
           params[i]);
     }
@@ -80,9 +82,14 @@ class SqliteConnection final : public sql::Connection {
       row.cols.reserve(static_cast<std::size_t>(n));
       for (int c = 0; c < n; ++c) {
         switch (sqlite3_column_type(st.get(), c)) {
-          case SQLITE_NULL: row.cols.emplace_back(std::monostate{}); break;
-          case SQLITE_INTEGER: row.cols.emplace_back(st.i64(c)); break;
-          default: row.cols.emplace_back(st.text(c));
+          case SQLITE_NULL:
+            row.cols.emplace_back(std::monostate{});
+            break;
+          case SQLITE_INTEGER:
+            row.cols.emplace_back(st.i64(c));
+            break;
+          default:
+            row.cols.emplace_back(st.text(c));
         }
       }
       out.rows.push_back(std::move(row));

@@ -2,8 +2,8 @@
 // start, identity_generation seen by another instance), connections the server can drop, table
 // locks held by another session, and its URL handling. Every other store test runs on Postgres
 // too (the Engines/ instances of each suite).
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -60,18 +60,22 @@ bool append_sync(Store& s, LedgerRecord r) {
 }
 
 LedgerRecord reserve(std::uint64_t id, std::int64_t amount) {
-  return LedgerRecord{.reservation_id = id, .kind = LedgerKind::reserve, .scopes = {{"key", "k", 0}},
-                      .amount_nanos = amount, .at_ms = 1000};
+  return LedgerRecord{.reservation_id = id,
+                      .kind = LedgerKind::reserve,
+                      .scopes = {{"key", "k", 0}},
+                      .amount_nanos = amount,
+                      .at_ms = 1000};
 }
 
 TEST_F(Postgres, FreshDatabaseHasEveryTableWithBigintMoneyAndCheckedJobStates) {
   { ASSERT_TRUE(db_->open()); }
   EXPECT_EQ(db_->scalar("SELECT MAX(version) FROM schema_version"), sql::schema_version());
-  EXPECT_EQ(db_->scalar("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN "
-                        "('keys','users','teams','team_members','organizations','customers','tags',"
-                        "'identity_generation','store_meta','ledger','ledger_scope','spend_logs','tollgate_jobs',"
-                        "'schema_version')"),
-            14);
+  EXPECT_EQ(
+      db_->scalar("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN "
+                  "('keys','users','teams','team_members','organizations','customers','tags',"
+                  "'identity_generation','store_meta','ledger','ledger_scope','spend_logs','tollgate_jobs',"
+                  "'schema_version')"),
+      14);
   // Every money and time column is a 64-bit integer, nothing is floating point, and the ledger's
   // sequence numbers are generated (an identity, as SQLite's AUTOINCREMENT).
   const std::string columns = "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'public' AND ";
@@ -79,13 +83,15 @@ TEST_F(Postgres, FreshDatabaseHasEveryTableWithBigintMoneyAndCheckedJobStates) {
     const char* where;
     std::int64_t expected;
   };
-  for (const Check& c : {Check{"(column_name LIKE '%\\_nanos' OR column_name LIKE '%\\_ms') AND data_type <> 'bigint'", 0},
-                         Check{"column_name LIKE '%\\_nanos' AND data_type = 'bigint'", 11},
-                         Check{"data_type IN ('real', 'double precision', 'numeric')", 0},
-                         Check{"table_name = 'ledger' AND column_name = 'seq' AND is_identity = 'YES'", 1}})
+  for (const Check& c :
+       {Check{"(column_name LIKE '%\\_nanos' OR column_name LIKE '%\\_ms') AND data_type <> 'bigint'", 0},
+        Check{"column_name LIKE '%\\_nanos' AND data_type = 'bigint'", 11},
+        Check{"data_type IN ('real', 'double precision', 'numeric')", 0},
+        Check{"table_name = 'ledger' AND column_name = 'seq' AND is_identity = 'YES'", 1}})
     EXPECT_EQ(db_->scalar(columns + c.where), c.expected) << c.where;
   PGconn* raw = PQconnectdb(db_->url().c_str());
-  PGresult* r = PQexec(raw, "INSERT INTO tollgate_jobs (id, created_ms, updated_ms, status) VALUES ('x', 1, 1, 'paused')");
+  PGresult* r =
+      PQexec(raw, "INSERT INTO tollgate_jobs (id, created_ms, updated_ms, status) VALUES ('x', 1, 1, 'paused')");
   EXPECT_EQ(PQresultStatus(r), PGRES_FATAL_ERROR);
   PQclear(r);
   PQfinish(raw);
@@ -151,8 +157,9 @@ TEST_F(Postgres, ReconnectsAfterTheServerDropsItsConnections) {
   ASSERT_TRUE(append_sync(*store, reserve(1, 10)));
   auto terminate = [&] {
     Session admin(db_->url());
-    admin.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND "
-               "pid <> pg_backend_pid()");
+    admin.exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND "
+        "pid <> pg_backend_pid()");
   };
   terminate();
   EXPECT_TRUE(store->get_user("before")) << "a read reconnects";

@@ -11,7 +11,6 @@
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -109,13 +108,13 @@ inline std::optional<std::string> engine_unavailable(Engine engine) {
 }
 
 /// Skips the test when its engine is unavailable, or fails it when TOLLGATE_REQUIRE_SERVICES=1.
-#define TG_REQUIRE_ENGINE(engine)                                                                 \
-  do {                                                                                            \
-    if (auto why_ = ::tollgate::store::testing::engine_unavailable(engine)) {                     \
-      if (::tollgate::store::testing::env("TOLLGATE_REQUIRE_SERVICES") == "1")                    \
-        FAIL() << *why_ << " (TOLLGATE_REQUIRE_SERVICES=1)";                                     \
-      GTEST_SKIP() << *why_;                                                                      \
-    }                                                                                             \
+#define TG_REQUIRE_ENGINE(engine)                                              \
+  do {                                                                         \
+    if (auto why_ = ::tollgate::store::testing::engine_unavailable(engine)) {  \
+      if (::tollgate::store::testing::env("TOLLGATE_REQUIRE_SERVICES") == "1") \
+        FAIL() << *why_ << " (TOLLGATE_REQUIRE_SERVICES=1)";                   \
+      GTEST_SKIP() << *why_;                                                   \
+    }                                                                          \
   } while (0)
 
 /// Options every engine understands.
@@ -143,8 +142,10 @@ inline std::string pg_query(const std::string& url, const std::string& sql) {
   } else {
     PGresult* r = PQexec(c, sql.c_str());
     const auto st = PQresultStatus(r);
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) ADD_FAILURE() << sql << ": " << PQerrorMessage(c);
-    else if (PQntuples(r) > 0 && PQnfields(r) > 0) out = PQgetvalue(r, 0, 0);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+      ADD_FAILURE() << sql << ": " << PQerrorMessage(c);
+    else if (PQntuples(r) > 0 && PQnfields(r) > 0)
+      out = PQgetvalue(r, 0, 0);
     PQclear(r);
   }
   PQfinish(c);
@@ -163,7 +164,8 @@ class TestDatabase {
     std::random_device rd;
     name_ = "tg_test_" + std::to_string(rd()) + std::to_string(rd());
     admin_url_ = postgres_server_url();
-    pg_query(admin_url_, "CREATE DATABASE " + name_ + " TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'");
+    pg_query(admin_url_,
+             "CREATE DATABASE " + name_ + " TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'");
     url_ = with_database(admin_url_, name_);
   }
   ~TestDatabase() {
@@ -181,7 +183,8 @@ class TestDatabase {
       return sqlite::open_sqlite_store(
           url_, {.busy_timeout_ms = o.lock_timeout_ms, .max_pending_spend_rows = o.max_pending_spend_rows});
     return postgres::open_postgres_store(
-        url_, {.pool_limit = 4, .lock_timeout_ms = o.lock_timeout_ms, .max_pending_spend_rows = o.max_pending_spend_rows});
+        url_,
+        {.pool_limit = 4, .lock_timeout_ms = o.lock_timeout_ms, .max_pending_spend_rows = o.max_pending_spend_rows});
   }
   /// Opens a store on it (ADD_FAILURE and nullptr when that fails).
   std::unique_ptr<Store> open(const TestStoreOptions& o = {}) const {
@@ -213,8 +216,10 @@ class TestDatabase {
   }
   /// Runs SQL through a separate raw connection.
   void exec(const std::string& sql) const {
-    if (engine_ == Engine::postgres) pg_query(url_, sql);
-    else exec_sql(url_, sql);
+    if (engine_ == Engine::postgres)
+      pg_query(url_, sql);
+    else
+      exec_sql(url_, sql);
   }
 
  private:
