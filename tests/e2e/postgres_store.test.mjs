@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { after } from 'node:test';
 import { useMock, e2e, gatewayConfig } from './harness.mjs';
 import { hi, chat, paidDeployment, nanos, mockBill, expectSpend } from './budget_helpers.mjs';
@@ -78,3 +80,24 @@ e2e('postgres: a key and its spend survive a gateway restart (spend == the simul
   assert.match(x.stdout, new RegExp(`^request {6}${id}$`, 'm'));
   assert.match(x.stdout, /^status {7}success$/m);
 }, { skip });
+
+// No server needed: a Postgres URL nothing answers on is retried for 10 s, then serve exits 1 with
+// one line naming the database (password masked).
+e2e('postgres: serve on an unreachable server retries for a bounded time, then exits 1 with one line', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-pgdown-'));
+  try {
+    const cfg = path.join(dir, 'config.yaml');
+    writeFileSync(cfg, 'model_list: []\ngeneral_settings:\n  database_url: postgresql://tg:hunter2@127.0.0.1:1/tollgate\n');
+    const bin = path.resolve(process.env.TOLLGATE_BIN ?? 'build/tollgate');
+    const started = Date.now();
+    const r = spawnSync(bin, ['serve', '--config', cfg, '--host', '127.0.0.1', '--port', '0'], { encoding: 'utf8', timeout: 30000 });
+    const took = Date.now() - started;
+    assert.equal(r.status, 1, r.stderr);
+    assert.ok(took >= 9000 && took < 20000, `gave up after ${took} ms`);
+    const last = r.stderr.trim().split('\n').at(-1);
+    assert.match(last, /^tollgate: cannot open the database postgresql:\/\/tg:\*\*\*@127\.0\.0\.1:1\/tollgate: /);
+    assert.ok(!r.stderr.includes('hunter2'), 'the password is never printed');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, { timeout: 40000 });
