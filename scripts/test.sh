@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Builds Tollgate once and runs every test from that build: unit (GoogleTest), then e2e
 # (the real binaries driven by the official openai and @anthropic-ai/sdk npm packages).
-# Installs what it needs (Debian packages, npm packages for tests/e2e) itself.
+# Installs what it needs (Debian packages, npm packages for tests/e2e) itself, and starts the
+# throwaway PostgreSQL and redis servers the tests use (scripts/services.sh), stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
 (cd tests/e2e && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; })
+services_env=$(./scripts/services.sh start)
+trap './scripts/services.sh stop >/dev/null 2>&1 || true' EXIT
+eval "$services_env"
+# Every test that needs a server runs here: one that finds none fails instead of skipping.
+export TOLLGATE_REQUIRE_SERVICES=1
+echo "services: postgres $TOLLGATE_TEST_POSTGRES_URL, redis $TOLLGATE_TEST_REDIS_URL"
 ctest --test-dir build --output-on-failure --timeout 1500 -j2 "$@"

@@ -11,7 +11,7 @@
 #include "config/loader.hpp"
 #include "pipeline/trace.hpp"
 #include "simulate/report.hpp"
-#include "store/sqlite/sqlite_store.hpp"
+#include "core/database_url.hpp"
 
 namespace tollgate::app {
 
@@ -61,14 +61,15 @@ int explain_command(const ExplainOptions& opt) {
       std::cerr << "tollgate explain: config error: " << opt.config_path << ": " << e.to_string() << "\n";
     return 2;
   }
-  const std::string url = database_url(*loaded.config);
+  const std::string url = core::redact_database_url(database_url(*loaded.config));  // for messages
   // Do not create an empty database where none is: that would only hide a wrong config.
-  if (auto path = store::sqlite::sqlite_path_from_url(url); path && *path != ":memory:" && !std::filesystem::exists(*path)) {
+  if (auto db = core::parse_database_url(url); db && db->kind == core::DatabaseUrl::Kind::sqlite &&
+                                               db->target != ":memory:" && !std::filesystem::exists(db->target)) {
     std::cerr << "tollgate explain: the database " << url << " does not exist (general_settings.database_url / "
               << "tollgate_settings.data_dir of " << opt.config_path << ")\n";
     return 1;
   }
-  auto opened = store::sqlite::open_sqlite_store(url);
+  auto opened = open_database(*loaded.config, {});
   if (!opened) {
     std::cerr << "tollgate explain: cannot open the database " << url << ": " << opened.error().message << "\n";
     return 1;

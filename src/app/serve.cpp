@@ -24,9 +24,9 @@
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
 #include "pipeline/job_runner.hpp"
+#include "core/database_url.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/redis/redis_rate_limits.hpp"
-#include "store/sqlite/sqlite_store.hpp"
 
 namespace tollgate::app {
 namespace {
@@ -61,16 +61,18 @@ SharedState shared_state(const config::Config& cfg, std::shared_ptr<store::Store
   return out;
 }
 
+/// How long `serve` waits for a Postgres server that is still starting (docs/storage.md).
+constexpr std::chrono::seconds kDatabaseRetry{10};
+
 }  // namespace
 
 int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options) {
   const auto& ts = cfg->tollgate_settings;
-  const std::string db_url = database_url(*cfg);
+  const std::string db_url = core::redact_database_url(database_url(*cfg));  // for messages
   std::shared_ptr<store::Store> db;
   {
-    store::sqlite::SqliteOptions so;
-    so.exclusive_process = true;  // one gateway per SQLite database
-    auto opened = store::sqlite::open_sqlite_store(db_url, so);
+    // A Postgres server that is still starting gets kDatabaseRetry to answer (docs/storage.md).
+    auto opened = open_database(*cfg, {.serving = true, .retry_unavailable = kDatabaseRetry});
     if (!opened) {
       std::cerr << "tollgate: cannot open the database " << db_url << ": " << opened.error().message << "\n";
       return 1;

@@ -177,7 +177,13 @@ struct LitellmSettings {
 
 struct GeneralSettings {
   std::string master_key;     ///< empty = no auth required
-  std::string database_url;   ///< e.g. sqlite:///var/lib/tollgate/tollgate.db (issue 3)
+  /// sqlite:///var/lib/tollgate/tollgate.db, a path, or postgresql://user:pass@host:port/db
+  /// (also postgres://); empty = the DATABASE_URL environment variable, else the SQLite default
+  /// under tollgate_settings.data_dir (docs/storage.md).
+  std::string database_url;
+  /// Connections of the Postgres store's pool for synchronous calls (LiteLLM's key; the ledger
+  /// writer has one more of its own). Unused by SQLite.
+  int database_connection_pool_limit = 10;
   bool enforce_fallback_budget = true;
   bool enforce_fallback_model_access = true;
   bool disable_spend_logs = false;

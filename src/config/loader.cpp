@@ -1,5 +1,7 @@
 #include "config/loader.hpp"
 
+#include "core/database_url.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -903,17 +905,14 @@ class Loader {
             warn(p, line_of(val, l), "LiteLLM requires master_key to start with \"sk-\"");
         }
       } else if (k == "database_url") {
+        // What `serve` can open (core::parse_database_url, also used by the store factory):
+        // anything else would pass `config check` and then fail at start.
         if (auto s = str(val, p, l)) {
-          // What `serve` can open: sqlite://PATH or a plain path. Anything else would pass
-          // `config check` and then fail at start.
-          const auto scheme_end = s->find("://");
-          if (scheme_end != std::string::npos && s->substr(0, scheme_end) != "sqlite")
-            error(p, line_of(val, l),
-                  "unsupported database_url scheme '" + s->substr(0, scheme_end) +
-                      "://': this build serves SQLite only (sqlite:///path/to/tollgate.db or a path)");
-          else
-            g.database_url = *s;
+          if (auto parsed = core::parse_database_url(*s); !parsed) error(p, line_of(val, l), parsed.error());
+          else g.database_url = *s;
         }
+      } else if (k == "database_connection_pool_limit") {
+        if (auto n = integer(val, p, l, 1)) g.database_connection_pool_limit = static_cast<int>(std::min<std::int64_t>(*n, 1000));
       } else if (k == "enforce_fallback_budget") {
         if (auto b = boolean(val, p, l)) g.enforce_fallback_budget = *b;
       } else if (k == "enforce_fallback_model_access") {
@@ -930,6 +929,19 @@ class Loader {
         unknown(p, l, kIgnored);
       }
     });
+  }
+
+  // As LiteLLM: without general_settings.database_url, the DATABASE_URL environment variable (or
+  // environment_variables entry) names the database.
+  void load_database_url_from_environment(Config& cfg) {
+    GeneralSettings& g = cfg.general_settings;
+    if (!g.database_url.empty()) return;
+    const auto url = lookup_env("DATABASE_URL");
+    if (!url || url->empty()) return;
+    if (auto parsed = core::parse_database_url(*url); !parsed)
+      error("general_settings.database_url", 0, "from the DATABASE_URL environment variable: " + parsed.error());
+    else
+      g.database_url = *url;
   }
 
   void load_tollgate_settings(const YAML::Node& v, const std::string& path, int line, Config& cfg) {
@@ -1348,6 +1360,7 @@ class Loader {
     });
 
     merge_router_fallbacks(cfg);
+    load_database_url_from_environment(cfg);
     if (cfg.model_list.empty() && (errors.empty() || !has_model_list))
       warn("model_list", 0, "model_list is empty: no model can be served");
     assign_ids(cfg);

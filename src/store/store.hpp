@@ -1,8 +1,8 @@
 #pragma once
 /// The storage interface of Tollgate (DESIGN.md layout: "store/ Store interface; sqlite/ ...").
 ///
-/// One abstract class so that a Postgres store and a Redis-backed shared ledger can be added
-/// without touching the request path. Four families of operations:
+/// One abstract class so that the engines (SQLite, PostgreSQL) and a Redis-backed shared ledger
+/// plug in without touching the request path. Four families of operations:
 ///  - identity CRUD (admin API, auth snapshot): synchronous, may block on disk — call them from
 ///    an admin/worker thread, never from an io_context thread on the request path;
 ///  - deferred jobs (degradation mode `deferred`): synchronous like identity CRUD;
@@ -147,7 +147,8 @@ struct StoreHealth {
 /// the store synchronously (post to an io_context instead). Exceptions are swallowed.
 using DurableCallback = std::function<void(bool durable)>;
 
-/// Abstract store. Implementations: sqlite/ (embedded default).
+/// Abstract store. Implementations: sql_store.hpp (one for both engines) over sqlite/ (embedded
+/// default) and postgres/ (shared by several instances); fakes in tests.
 class Store {
  public:
   virtual ~Store() = default;

@@ -150,6 +150,7 @@ ClientStats RedisClient::stats() const {
 void RedisClient::drop() {
   if (ctx_ != nullptr) redisFree(ctx_);
   ctx_ = nullptr;
+  loaded_.clear();
 }
 
 bool RedisClient::connect() {
@@ -205,8 +206,14 @@ void RedisClient::run() {
       fail(batch, 0, "Redis " + options_.host + ":" + std::to_string(options_.port) + " is unreachable");
       continue;
     }
-    // One write for the whole batch, then the replies in order.
+    // One write for the whole batch, then the replies in order. A script this connection has not
+    // run yet goes as EVAL (which also loads it), so a first EVALSHA never comes back NOSCRIPT and
+    // has to be sent again behind commands queued after it.
     for (auto& c : batch) {
+      if (c.script != nullptr && loaded_.insert(c.script).second) {
+        c.argv[0] = "EVAL";
+        c.argv[1] = c.script->text;
+      }
       std::vector<const char*> a;
       std::vector<std::size_t> l;
       for (const auto& s : c.argv) {
@@ -235,6 +242,7 @@ void RedisClient::run() {
       if (c.script != nullptr && reply.type == Reply::Type::error && reply.str.starts_with("NOSCRIPT")) {
         // The rest of the batch is already on the wire: read its replies, and send this one again
         // as EVAL (which loads the script) first thing in the next batch.
+        loaded_.erase(c.script);
         c.argv[0] = "EVAL";
         c.argv[1] = c.script->text;
         std::lock_guard lock(mutex_);

@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "config/redis_endpoint.hpp"
@@ -127,6 +128,7 @@ class RedisClient {
   ClientStats stats_;
   std::atomic<bool> reachable_{false};
   redisContext* ctx_ = nullptr;  // client thread only
+  std::unordered_set<const Script*> loaded_;  // scripts run on this connection (client thread only)
   std::chrono::steady_clock::time_point next_connect_{};
   std::thread thread_;
 };

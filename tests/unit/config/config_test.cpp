@@ -872,13 +872,42 @@ TEST(Examples, ProviderConfigsLoad) {
 }
 
 
-TEST(ConfigLoader, DatabaseUrlOfAnotherEngineIsAConfigErrorNotAStartFailure) {
-  auto r = load("model_list: []\ngeneral_settings:\n  database_url: postgresql://u:p@db/tollgate\n");
+// What serve cannot open is a config error with its YAML path (not a start failure); what it can
+// open (SQLite, PostgreSQL) passes.
+TEST(ConfigLoader, DatabaseUrlOfAnotherEngineOrUnparsableIsAConfigErrorNotAStartFailure) {
+  auto r = load("model_list: []\ngeneral_settings:\n  database_url: mysql://u:p@db/tollgate\n");
   const auto p = only(r.errors, "general_settings.database_url");
-  EXPECT_NE(p.message.find("postgresql://"), std::string::npos) << p.message;
+  EXPECT_NE(p.message.find("mysql://"), std::string::npos) << p.message;
   EXPECT_EQ(p.line, 3);
+  auto bad = load("model_list: []\ngeneral_settings:\n  database_url: postgresql://u:secret@db:port/x\n");
+  const auto q = only(bad.errors, "general_settings.database_url");
+  EXPECT_EQ(q.line, 3);
+  EXPECT_EQ(q.message.find("secret"), std::string::npos) << "no password in messages: " << q.message;
+  EXPECT_FALSE(load("model_list: []\ngeneral_settings:\n  database_url: 'sqlite://'\n").errors.empty());
   EXPECT_TRUE(load("model_list: []\ngeneral_settings:\n  database_url: sqlite:///tmp/t.db\n").errors.empty());
   EXPECT_TRUE(load("model_list: []\ngeneral_settings:\n  database_url: ./data/t.db\n").errors.empty());
+  auto pg = load("model_list: []\ngeneral_settings:\n  database_url: postgresql://u:p@db:5432/tollgate\n"
+                 "  database_connection_pool_limit: 3\n");
+  ASSERT_TRUE(pg.errors.empty()) << pg.errors[0].message;
+  EXPECT_EQ(pg.config->general_settings.database_url, "postgresql://u:p@db:5432/tollgate");
+  EXPECT_EQ(pg.config->general_settings.database_connection_pool_limit, 3);
+  EXPECT_TRUE(load("model_list: []\ngeneral_settings:\n  database_url: postgres://db/tollgate\n").errors.empty());
+  EXPECT_FALSE(load("model_list: []\ngeneral_settings:\n  database_connection_pool_limit: 0\n").errors.empty());
+  EXPECT_EQ(load("model_list: []\n").config->general_settings.database_connection_pool_limit, 10);
+}
+
+// As LiteLLM: DATABASE_URL names the database when the config does not; the config wins.
+TEST(ConfigLoader, DatabaseUrlEnvironmentVariableWhenTheConfigHasNone) {
+  auto r = load("model_list: []\n", {{"DATABASE_URL", "postgresql://u:p@db/tg"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config->general_settings.database_url, "postgresql://u:p@db/tg");
+  auto both = load("model_list: []\ngeneral_settings:\n  database_url: sqlite:///tmp/t.db\n",
+                   {{"DATABASE_URL", "postgresql://u:p@db/tg"}});
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both.config->general_settings.database_url, "sqlite:///tmp/t.db");
+  auto bad = load("model_list: []\n", {{"DATABASE_URL", "redis://cache:6379"}});
+  EXPECT_NE(only(bad.errors, "general_settings.database_url").message.find("DATABASE_URL"), std::string::npos);
+  EXPECT_TRUE(load("model_list: []\n").config->general_settings.database_url.empty());
 }
 
 }  // namespace

@@ -1,13 +1,10 @@
 #include <gtest/gtest.h>
 
-#include "store/sqlite/sqlite_store.hpp"
 #include "test_util.hpp"
 
 namespace tollgate::store {
 namespace {
 
-using testing::TempDir;
-using testing::open_or_die;
 
 KeyRecord full_key(const std::string& hash, const std::string& alias) {
   KeyRecord k;
@@ -35,17 +32,20 @@ KeyRecord full_key(const std::string& hash, const std::string& alias) {
   return k;
 }
 
-class IdentityTest : public ::testing::Test {
+class IdentityTest : public testing::EngineTest {
  protected:
   void SetUp() override {
-    store_ = open_or_die(dir_.file("tg.db"));
+    EngineTest::SetUp();
+    if (not_ready()) return;
+    store_ = db_->open();
     ASSERT_TRUE(store_);
   }
-  TempDir dir_;
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(IdentityTest, KeyRoundTripPreservesEveryField) {
+INSTANTIATE_TEST_SUITE_P(Engines, IdentityTest, testing::kEngines, testing::engine_name);
+
+TEST_P(IdentityTest, KeyRoundTripPreservesEveryField) {
   const KeyRecord k = full_key("h1", "alias-1");
   auto created = store_->create_key(k);
   ASSERT_TRUE(created) << created.error().message;
@@ -65,7 +65,7 @@ TEST_F(IdentityTest, KeyRoundTripPreservesEveryField) {
   EXPECT_GT(g2->created_at_ms, 0);
 }
 
-TEST_F(IdentityTest, DuplicateAliasOrHashIsConflictNamingTheField) {
+TEST_P(IdentityTest, DuplicateAliasOrHashIsConflictNamingTheField) {
   ASSERT_TRUE(store_->create_key(full_key("h1", "dup")));
   auto again = store_->create_key(full_key("h2", "dup"));
   ASSERT_FALSE(again);
@@ -90,7 +90,7 @@ TEST_F(IdentityTest, DuplicateAliasOrHashIsConflictNamingTheField) {
   EXPECT_EQ(up.error().code, StoreErrorCode::conflict);
 }
 
-TEST_F(IdentityTest, UnknownIdsAreNotFound) {
+TEST_P(IdentityTest, UnknownIdsAreNotFound) {
   EXPECT_EQ(store_->get_key("nope").error().code, StoreErrorCode::not_found);
   EXPECT_EQ(store_->update_key(full_key("nope", "x")).error().code, StoreErrorCode::not_found);
   EXPECT_EQ(store_->delete_key("nope").error().code, StoreErrorCode::not_found);
@@ -104,7 +104,7 @@ TEST_F(IdentityTest, UnknownIdsAreNotFound) {
   EXPECT_EQ(store_->create_key(empty).error().code, StoreErrorCode::invalid);
 }
 
-TEST_F(IdentityTest, UpdateReplacesFieldsKeepsCreatedAndDeleteRemoves) {
+TEST_P(IdentityTest, UpdateReplacesFieldsKeepsCreatedAndDeleteRemoves) {
   KeyRecord k = full_key("h1", "a");
   ASSERT_TRUE(store_->create_key(k));
   k.blocked = true;
@@ -124,7 +124,7 @@ TEST_F(IdentityTest, UpdateReplacesFieldsKeepsCreatedAndDeleteRemoves) {
   EXPECT_EQ(store_->get_key("h1").error().code, StoreErrorCode::not_found);
 }
 
-TEST_F(IdentityTest, ListKeysFilters) {
+TEST_P(IdentityTest, ListKeysFilters) {
   KeyRecord a = full_key("h1", "a1"), b = full_key("h2", "a2"), c = full_key("h3", "a3");
   b.user_id = "bob";
   c.team_id = "team-b";
@@ -148,7 +148,7 @@ TEST_F(IdentityTest, ListKeysFilters) {
   EXPECT_EQ(limited->size(), 2u);
 }
 
-TEST_F(IdentityTest, UsersTeamsMembersOrganizationsCustomers) {
+TEST_P(IdentityTest, UsersTeamsMembersOrganizationsCustomers) {
   UserRecord u{.user_id = "alice", .user_email = "a@x.io", .user_alias = "Alice",
                .max_budget_nanos = 10, .budget_duration = "1d", .models = {"m"},
                .metadata = "{}", .rpm_limit = 5, .tpm_limit = 6};
@@ -197,7 +197,7 @@ TEST_F(IdentityTest, UsersTeamsMembersOrganizationsCustomers) {
   EXPECT_TRUE(store_->list_team_members("team-a").value().empty());
 }
 
-TEST_F(IdentityTest, SnapshotHasEverythingAndGenerationMoves) {
+TEST_P(IdentityTest, SnapshotHasEverythingAndGenerationMoves) {
   auto g0 = store_->identity_generation();
   ASSERT_TRUE(g0);
   ASSERT_TRUE(store_->create_key(full_key("h1", "a")));
@@ -220,10 +220,10 @@ TEST_F(IdentityTest, SnapshotHasEverythingAndGenerationMoves) {
   EXPECT_EQ(store_->identity_generation().value(), *g0 + 6);
 }
 
-TEST_F(IdentityTest, IdentitiesSurviveReopen) {
+TEST_P(IdentityTest, IdentitiesSurviveReopen) {
   ASSERT_TRUE(store_->create_key(full_key("h1", "a")));
   store_.reset();
-  auto again = open_or_die(dir_.file("tg.db"));
+  auto again = db_->open();
   ASSERT_TRUE(again);
   EXPECT_EQ(again->get_key("h1").value(), full_key("h1", "a"));
 }

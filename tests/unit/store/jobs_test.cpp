@@ -1,4 +1,4 @@
-// Deferred jobs (degradation mode `deferred`, issue 4): CRUD in the SQLite store, listing
+// Deferred jobs (degradation mode `deferred`, issue 4): CRUD on every engine, listing
 // order and filter, survival across a restart, and migration 3 from a version-2 database.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -9,7 +9,6 @@
 namespace tollgate::store {
 namespace {
 
-using testing::TempDir;
 using testing::open_or_die;
 
 JobRecord job(const std::string& id, std::int64_t created, std::string status = "queued") {
@@ -25,10 +24,12 @@ JobRecord job(const std::string& id, std::int64_t created, std::string status = 
   return j;
 }
 
-class JobStoreTest : public ::testing::Test {
+class JobStoreTest : public testing::EngineTest {
  protected:
   void SetUp() override {
-    store_ = open_or_die(dir_.file("tg.db"));
+    EngineTest::SetUp();
+    if (not_ready()) return;
+    store_ = db_->open();
     ASSERT_TRUE(store_);
   }
   std::vector<std::string> ids(std::optional<std::string> status, int limit = 100) {
@@ -39,13 +40,14 @@ class JobStoreTest : public ::testing::Test {
       for (const auto& j : *r) out.push_back(j.id);
     return out;
   }
-  TempDir dir_;
   std::unique_ptr<Store> store_;
 };
 
+INSTANTIATE_TEST_SUITE_P(Engines, JobStoreTest, testing::kEngines, testing::engine_name);
+
 using V = std::vector<std::string>;
 
-TEST_F(JobStoreTest, CreateGetRoundTripsEveryField) {
+TEST_P(JobStoreTest, CreateGetRoundTripsEveryField) {
   JobRecord j = job("job-1", 1'700'000'000'000);
   j.attempts = 2;
   j.result = R"({"id":"chatcmpl-1"})";
@@ -57,7 +59,7 @@ TEST_F(JobStoreTest, CreateGetRoundTripsEveryField) {
   EXPECT_EQ(store_->get_job("job-1").value(), j);
 }
 
-TEST_F(JobStoreTest, TimesDefaultToNow) {
+TEST_P(JobStoreTest, TimesDefaultToNow) {
   JobRecord j = job("job-1", 0);
   j.updated_ms = 0;
   auto created = store_->create_job(j);
@@ -67,7 +69,7 @@ TEST_F(JobStoreTest, TimesDefaultToNow) {
   EXPECT_EQ(store_->get_job("job-1").value(), *created);
 }
 
-TEST_F(JobStoreTest, ErrorsAreValues) {
+TEST_P(JobStoreTest, ErrorsAreValues) {
   ASSERT_TRUE(store_->create_job(job("job-1", 1)));
   auto dup = store_->create_job(job("job-1", 2));
   ASSERT_FALSE(dup);
@@ -89,7 +91,7 @@ TEST_F(JobStoreTest, ErrorsAreValues) {
   EXPECT_EQ(store_->update_job(job("nope", 1)).error().code, StoreErrorCode::not_found);
 }
 
-TEST_F(JobStoreTest, UpdateReplacesFieldsKeepsCreated) {
+TEST_P(JobStoreTest, UpdateReplacesFieldsKeepsCreated) {
   ASSERT_TRUE(store_->create_job(job("job-1", 1000)));
   JobRecord running = job("job-1", 0, "running");
   running.updated_ms = 0;  // → now
@@ -109,7 +111,7 @@ TEST_F(JobStoreTest, UpdateReplacesFieldsKeepsCreated) {
   EXPECT_EQ(store_->get_job("job-1").value(), done);
 }
 
-TEST_F(JobStoreTest, ListIsOldestFirstFilteredAndLimited) {
+TEST_P(JobStoreTest, ListIsOldestFirstFilteredAndLimited) {
   ASSERT_TRUE(store_->create_job(job("c", 3000)));
   ASSERT_TRUE(store_->create_job(job("a", 1000, "running")));
   ASSERT_TRUE(store_->create_job(job("b2", 2000)));
@@ -124,21 +126,21 @@ TEST_F(JobStoreTest, ListIsOldestFirstFilteredAndLimited) {
   EXPECT_EQ(ids(std::nullopt, -1), V{});
 }
 
-TEST_F(JobStoreTest, JobsDoNotMoveTheIdentityGeneration) {
+TEST_P(JobStoreTest, JobsDoNotMoveTheIdentityGeneration) {
   const auto g0 = store_->identity_generation().value();
   ASSERT_TRUE(store_->create_job(job("j", 1)));
   ASSERT_TRUE(store_->update_job(job("j", 1, "running")));
   EXPECT_EQ(store_->identity_generation().value(), g0);
 }
 
-TEST_F(JobStoreTest, JobsSurviveARestart) {
+TEST_P(JobStoreTest, JobsSurviveARestart) {
   ASSERT_TRUE(store_->create_job(job("job-queued", 1000)));
   ASSERT_TRUE(store_->create_job(job("job-running", 2000, "running")));
   // A spend row and a ledger record in flight at close are committed by the destructor too.
   store_->append_spend_log(SpendLogRow{.request_id = "r"});
   store_.reset();
 
-  auto again = open_or_die(dir_.file("tg.db"));
+  auto again = db_->open();
   ASSERT_TRUE(again);
   EXPECT_EQ(again->get_job("job-queued").value(), job("job-queued", 1000));
   auto queued = again->list_jobs("queued", 10);
@@ -154,7 +156,7 @@ TEST_F(JobStoreTest, JobsSurviveARestart) {
   done.attempts = 1;
   ASSERT_TRUE(again->update_job(done));
   again.reset();
-  auto third = open_or_die(dir_.file("tg.db"));
+  auto third = db_->open();
   ASSERT_TRUE(third);
   EXPECT_EQ(third->get_job("job-running").value().status, "succeeded");
 }

@@ -61,9 +61,12 @@ bool append_sync(Store& s, LedgerRecord r) {
   return f.get();
 }
 
-TEST(Ledger, GroupCommitManyThreadsAllDurableOnce) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("tg.db"));
+// Every engine; the SQLite-only fault tests (a locked file, a full disk) are plain TESTs below.
+class Ledger : public testing::EngineTest {};
+INSTANTIATE_TEST_SUITE_P(Engines, Ledger, testing::kEngines, testing::engine_name);
+
+TEST_P(Ledger, GroupCommitManyThreadsAllDurableOnce) {
+  auto store = db_->open();
   ASSERT_TRUE(store);
   constexpr int kThreads = 8, kPerThread = 1250;  // 10,000 records
   std::vector<std::atomic<int>> fired(kThreads * kPerThread);
@@ -104,9 +107,8 @@ TEST(Ledger, GroupCommitManyThreadsAllDurableOnce) {
 
 // Closed loop like the request path: each thread waits for durability before its next record.
 // Reports the enqueue→durable latency the pipeline would see (printed, not asserted on timing).
-TEST(Ledger, ClosedLoopLatency) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("tg.db"));
+TEST_P(Ledger, ClosedLoopLatency) {
+  auto store = db_->open();
   ASSERT_TRUE(store);
   constexpr int kThreads = 16, kPerThread = 200;
   std::atomic<int> durable{0};
@@ -129,8 +131,8 @@ TEST(Ledger, ClosedLoopLatency) {
               static_cast<long long>(st.max_us));
 }
 
-TEST(Ledger, SettleCopiesReserveScopesAndReadBack) {
-  auto store = open_or_die(":memory:");
+TEST_P(Ledger, SettleCopiesReserveScopesAndReadBack) {
+  auto store = db_->open();
   ASSERT_TRUE(store);
   ASSERT_TRUE(append_sync(*store, reserve(7, 500, {kKey, kTeam})));
   ASSERT_TRUE(append_sync(*store, settle(7, 500, 120, "actual")));
@@ -154,13 +156,11 @@ TEST(Ledger, SettleCopiesReserveScopesAndReadBack) {
 
 // A child process writes reservations (some settled), waits until they are durable, then
 // SIGKILLs itself: no destructor, no clean close. The parent reopens and recovers.
-TEST(Ledger, RecoveryAfterSigkillSettlesOpenReservationsConservatively) {
-  TempDir dir;
-  const std::string path = dir.file("crash/tg.db");
+TEST_P(Ledger, RecoveryAfterSigkillSettlesOpenReservationsConservatively) {
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    auto s = sqlite::open_sqlite_store(path);
+    auto s = db_->try_open();
     if (!s) ::_exit(2);
     Store& store = **s;
     std::atomic<int> ok{0};
@@ -184,7 +184,7 @@ TEST(Ledger, RecoveryAfterSigkillSettlesOpenReservationsConservatively) {
   ASSERT_TRUE(WIFSIGNALED(status)) << "child exit code " << WEXITSTATUS(status);
   ASSERT_EQ(WTERMSIG(status), SIGKILL);
 
-  auto store = open_or_die(path);
+  auto store = db_->open();
   ASSERT_TRUE(store);
   auto rec = store->recover_ledger(9999);
   ASSERT_TRUE(rec) << rec.error().message;
@@ -210,7 +210,7 @@ TEST(Ledger, RecoveryAfterSigkillSettlesOpenReservationsConservatively) {
   EXPECT_TRUE(again->recovered.empty());
   EXPECT_EQ(as_map(again->spent), m);
   store.reset();
-  auto reopened = open_or_die(path);
+  auto reopened = db_->open();
   ASSERT_TRUE(reopened);
   auto third = reopened->recover_ledger(10001);
   ASSERT_TRUE(third);
@@ -218,8 +218,8 @@ TEST(Ledger, RecoveryAfterSigkillSettlesOpenReservationsConservatively) {
   EXPECT_EQ(as_map(third->spent), m);
 }
 
-TEST(Ledger, ReusedReservationIdAfterSettleIsTrackedSeparately) {
-  auto store = open_or_die(":memory:");
+TEST_P(Ledger, ReusedReservationIdAfterSettleIsTrackedSeparately) {
+  auto store = db_->open();
   ASSERT_TRUE(store);
   ASSERT_TRUE(append_sync(*store, reserve(1, 10, {kKey})));
   ASSERT_TRUE(append_sync(*store, settle(1, 10, 4, "actual")));
@@ -235,7 +235,7 @@ TEST(Ledger, ReusedReservationIdAfterSettleIsTrackedSeparately) {
 
 // Another connection holds the database's write lock longer than the busy timeout: the
 // writer cannot commit, so every record reports on_durable(false) and health() says so.
-TEST(Ledger, LockedDatabaseReportsNotDurableAndUnhealthyThenRecovers) {
+TEST(LedgerSqlite, LockedDatabaseReportsNotDurableAndUnhealthyThenRecovers) {
   TempDir dir;
   const std::string path = dir.file("tg.db");
   auto store = open_or_die(path, {.busy_timeout_ms = 50});
@@ -266,7 +266,7 @@ TEST(Ledger, LockedDatabaseReportsNotDurableAndUnhealthyThenRecovers) {
 }
 
 // A full disk (simulated by a page cap) fails the batch, never crashes.
-TEST(Ledger, FullDatabaseReportsNotDurable) {
+TEST(LedgerSqlite, FullDatabaseReportsNotDurable) {
   TempDir dir;
   auto store = open_or_die(dir.file("tg.db"), {.max_page_count = 40});
   ASSERT_TRUE(store);
@@ -284,8 +284,8 @@ TEST(Ledger, FullDatabaseReportsNotDurable) {
   EXPECT_FALSE(store->health().writable);
 }
 
-TEST(Ledger, CallbackExceptionsAreContained) {
-  auto store = open_or_die(":memory:");
+TEST_P(Ledger, CallbackExceptionsAreContained) {
+  auto store = db_->open();
   ASSERT_TRUE(store);
   store->append_ledger(reserve(1, 1, {}), [](bool) { throw std::runtime_error("boom"); });
   std::promise<bool> p;
@@ -293,21 +293,20 @@ TEST(Ledger, CallbackExceptionsAreContained) {
   EXPECT_TRUE(p.get_future().get());
 }
 
-TEST(Ledger, DestructorCommitsPendingRecords) {
-  TempDir dir;
+TEST_P(Ledger, DestructorCommitsPendingRecords) {
   std::atomic<int> ok{0};
   {
-    auto store = open_or_die(dir.file("tg.db"));
+    auto store = db_->open();
     ASSERT_TRUE(store);
     for (int i = 0; i < 100; ++i)
       store->append_ledger(reserve(static_cast<std::uint64_t>(i + 1), 1, {kKey}), [&](bool d) { if (d) ok++; });
   }
   EXPECT_EQ(ok.load(), 100);
-  auto store = open_or_die(dir.file("tg.db"));
+  auto store = db_->open();
   EXPECT_EQ(store->read_ledger(0, 1000).value().size(), 100u);
 }
 
-TEST(Ledger, SynchronousFullWorks) {
+TEST(LedgerSqlite, SynchronousFullWorks) {
   TempDir dir;
   auto store = open_or_die(dir.file("tg.db"), {.synchronous_full = true});
   ASSERT_TRUE(store);

@@ -22,15 +22,6 @@ int64_t scalar(const std::string& path, const std::string& sql) {
   return v;
 }
 
-void exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* msg = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg), SQLITE_OK) << (msg ? msg : "");
-  sqlite3_free(msg);
-  sqlite3_close(db);
-}
-
 TEST(SqliteUrl, AcceptsUrlsPathsAndMemory) {
   EXPECT_EQ(sqlite::sqlite_path_from_url("sqlite:///var/lib/tg.db").value(), "/var/lib/tg.db");
   EXPECT_EQ(sqlite::sqlite_path_from_url("sqlite://data/tg.db").value(), "data/tg.db");
@@ -127,31 +118,32 @@ TEST(Migrations, AVersion2DatabaseIsUpgradedKeepingItsRows) {
   EXPECT_EQ(store->get_spend_log("new-1").value().degradation, "reduced");
 }
 
-TEST(Migrations, ReopenIsIdempotentAndKeepsData) {
-  TempDir dir;
-  const std::string path = dir.file("tg.db");
+// Every engine: reopening migrates nothing and keeps the data; a newer schema is refused.
+class MigrationsOnEngine : public testing::EngineTest {};
+INSTANTIATE_TEST_SUITE_P(Engines, MigrationsOnEngine, testing::kEngines, testing::engine_name);
+
+TEST_P(MigrationsOnEngine, ReopenIsIdempotentAndKeepsData) {
   {
-    auto store = open_or_die(path);
+    auto store = db_->open();
     ASSERT_TRUE(store);
     UserRecord u;
     u.user_id = "alice";
     ASSERT_TRUE(store->create_user(u));
   }
   for (int i = 0; i < 2; ++i) {
-    auto store = open_or_die("sqlite:///" + path.substr(1));
+    // SQLite: also through its sqlite:/// URL form.
+    auto store = GetParam() == testing::Engine::sqlite ? open_or_die("sqlite:///" + db_->url().substr(1)) : db_->open();
     ASSERT_TRUE(store);
     EXPECT_TRUE(store->get_user("alice"));
   }
-  EXPECT_EQ(scalar(path, "SELECT COUNT(*) FROM schema_version"), sqlite::sqlite_schema_version());
+  EXPECT_EQ(db_->scalar("SELECT COUNT(*) FROM schema_version"), sqlite::sqlite_schema_version());
 }
 
-TEST(Migrations, RefusesDatabaseFromNewerBinary) {
-  TempDir dir;
-  const std::string path = dir.file("tg.db");
-  { ASSERT_TRUE(open_or_die(path)); }
-  exec(path, "INSERT INTO schema_version (version, applied_at_ms) VALUES (" +
-                 std::to_string(sqlite::sqlite_schema_version() + 1) + ", 0)");
-  auto s = sqlite::open_sqlite_store(path);
+TEST_P(MigrationsOnEngine, RefusesDatabaseFromNewerBinary) {
+  { ASSERT_TRUE(db_->open()); }
+  db_->exec("INSERT INTO schema_version (version, applied_at_ms) VALUES (" +
+            std::to_string(sqlite::sqlite_schema_version() + 1) + ", 0)");
+  auto s = db_->try_open();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code, StoreErrorCode::invalid);
   EXPECT_NE(s.error().message.find("newer"), std::string::npos) << s.error().message;

@@ -1,13 +1,10 @@
 #include <gtest/gtest.h>
 
-#include "store/sqlite/sqlite_store.hpp"
 #include "test_util.hpp"
 
 namespace tollgate::store {
 namespace {
 
-using testing::TempDir;
-using testing::open_or_die;
 
 SpendLogRow row(std::string id, std::string key, std::string user, std::string team,
                 std::string group, std::int64_t start, std::int64_t spend) {
@@ -42,10 +39,12 @@ SpendLogRow row(std::string id, std::string key, std::string user, std::string t
   return r;
 }
 
-class SpendLogTest : public ::testing::Test {
+class SpendLogTest : public testing::EngineTest {
  protected:
   void SetUp() override {
-    store_ = open_or_die(dir_.file("tg.db"));
+    EngineTest::SetUp();
+    if (not_ready()) return;
+    store_ = db_->open();
     ASSERT_TRUE(store_);
     store_->append_spend_log(row("r1", "k1", "alice", "ta", "gpt-4o", 1000, 100));
     store_->append_spend_log(row("r2", "k1", "alice", "ta", "claude", 2000, 300));
@@ -67,13 +66,14 @@ class SpendLogTest : public ::testing::Test {
       for (const auto& r : *rows) out.push_back(r.request_id);
     return out;
   }
-  TempDir dir_;
   std::unique_ptr<Store> store_;
 };
 
+INSTANTIATE_TEST_SUITE_P(Engines, SpendLogTest, testing::kEngines, testing::engine_name);
+
 using V = std::vector<std::string>;
 
-TEST_F(SpendLogTest, RoundTripKeepsEveryField) {
+TEST_P(SpendLogTest, RoundTripKeepsEveryField) {
   auto rows = store_->query_spend_logs({.request_id = "r1"});
   ASSERT_TRUE(rows);
   ASSERT_EQ(rows->size(), 1u);
@@ -87,7 +87,7 @@ TEST_F(SpendLogTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(r4->front().status, "failure");
 }
 
-TEST_F(SpendLogTest, DegradationAndDecisionRoundTrip) {
+TEST_P(SpendLogTest, DegradationAndDecisionRoundTrip) {
   SpendLogRow degraded = row("r5", "k1", "alice", "ta", "gpt-4o", 5000, 7);
   degraded.degradation = "reduced";
   degraded.decision =
@@ -107,7 +107,7 @@ TEST_F(SpendLogTest, DegradationAndDecisionRoundTrip) {
   EXPECT_EQ(store_->get_spend_log("r1").value().decision, "");
 }
 
-TEST_F(SpendLogTest, GetSpendLogNotFoundAndInvalid) {
+TEST_P(SpendLogTest, GetSpendLogNotFoundAndInvalid) {
   auto missing = store_->get_spend_log("nope");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, StoreErrorCode::not_found);
@@ -121,7 +121,7 @@ TEST_F(SpendLogTest, GetSpendLogNotFoundAndInvalid) {
   EXPECT_EQ(store_->get_spend_log("r1").value().degradation, "stale_cache");
 }
 
-TEST_F(SpendLogTest, Filters) {
+TEST_P(SpendLogTest, Filters) {
   EXPECT_EQ(ids({}), (V{"r4", "r3", "r2", "r1"}));  // newest first
   EXPECT_EQ(ids({.api_key = "k1"}), (V{"r2", "r1"}));
   EXPECT_EQ(ids({.user = "bob"}), (V{"r4", "r3"}));
@@ -132,7 +132,7 @@ TEST_F(SpendLogTest, Filters) {
   EXPECT_TRUE(ids({.request_id = "nope"}).empty());
 }
 
-TEST_F(SpendLogTest, GlobalSpend) {
+TEST_P(SpendLogTest, GlobalSpend) {
   auto g = store_->global_spend(std::nullopt, std::nullopt);
   ASSERT_TRUE(g);
   EXPECT_EQ(g->total_spend_nanos, 450);
@@ -155,15 +155,17 @@ TEST_F(SpendLogTest, GlobalSpend) {
   EXPECT_EQ(window->requests, 2);
 }
 
-TEST_F(SpendLogTest, SpendRowsAndLedgerShareTheWriter) {
+TEST_P(SpendLogTest, SpendRowsAndLedgerShareTheWriter) {
   const WriterStats st = store_->writer_stats();
   EXPECT_EQ(st.spend_rows, 4u);
   EXPECT_EQ(st.dropped_spend_rows, 0u);
 }
 
-TEST(SpendLogBound, RowsBeyondTheQueueBoundAreDroppedAndCounted) {
-  TempDir dir;
-  auto store = open_or_die(dir.file("tg.db"), {.max_pending_spend_rows = 0});
+class SpendLogBound : public testing::EngineTest {};
+INSTANTIATE_TEST_SUITE_P(Engines, SpendLogBound, testing::kEngines, testing::engine_name);
+
+TEST_P(SpendLogBound, RowsBeyondTheQueueBoundAreDroppedAndCounted) {
+  auto store = db_->open({.max_pending_spend_rows = 0});
   ASSERT_TRUE(store);
   store->append_spend_log(row("x", "k", "u", "t", "g", 1, 1));
   store->flush();

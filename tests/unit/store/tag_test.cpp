@@ -1,4 +1,4 @@
-// Tag budget records (/tag/*): CRUD in the SQLite store, the snapshot, and migration 2.
+// Tag budget records (/tag/*): CRUD on every engine, the snapshot, and SQLite's migration 2.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -22,17 +22,20 @@ TagRecord full_tag(const std::string& name) {
   return t;
 }
 
-class TagStoreTest : public ::testing::Test {
+class TagStoreTest : public testing::EngineTest {
  protected:
   void SetUp() override {
-    store_ = open_or_die(dir_.file("tg.db"));
+    EngineTest::SetUp();
+    if (not_ready()) return;
+    store_ = db_->open();
     ASSERT_TRUE(store_);
   }
-  TempDir dir_;
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(TagStoreTest, RoundTripPreservesEveryField) {
+INSTANTIATE_TEST_SUITE_P(Engines, TagStoreTest, testing::kEngines, testing::engine_name);
+
+TEST_P(TagStoreTest, RoundTripPreservesEveryField) {
   const TagRecord t = full_tag("eu");
   auto created = store_->create_tag(t);
   ASSERT_TRUE(created) << created.error().message;
@@ -51,7 +54,7 @@ TEST_F(TagStoreTest, RoundTripPreservesEveryField) {
   EXPECT_EQ(g->updated_at_ms, g->created_at_ms);
 }
 
-TEST_F(TagStoreTest, DuplicateNameIsConflictEmptyNameInvalid) {
+TEST_P(TagStoreTest, DuplicateNameIsConflictEmptyNameInvalid) {
   ASSERT_TRUE(store_->create_tag(full_tag("eu")));
   auto dup = store_->create_tag(full_tag("eu"));
   ASSERT_FALSE(dup);
@@ -63,13 +66,13 @@ TEST_F(TagStoreTest, DuplicateNameIsConflictEmptyNameInvalid) {
   EXPECT_EQ(empty.error().field, "name");
 }
 
-TEST_F(TagStoreTest, UnknownNameIsNotFound) {
+TEST_P(TagStoreTest, UnknownNameIsNotFound) {
   EXPECT_EQ(store_->get_tag("nope").error().code, StoreErrorCode::not_found);
   EXPECT_EQ(store_->update_tag(full_tag("nope")).error().code, StoreErrorCode::not_found);
   EXPECT_EQ(store_->delete_tag("nope").error().code, StoreErrorCode::not_found);
 }
 
-TEST_F(TagStoreTest, UpdateReplacesFieldsKeepsCreatedDeleteRemovesListIsByName) {
+TEST_P(TagStoreTest, UpdateReplacesFieldsKeepsCreatedDeleteRemovesListIsByName) {
   ASSERT_TRUE(store_->create_tag(full_tag("b")));
   ASSERT_TRUE(store_->create_tag(full_tag("a")));
   TagRecord u;
@@ -96,7 +99,7 @@ TEST_F(TagStoreTest, UpdateReplacesFieldsKeepsCreatedDeleteRemovesListIsByName) 
   EXPECT_EQ(store_->list_tags().value().size(), 1u);
 }
 
-TEST_F(TagStoreTest, SnapshotHasTagsAndEveryMutationMovesTheGeneration) {
+TEST_P(TagStoreTest, SnapshotHasTagsAndEveryMutationMovesTheGeneration) {
   const auto g0 = store_->identity_generation().value();
   ASSERT_TRUE(store_->create_tag(full_tag("eu")));
   ASSERT_TRUE(store_->update_tag(full_tag("eu")));
@@ -110,10 +113,10 @@ TEST_F(TagStoreTest, SnapshotHasTagsAndEveryMutationMovesTheGeneration) {
   EXPECT_EQ(snap->generation, g0 + 4);
 }
 
-TEST_F(TagStoreTest, TagsSurviveReopen) {
+TEST_P(TagStoreTest, TagsSurviveReopen) {
   ASSERT_TRUE(store_->create_tag(full_tag("eu")));
   store_.reset();
-  auto again = open_or_die(dir_.file("tg.db"));
+  auto again = db_->open();
   ASSERT_TRUE(again);
   EXPECT_EQ(again->get_tag("eu").value(), full_tag("eu"));
 }

@@ -1,14 +1,25 @@
 #pragma once
-// Helpers shared by the store tests: a temporary directory removed at the end of each test.
+// Helpers shared by the store tests: a temporary directory removed at the end of each test, and
+// the engines every store test runs on (a fresh database per test: a SQLite file in a temporary
+// directory, or `CREATE DATABASE tg_test_<random>` on the server named by
+// TOLLGATE_TEST_POSTGRES_URL, dropped at the end). Without that variable the Postgres instances
+// skip, unless TOLLGATE_REQUIRE_SERVICES=1 (CI): then they fail.
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <ostream>
+#include <random>
 #include <string>
 
+#include "store/postgres/postgres_store.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
 namespace tollgate::store::testing {
@@ -67,5 +78,166 @@ inline void downgrade_to(const std::string& path, int version) {
   if (version < 2) exec_sql(path, "DROP TABLE tags;");
   exec_sql(path, "DELETE FROM schema_version WHERE version > " + std::to_string(version) + ";");
 }
+
+// --- engines -----------------------------------------------------------------------------
+
+enum class Engine { sqlite, postgres };
+
+inline const auto kEngines = ::testing::Values(Engine::sqlite, Engine::postgres);
+
+inline std::string engine_name(const ::testing::TestParamInfo<Engine>& info) {
+  return info.param == Engine::sqlite ? "Sqlite" : "Postgres";
+}
+
+inline void PrintTo(Engine e, std::ostream* os) { *os << (e == Engine::sqlite ? "sqlite" : "postgres"); }
+
+inline std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+/// The server the Postgres instances use, or empty.
+inline std::string postgres_server_url() { return env("TOLLGATE_TEST_POSTGRES_URL"); }
+
+/// Why `engine` cannot run here (nullopt: it can).
+inline std::optional<std::string> engine_unavailable(Engine engine) {
+  if (engine == Engine::postgres && postgres_server_url().empty())
+    return "TOLLGATE_TEST_POSTGRES_URL is not set: no PostgreSQL server to test against "
+           "(eval \"$(scripts/services.sh start)\" starts one)";
+  return std::nullopt;
+}
+
+/// Skips the test when its engine is unavailable, or fails it when TOLLGATE_REQUIRE_SERVICES=1.
+#define TG_REQUIRE_ENGINE(engine)                                              \
+  do {                                                                         \
+    if (auto why_ = ::tollgate::store::testing::engine_unavailable(engine)) {  \
+      if (::tollgate::store::testing::env("TOLLGATE_REQUIRE_SERVICES") == "1") \
+        FAIL() << *why_ << " (TOLLGATE_REQUIRE_SERVICES=1)";                   \
+      GTEST_SKIP() << *why_;                                                   \
+    }                                                                          \
+  } while (0)
+
+/// Options every engine understands.
+struct TestStoreOptions {
+  std::size_t max_pending_spend_rows = 100000;
+  int lock_timeout_ms = 5000;  ///< SQLite busy_timeout / Postgres lock_timeout
+};
+
+/// `server_url` with its database replaced by `name`.
+inline std::string with_database(const std::string& server_url, const std::string& name) {
+  auto parsed = boost::urls::parse_uri(server_url);
+  if (!parsed) throw std::runtime_error("unparsable TOLLGATE_TEST_POSTGRES_URL");
+  boost::urls::url u(*parsed);
+  u.set_path("/" + name);
+  return std::string(u.buffer());
+}
+
+/// Runs `sql` on `url` through a raw libpq connection; returns the first column of the first row
+/// ("" when none), ADD_FAILURE on an error.
+inline std::string pg_query(const std::string& url, const std::string& sql) {
+  PGconn* c = PQconnectdb(url.c_str());
+  std::string out;
+  if (PQstatus(c) != CONNECTION_OK) {
+    ADD_FAILURE() << "connect: " << PQerrorMessage(c);
+  } else {
+    PGresult* r = PQexec(c, sql.c_str());
+    const auto st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+      ADD_FAILURE() << sql << ": " << PQerrorMessage(c);
+    else if (PQntuples(r) > 0 && PQnfields(r) > 0)
+      out = PQgetvalue(r, 0, 0);
+    PQclear(r);
+  }
+  PQfinish(c);
+  return out;
+}
+
+/// A fresh, empty database of one engine, for one test.
+class TestDatabase {
+ public:
+  explicit TestDatabase(Engine engine) : engine_(engine) {
+    if (engine_ == Engine::sqlite) {
+      dir_.emplace();
+      url_ = dir_->file("tg.db");
+      return;
+    }
+    std::random_device rd;
+    name_ = "tg_test_" + std::to_string(rd()) + std::to_string(rd());
+    admin_url_ = postgres_server_url();
+    pg_query(admin_url_,
+             "CREATE DATABASE " + name_ + " TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'");
+    url_ = with_database(admin_url_, name_);
+  }
+  ~TestDatabase() {
+    if (engine_ == Engine::postgres) pg_query(admin_url_, "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  }
+  TestDatabase(const TestDatabase&) = delete;
+  TestDatabase& operator=(const TestDatabase&) = delete;
+
+  Engine engine() const { return engine_; }
+  /// The database_url of this database (a SQLite file path, or a postgresql:// URL).
+  const std::string& url() const { return url_; }
+
+  StoreResult<std::unique_ptr<Store>> try_open(const TestStoreOptions& o = {}) const {
+    if (engine_ == Engine::sqlite)
+      return sqlite::open_sqlite_store(
+          url_, {.busy_timeout_ms = o.lock_timeout_ms, .max_pending_spend_rows = o.max_pending_spend_rows});
+    return postgres::open_postgres_store(
+        url_,
+        {.pool_limit = 4, .lock_timeout_ms = o.lock_timeout_ms, .max_pending_spend_rows = o.max_pending_spend_rows});
+  }
+  /// Opens a store on it (ADD_FAILURE and nullptr when that fails).
+  std::unique_ptr<Store> open(const TestStoreOptions& o = {}) const {
+    auto s = try_open(o);
+    if (!s) {
+      ADD_FAILURE() << "open " << url_ << ": " << s.error().message;
+      return nullptr;
+    }
+    return std::move(*s);
+  }
+
+  /// Runs SQL through a separate raw connection; the first column of the first row as an integer
+  /// (-1 when there is none).
+  std::int64_t scalar(const std::string& sql) const {
+    std::string v;
+    if (engine_ == Engine::postgres) {
+      v = pg_query(url_, sql);
+    } else {
+      sqlite3* db = nullptr;
+      EXPECT_EQ(sqlite3_open(url_.c_str(), &db), SQLITE_OK);
+      sqlite3_stmt* st = nullptr;
+      EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+      if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+      sqlite3_finalize(st);
+      sqlite3_close(db);
+    }
+    return v.empty() ? -1 : std::stoll(v);
+  }
+  /// Runs SQL through a separate raw connection.
+  void exec(const std::string& sql) const {
+    if (engine_ == Engine::postgres)
+      pg_query(url_, sql);
+    else
+      exec_sql(url_, sql);
+  }
+
+ private:
+  Engine engine_;
+  std::optional<TempDir> dir_;
+  std::string name_, admin_url_, url_;
+};
+
+/// Base of the suites that run on every engine: `db_` is a fresh database of GetParam().
+class EngineTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  void SetUp() override {
+    TG_REQUIRE_ENGINE(GetParam());
+    db_ = std::make_unique<TestDatabase>(GetParam());
+  }
+  /// True when SetUp skipped or failed (a derived SetUp returns then).
+  bool not_ready() const { return IsSkipped() || HasFatalFailure() || !db_; }
+  std::unique_ptr<TestDatabase> db_;
+};
 
 }  // namespace tollgate::store::testing

@@ -1,0 +1,114 @@
+#pragma once
+/// The group-commit writer both SQL stores share (docs/storage.md "Threads and connections"):
+/// `append_ledger` / `append_spend_log` only push onto a queue; one writer thread takes
+/// everything waiting, hands it to the backend's commit function (one transaction), then fires
+/// each ledger record's callback exactly once with the outcome. Tasks (`run`) execute on the same
+/// thread after everything enqueued before them. Keeps WriterStats (latency enqueue → durable per
+/// ledger record, over the last 65536 records) and the outcome of the latest write for health().
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "store/store.hpp"
+
+namespace tollgate::store {
+
+class GroupCommitWriter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct LedgerItem {
+    LedgerRecord record;
+    DurableCallback cb;
+    Clock::time_point enqueued;
+  };
+  struct SpendItem {
+    SpendLogRow row;
+  };
+  using Item = std::variant<LedgerItem, SpendItem>;
+  /// Writes the whole batch in one transaction; returns the error message when it failed (then
+  /// nothing of the batch is stored). Runs on the writer thread.
+  using CommitFn = std::function<std::optional<std::string>(const std::vector<Item>& batch)>;
+
+  /// `max_pending_spend_rows`: spend rows waiting beyond this are dropped and counted.
+  GroupCommitWriter(std::size_t max_pending_spend_rows, CommitFn commit);
+  /// Calls stop().
+  ~GroupCommitWriter();
+  GroupCommitWriter(const GroupCommitWriter&) = delete;
+  GroupCommitWriter& operator=(const GroupCommitWriter&) = delete;
+
+  /// Starts the writer thread (once).
+  void start();
+  /// Commits everything already queued, runs the queued tasks, fires the remaining callbacks and
+  /// joins the thread. Later appends get on_durable(false); later tasks do not run. Idempotent.
+  void stop();
+
+  /// Enqueues; never blocks on I/O. After stop(): on_durable(false) at once, on this thread.
+  void append_ledger(LedgerRecord record, DurableCallback on_durable);
+  /// Enqueues, or drops and counts the row (queue over its bound, or stopped).
+  void append_spend_log(SpendLogRow row);
+
+  /// Runs `fn` on the writer thread after everything queued before it and returns its result;
+  /// nullopt when stopped.
+  template <class T, class F>
+  std::optional<T> run(F fn) {
+    auto task = std::make_shared<std::packaged_task<T()>>(std::move(fn));
+    auto fut = task->get_future();
+    {
+      std::lock_guard lk(mu_);
+      if (stop_) return std::nullopt;
+      tasks_.push_back([task] { (*task)(); });
+    }
+    cv_.notify_one();
+    return fut.get();
+  }
+
+  /// Blocks until everything appended before the call was committed or failed; false if a batch
+  /// failed meanwhile or the writer is stopped.
+  bool flush();
+
+  /// Records the outcome of a write made outside a batch (recovery, a health probe).
+  void note_write(const std::optional<std::string>& error);
+  /// True when nothing was written for `d` (the caller then probes).
+  bool idle_for(Clock::duration d) const;
+  /// The outcome of the latest write.
+  StoreHealth health() const;
+  WriterStats stats() const;
+
+ private:
+  static constexpr std::size_t kSampleRing = 1 << 16;
+  static void fire(DurableCallback& cb, bool ok) noexcept;
+  void loop();
+  void commit_batch(std::vector<Item>& batch);
+
+  const std::size_t max_pending_spend_;
+  const CommitFn commit_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  std::vector<std::function<void()>> tasks_;
+  std::size_t pending_spend_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+
+  mutable std::mutex stats_mu_;
+  WriterStats stats_;
+  std::vector<std::int64_t> samples_;
+  std::size_t sample_count_ = 0;
+  bool writable_ = true;
+  std::string last_error_;
+  Clock::time_point last_write_ = Clock::now();
+};
+
+}  // namespace tollgate::store

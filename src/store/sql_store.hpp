@@ -1,0 +1,37 @@
+#pragma once
+/// The Store implementation both SQL engines share (store/sqlite/, store/postgres/): every
+/// member's SQL, record mapping, validation, migrations, recovery and the group-commit writer
+/// live here once; a backend only supplies connections (store/sql.hpp). See docs/storage.md.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/sql.hpp"
+#include "store/store.hpp"
+
+namespace tollgate::store::sql {
+
+/// The migration scripts, in order: script i moves the schema from version i to i + 1. Written
+/// for SQLite; other engines run Backend::translate_ddl of each. Never edit a shipped script.
+const std::vector<std::string>& migrations();
+
+/// The schema version this binary creates and understands (the number of migrations).
+int schema_version() noexcept;
+
+struct SqlStoreOptions {
+  /// Spend log rows waiting for the writer beyond this are dropped and counted (ledger records
+  /// are never dropped).
+  std::size_t max_pending_spend_rows = 100000;
+};
+
+/// Migrates the database behind `backend` (each missing script in its own TxnMode::migrate
+/// transaction together with its schema_version row, on the writer connection), then starts the
+/// writer thread. Errors: invalid when the schema is newer than this binary ("upgrade
+/// tollgate"), unavailable (or the backend's error) when migrating fails. The store owns the
+/// backend; destroying it drains the writer first.
+StoreResult<std::unique_ptr<Store>> open_sql_store(std::unique_ptr<Backend> backend,
+                                                   const SqlStoreOptions& options = {});
+
+}  // namespace tollgate::store::sql
