@@ -142,15 +142,13 @@ e2e('SIGTERM drains: readiness 503 at once, liveness 200, new connections refuse
   const stream = await startStream(gw, k.key, body('slow-stream', { stream_options: { include_usage: true } }));
   await waitFor(async () => (await mock.model('paid-upstream')).requests === 2, { what: 'both requests upstream' });
 
+  await sleep(100);  // both probe connections are idle: their last answers are long written
   const t0 = signal(gw);
-  // Readiness turns 503 {"status":"draining"} at once (on the connection the probe already had).
-  let ready;
-  for (;;) {
-    ready = await getVia(readyAgent, `${gw.url}/health/readiness`);
-    if (ready.status !== 200) break;
-    assert.ok(performance.now() - t0 < 5000, 'readiness still 200 5 s after SIGTERM');
-    await sleep(10);
-  }
+  // Readiness turns 503 {"status":"draining"} at once, on the connection the probe already had.
+  // (Polled only once the drain has begun: a probe answered 200 just before the signal would
+  // have its connection closed after that answer, as every connection busy at the signal.)
+  await waitFor(() => /draining: /.test(gw.proc.stderr), { intervalMs: 5, what: 'the draining log line' });
+  const ready = await getVia(readyAgent, `${gw.url}/health/readiness`);
   const readyAfterMs = performance.now() - t0;
   assert.equal(ready.status, 503, ready.text);
   assert.equal(ready.json?.status, 'draining', ready.text);
@@ -273,7 +271,8 @@ e2e('SIGTERM with nothing in flight exits 0 at once', async (ctx) => {
   agent.destroy();
   assert.deepEqual(exit, { code: 0, signal: null });
   assert.ok(performance.now() - t0 < 10000, 'did not wait for the drain timeout');
-  assert.match(gw.proc.stderr, /drain done: drained 0, cut 0/);
+  // (The probe may still count as in flight for a moment after its answer arrived.)
+  assert.match(gw.proc.stderr, /drain done: drained [01], cut 0/);
 });
 
 e2e('config check: drain_timeout_ms must be 0..3600000 (exit 2 naming the YAML path)', async () => {
