@@ -260,6 +260,25 @@ e2e('a second SIGTERM cuts the drain short', async (ctx) => {
   assert.equal(spend, worstNanos(body('stalled-stream')));
 });
 
+e2e('three quick signals stop at once, and the stream in flight still has its reservation settled', async (ctx) => {
+  const { mock } = state;
+  // A short drain bounds the test should the signals coalesce into fewer.
+  const config = drainConfig(mock, freshDataDir(), 3000);
+  const gw = await ctx.gateway(config);
+  const k = await gw.generateKey({ max_budget: 1 });
+  const stream = await startStream(gw, k.key, body('stalled-stream'));
+  gw.proc.stopping = true;
+  // Whether the stream is cut (second signal) or abandoned (third: its coroutine destroyed by
+  // the shutdown), the outcome is the same for the ledger.
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGTERM']) gw.proc.child.kill(sig);
+  const exit = await gw.proc.exited;
+  assert.deepEqual(exit, { code: 0, signal: null }, gw.proc.stderr);
+  const text = await stream.rest.catch(() => '');
+  assert.ok(!text.includes('[DONE]'), 'the stream was not presented as complete');
+  const { spend } = await restartAndCheckLedger(ctx, config, k.key);
+  assert.equal(spend, worstNanos(body('stalled-stream')));
+});
+
 e2e('SIGTERM with nothing in flight exits 0 at once', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(drainConfig(mock, freshDataDir(), 30000));

@@ -49,6 +49,26 @@ class HangingTransport final : public http::Transport {
   std::atomic<bool> cancelled{false};
 };
 
+/// Ignores cancellation: answers nothing for 30 s whatever happens (a run the cut cannot end).
+class DeafTransport final : public http::Transport {
+ public:
+  net::awaitable<std::expected<std::unique_ptr<http::UpstreamExchange>, http::TransportError>> start(
+      const http::OutgoingRequest&, http::SteadyTime, http::CancelToken*) override {
+    auto exec = co_await net::this_coro::executor;
+    net::steady_timer timer(exec, 30s);
+    started = true;
+    auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+    (void)ec;
+    finished = true;
+    http::TransportError e;
+    e.kind = http::TransportError::Kind::timeout;
+    e.sent = true;
+    co_return std::unexpected(e);
+  }
+  std::atomic<bool> started{false};
+  std::atomic<bool> finished{false};
+};
+
 class TempDir {
  public:
   TempDir() {
@@ -76,24 +96,39 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 10000ms) {
   return true;
 }
 
-struct Fixture {
-  explicit Fixture(std::chrono::milliseconds poll) {
-    auto loaded = config::load_config_string(R"(model_list:
+constexpr const char* kConfig = R"(model_list:
   - model_name: g
     litellm_params:
       model: openai/x
       api_base: http://127.0.0.1:9/v1
       api_key: sk-unused
+      input_cost_per_token: 0.000001
+      output_cost_per_token: 0.000002
 router_settings:
   num_retries: 0
-)",
-                                             "jobs.yaml", [](std::string_view) { return std::nullopt; });
+litellm_settings:
+  max_budget: 100
+)";
+
+store::JobRecord queued_job() {
+  store::JobRecord job;
+  job.id = "job-1";
+  job.model_group = "g";
+  job.call_type = "acompletion";
+  job.request_body = R"({"model":"g","max_tokens":10,"messages":[{"role":"user","content":"hi"}]})";
+  return job;
+}
+
+struct Fixture {
+  explicit Fixture(std::chrono::milliseconds poll, std::shared_ptr<http::Transport> t = nullptr)
+      : transport_used(t ? std::move(t) : transport) {
+    auto loaded = config::load_config_string(kConfig, "jobs.yaml", [](std::string_view) { return std::nullopt; });
     if (!loaded.ok()) throw std::runtime_error("config does not load");
     auto opened = store::sqlite::open_sqlite_store(dir.file("t.db"), {});
     if (!opened) throw std::runtime_error(opened.error().message);
     db = std::move(*opened);
     services = Services::make(loaded.config, core::SystemClock::instance(), db);
-    services->transport = transport;
+    services->transport = transport_used;
     auto resolve = [](const store::JobRecord&, boost::json::object&)
         -> std::expected<std::shared_ptr<const auth::Principal>, core::Error> {
       return std::make_shared<const auth::Principal>();
@@ -109,6 +144,7 @@ router_settings:
   }
   TempDir dir;
   std::shared_ptr<HangingTransport> transport = std::make_shared<HangingTransport>();
+  std::shared_ptr<http::Transport> transport_used;
   std::shared_ptr<store::Store> db;
   std::shared_ptr<Services> services;
   std::unique_ptr<JobRunner> runner;
@@ -116,12 +152,7 @@ router_settings:
 
 TEST(JobRunnerStop, CutsTheJobInFlightAtTheDeadlineAndQueuesItAgain) {
   Fixture f(20ms);
-  store::JobRecord job;
-  job.id = "job-1";
-  job.model_group = "g";
-  job.call_type = "acompletion";
-  job.request_body = R"({"model":"g","messages":[{"role":"user","content":"hi"}]})";
-  ASSERT_TRUE(f.db->create_job(job));
+  ASSERT_TRUE(f.db->create_job(queued_job()));
   f.runner->start();
   ASSERT_TRUE(eventually([&] { return f.transport->started.load(); }));
   const auto t0 = Clock::now();
@@ -133,6 +164,35 @@ TEST(JobRunnerStop, CutsTheJobInFlightAtTheDeadlineAndQueuesItAgain) {
   EXPECT_EQ(stored->status, "queued");  // runs again after the next start
   EXPECT_EQ(stored->attempts, 1);
   f.runner->stop();  // idempotent
+  // Its reservation settled as an unknown outcome (sent, not answered): charged in full.
+  const auto global = f.services->ledger->state(budget::ScopeId{budget::ScopeKind::global, "global"},
+                                                std::chrono::system_clock::now());
+  ASSERT_TRUE(global);
+  EXPECT_EQ(global->reserved, 0);
+  EXPECT_GT(global->unknown, 0);
+  EXPECT_EQ(global->spent, global->unknown);
+}
+
+TEST(JobRunnerStop, AbandonsARunTheCutCannotEndAndItsReservationStillSettles) {
+  auto deaf = std::make_shared<DeafTransport>();
+  Fixture f(20ms, deaf);
+  ASSERT_TRUE(f.db->create_job(queued_job()));
+  f.runner->start();
+  ASSERT_TRUE(eventually([&] { return deaf->started.load(); }));
+  const auto t0 = Clock::now();
+  f.runner->stop(Clock::now(), 100ms);
+  EXPECT_LT(Clock::now() - t0, 10s);
+  EXPECT_FALSE(deaf->finished);  // its frame was destroyed, not resumed
+  // Destroying the run's frame settled its reservation (the Held guard), on the runner thread.
+  const auto global = f.services->ledger->state(budget::ScopeId{budget::ScopeKind::global, "global"},
+                                                std::chrono::system_clock::now());
+  ASSERT_TRUE(global);
+  EXPECT_EQ(global->reserved, 0);
+  EXPECT_GT(global->spent, 0);
+  EXPECT_TRUE(f.db->flush());
+  auto stored = f.db->get_job("job-1");
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->status, "running");  // requeued at the next start
 }
 
 TEST(JobRunnerStop, WithNothingInFlightStopsWithoutWaitingForItsPoll) {
