@@ -62,17 +62,21 @@ std::optional<http::Response> route_check(const http::Request& req, std::string_
   return res;
 }
 
-http::Response health_response(std::string_view path, const pipeline::Services& s) {
+/// Liveness is 200 while the process runs (draining included). Readiness is LiteLLM's shape;
+/// while the gateway drains for a stop it is 503 with status "draining", so that a load
+/// balancer stops sending (docs/operations.md).
+http::Response health_response(std::string_view path, const pipeline::Services& s, bool draining) {
   if (path != "/health/readiness") return json_response(200, "\"I'm alive!\"");
   json::object o;
   // A shared ledger that cannot admit paid attempts (Redis unreachable, counters being rebuilt)
-  // takes the instance out of the load balancer's rotation.
+  // takes the instance out of the load balancer's rotation, as a drain does.
   const bool ledger_ok = !s.ledger || s.ledger->available();
-  o["status"] = ledger_ok ? "healthy" : "unhealthy";
+  o["status"] = draining ? "draining" : ledger_ok ? "healthy" : "unhealthy";
   o["db"] = !s.store ? "not configured" : s.store->health().writable ? "connected" : "unavailable";
   if (s.config->router_settings.redis.configured()) o["cache"] = ledger_ok ? "redis" : "redis unavailable";
   o["model_groups"] = s.config->model_groups().size();
-  return json_response(ledger_ok ? 200 : 503, json::serialize(o));
+  if (draining) o["draining"] = true;
+  return json_response(draining || !ledger_ok ? 503 : 200, json::serialize(o));
 }
 
 /// Authenticates a model call (auth::authenticate); the 401 response in the client's format otherwise.
@@ -157,7 +161,7 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   if (is_health) {
-    co_await w.send(health_response(path, *services_));
+    co_await w.send(health_response(path, *services_, draining_.load()));
     co_return;
   }
   // Authenticate (master key or virtual key) before anything else is looked at.

@@ -2,6 +2,7 @@
 /// The gateway's HTTP surface: routes requests to the OpenAI, Anthropic, model-list and health
 /// endpoints, authenticates, decodes, and hands every model call to the one attempt loop.
 
+#include <atomic>
 #include <expected>
 #include <memory>
 
@@ -26,6 +27,12 @@ class Gateway {
   boost::asio::awaitable<void> handle(http::Request& req, http::ResponseWriter& w);
   /// Body of errors the HTTP layer answers itself (OpenAI error format).
   static std::string protocol_error_body(int status, std::string_view message);
+  /// From now on GET /health/readiness answers 503 {"status":"draining",...} (liveness stays
+  /// 200): the gateway is stopping (SIGTERM). Thread-safe; there is no way back.
+  void set_draining() { draining_ = true; }
+  /// Waits for the admin requests still running on the admin thread, then ends it (shutdown,
+  /// after the server's drain: their completions must not outlive the workers' contexts).
+  void finish_admin() { admin_thread_.join(); }
 
  private:
   /// Parses, translates (Anthropic), validates and binds the caller: a ready call, or the error
@@ -39,6 +46,7 @@ class Gateway {
   std::shared_ptr<pipeline::Services> services_;
   std::shared_ptr<auth::Identities> identities_;
   std::shared_ptr<Admin> admin_;
+  std::atomic<bool> draining_{false};
   /// One thread for admin requests (blocking store calls stay off the I/O workers).
   boost::asio::thread_pool admin_thread_{1};
 };

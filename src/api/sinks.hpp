@@ -24,6 +24,7 @@ class OpenAiSink : public pipeline::ResponseSink {
   boost::asio::awaitable<bool> end_stream(const std::optional<core::Error>& error) override;
   void on_client_gone(std::function<void()> fn) override;
   bool client_gone() const override { return w_.client_gone(); }
+  void on_shutdown(std::function<void()> fn) override { w_.on_shutdown(std::move(fn)); }
 
  protected:
   http::ResponseWriter& w_;

@@ -1,11 +1,13 @@
 #include "app/serve.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include <boost/asio/signal_set.hpp>
@@ -170,13 +172,38 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   services->jobs = jobs.get();
   jobs->start();
 
-  // Signals: a dedicated context so workers never handle them.
+  // Signals, on a dedicated context so workers never handle them (docs/operations.md): the first
+  // SIGTERM/SIGINT makes readiness 503 at once and wakes the drain below; a second cuts the
+  // drain short (requests in flight are cut now); a third stops without waiting for the cut.
+  struct StopRequests {
+    std::mutex mu;
+    std::condition_variable cv;
+    int count = 0;
+  } stops;
   boost::asio::io_context signal_ioc;
   boost::asio::signal_set signals(signal_ioc, SIGINT, SIGTERM);
-  signals.async_wait([&server](const boost::system::error_code&, int sig) {
-    spdlog::info("signal {} received, stopping", sig);
-    server.stop();
-  });
+  std::function<void()> arm_signals = [&] {
+    signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      int n = 0;
+      {
+        std::lock_guard lk(stops.mu);
+        n = ++stops.count;
+      }
+      if (n == 1) {
+        gateway->set_draining();
+      } else if (n == 2) {
+        spdlog::warn("signal {} again: cutting the drain short", sig);
+        server.hurry();
+      } else {
+        spdlog::warn("signal {} a third time: stopping now", sig);
+        server.stop();
+      }
+      stops.cv.notify_all();
+      arm_signals();
+    });
+  };
+  arm_signals();
   // Budget windows that ended are forgotten once a minute (the ledger stays as large as its
   // current windows, whatever the number of distinct callers over time).
   boost::asio::steady_timer sweep(signal_ioc);
@@ -218,7 +245,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
                  options.host, port, threads);
   };
 
-  server.run([copts, &ready, &announce, threads](boost::asio::io_context& ioc) {
+  server.start([copts, &ready, &announce, threads](boost::asio::io_context& ioc) {
     // One upstream pool per worker thread, alive for the thread's lifetime.
     thread_local std::unique_ptr<http::UpstreamPool> pool;
     try {
@@ -230,8 +257,39 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     http::UpstreamPool::install(pool.get());
     if (++ready == threads) announce();
   });
-  jobs->stop();
+
+  // Rolling restarts (docs/operations.md "Rolling restarts"): wait for a stop signal, then drain.
+  int signal_count = 0;
+  {
+    std::unique_lock lk(stops.mu);
+    stops.cv.wait(lk, [&] { return stops.count > 0; });
+    signal_count = stops.count;
+  }
+  const auto drain_start = std::chrono::steady_clock::now();
+  const auto deadline = drain_start + ts.drain_timeout;
+  const auto in_flight = server.begin_drain();
+  jobs->begin_drain();
+  spdlog::info("draining: readiness answers 503 and the listener is closed; {} request(s) in flight, waiting up to {} ms "
+               "(drain_timeout_ms)",
+               in_flight, ts.drain_timeout.count());
+  if (signal_count > 1) server.hurry();
+  const auto report = server.finish_drain(deadline);
+  gateway->finish_admin();
+  {
+    std::lock_guard lk(stops.mu);
+    signal_count = stops.count;
+  }
+  // A deferred job in flight gets what is left of the drain (nothing after a second signal).
+  jobs->stop(signal_count > 1 ? std::chrono::steady_clock::now() : deadline);
   services->jobs = nullptr;
+  // Every reservation is settled by now (the runs ended, or their frames were destroyed by
+  // the joins above): make the settle records and spend-log rows durable before exiting.
+  const bool flushed = db->flush();
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - drain_start);
+  spdlog::info("drain done: drained {}, cut {}, elapsed {} ms{}{}", report.drained, report.cut, elapsed.count(),
+               report.abandoned ? fmt::format(", {} connection(s) abandoned", report.abandoned) : std::string(),
+               flushed ? "" : "; the store could not flush its last writes (ledger recovery settles them at the next start)");
   signal_ioc.stop();
   signal_thread.join();
   return 0;

@@ -204,6 +204,10 @@ struct TollgateSettings {
   milliseconds body_read_timeout{30000};   ///< whole request body must arrive within this
   milliseconds idle_timeout{60000};        ///< keep-alive connection idle limit
   milliseconds connect_timeout{5000};      ///< upstream TCP+TLS connect
+  /// How long SIGTERM / SIGINT waits for requests in flight (streams included) before it cuts
+  /// them, milliseconds, 0..kMaxDrainTimeout; 0 = cut at once (docs/operations.md).
+  milliseconds drain_timeout{30000};
+  static constexpr milliseconds kMaxDrainTimeout{3600000};  ///< one hour: anything longer is a typo
   int worker_threads = 0;                  ///< 0 = one per core
   std::string ca_file;                     ///< PEM bundle overriding the system CA store; empty = system
   bool tls_verify = true;                  ///< verify upstream certificates (never disable in production)

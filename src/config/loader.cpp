@@ -960,6 +960,15 @@ class Loader {
         if (auto d = millis(val, p, l)) t.idle_timeout = *d;
       } else if (k == "connect_timeout_ms") {
         if (auto d = millis(val, p, l)) t.connect_timeout = *d;
+      } else if (k == "drain_timeout_ms") {
+        if (auto d = millis(val, p, l, 0)) {
+          if (*d > TollgateSettings::kMaxDrainTimeout)
+            error(p, line_of(val, l),
+                  "must be at most " + std::to_string(TollgateSettings::kMaxDrainTimeout.count()) +
+                      " (one hour), got " + std::to_string(d->count()));
+          else
+            t.drain_timeout = *d;
+        }
       } else if (k == "worker_threads") {
         if (auto n = small_int(val, p, l)) t.worker_threads = *n;
       } else if (k == "ca_file") {

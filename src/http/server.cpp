@@ -2,6 +2,10 @@
 
 #include <sys/socket.h>
 
+#include <condition_variable>
+#include <list>
+#include <mutex>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -12,6 +16,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <spdlog/spdlog.h>
+
+#include "http/io_context.hpp"
 
 namespace tollgate::http {
 
@@ -100,6 +106,14 @@ void watch_socket(const std::shared_ptr<ResponseWriter::Watch>& w) {
 }
 }  // namespace
 
+bool ResponseWriter::cut() {
+  if (!shutdown_hook_) return false;
+  auto fn = std::move(shutdown_hook_);
+  shutdown_hook_ = nullptr;
+  fn();
+  return true;
+}
+
 net::awaitable<bool> ResponseWriter::send(Response res) {
   if (*gone_) co_return false;
   res.version(version_);
@@ -148,21 +162,58 @@ net::awaitable<bool> ResponseWriter::end_stream() {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-struct Server::Worker {
-  net::io_context ioc{1};
+namespace detail {
+
+/// What the server and all its sessions share. The atomics are read by any thread; the
+/// condition variable wakes finish_drain() when a count it waits on changes during a drain.
+struct ServerState {
+  ServerLimits limits;
+  Handler handler;
+  ErrorBodyFn error_body;
+  std::atomic<bool> draining{false};      ///< begin_drain() ran: responses close their connection
+  std::atomic<bool> closing_idle{false};  ///< idle connections close instead of waiting for a request
+  std::atomic<bool> hurry{false};
+  std::atomic<bool> stopped{false};
+  std::atomic<std::size_t> in_flight{0};
+  std::atomic<std::size_t> connections{0};
+  std::atomic<std::size_t> finished{0};  ///< requests ended since the start
+  std::size_t in_flight_at_drain = 0;
+  std::size_t finished_at_drain = 0;
+  std::chrono::steady_clock::time_point drain_started{};
+  std::mutex mu;
+  std::condition_variable cv;
+
+  void notify() {
+    if (!draining && !stopped) return;  // nobody waits: keep the request path lock-free
+    std::lock_guard lk(mu);
+    cv.notify_all();
+  }
+};
+
+/// One connection as its worker sees it (lives in the session's coroutine frame).
+struct SessionSlot {
+  beast::tcp_stream* stream = nullptr;
+  ResponseWriter* writer = nullptr;  ///< while a handler runs
+  bool idle = true;                  ///< waiting for the first byte of a request
+};
+
+struct ServerWorker {
+  /// Declared before the context: frames the context destroys unregister from it.
+  std::list<SessionSlot*> sessions;
+  IoContext ioc{1};
   std::unique_ptr<tcp::acceptor> acceptor;
   std::thread thread;
 };
 
+}  // namespace detail
+
 namespace {
 
-struct SessionContext {
-  ServerLimits limits;
-  Handler handler;
-  ErrorBodyFn error_body;
-};
+using detail::ServerState;
+using detail::ServerWorker;
+using detail::SessionSlot;
 
-Response error_response(const SessionContext& ctx, int status, std::string_view message) {
+Response error_response(const ServerState& ctx, int status, std::string_view message) {
   Response res{static_cast<bhttp::status>(status), 11};
   res.set(bhttp::field::content_type, "application/json");
   res.body() = ctx.error_body(status, message);
@@ -171,7 +222,7 @@ Response error_response(const SessionContext& ctx, int status, std::string_view 
 
 /// Answers a protocol-level error and closes: after the response, drain what the client is
 /// still sending for a moment so the close does not turn into a reset that hides the answer.
-net::awaitable<void> reject(beast::tcp_stream& stream, const SessionContext& ctx, int status,
+net::awaitable<void> reject(beast::tcp_stream& stream, const ServerState& ctx, int status,
                             std::string_view message, unsigned version) {
   auto res = error_response(ctx, status, message);
   res.version(version ? version : 11);
@@ -192,19 +243,57 @@ net::awaitable<void> reject(beast::tcp_stream& stream, const SessionContext& ctx
   }
 }
 
-net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<const SessionContext> ctx) {
+/// The session's entry in its worker's list; the connection count (raised by the accept loop)
+/// falls when the session ends.
+struct Registration {
+  Registration(ServerWorker& w, ServerState& s, SessionSlot* slot)
+      : worker(w), st(s), it(w.sessions.insert(w.sessions.end(), slot)) {}
+  ~Registration() {
+    worker.sessions.erase(it);
+    --st.connections;
+    st.notify();
+  }
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+  ServerWorker& worker;
+  ServerState& st;
+  std::list<SessionSlot*>::iterator it;
+};
+
+/// One request in flight: from the first byte of its head until its handler returned.
+struct InFlight {
+  explicit InFlight(ServerState& s) : st(s) { ++st.in_flight; }
+  ~InFlight() {
+    ++st.finished;
+    --st.in_flight;
+    st.notify();
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  ServerState& st;
+};
+
+net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerState> state, ServerWorker* worker) {
+  ServerState& st = *state;
+  SessionSlot slot;
+  slot.stream = &stream;
+  Registration registration(*worker, st, &slot);
   beast::flat_buffer buf;
-  const auto& lim = ctx->limits;
+  const auto& lim = st.limits;
   bool first = true;
   for (;;) {
     // Wait for the first byte of the next request (idle limit), then give the whole head a
     // deadline from that moment (slowloris guard).
     if (buf.size() == 0) {
+      if (st.closing_idle) break;  // draining and nothing in flight: no more requests here
+      slot.idle = true;
       stream.expires_after(first ? lim.header_timeout : lim.idle_timeout);
       auto [ec, n] = co_await stream.async_read_some(buf.prepare(8192), use_nothrow);
       if (ec) co_return;
       buf.commit(n);
     }
+    slot.idle = false;
+    InFlight in_flight(st);
     first = false;
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(lim.max_header_bytes);
@@ -213,18 +302,18 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<const Ses
     {
       auto [ec, n] = co_await bhttp::async_read_header(stream, buf, parser, use_nothrow);
       if (ec == bhttp::error::body_limit) {
-        co_await reject(stream, *ctx, 413, "request body exceeds the limit of " + std::to_string(lim.max_body_bytes) + " bytes", 11);
+        co_await reject(stream, st, 413, "request body exceeds the limit of " + std::to_string(lim.max_body_bytes) + " bytes", 11);
         co_return;
       }
       if (ec == bhttp::error::header_limit) {
-        co_await reject(stream, *ctx, 431, "request header fields too large", 11);
+        co_await reject(stream, st, 431, "request header fields too large", 11);
         co_return;
       }
       if (ec == beast::error::timeout || ec == bhttp::error::end_of_stream || ec == net::error::eof ||
           ec == net::error::connection_reset || ec == net::error::operation_aborted)
         co_return;
       if (ec) {
-        co_await reject(stream, *ctx, 400, "malformed HTTP request: " + ec.message(), 11);
+        co_await reject(stream, st, 400, "malformed HTTP request: " + ec.message(), 11);
         co_return;
       }
     }
@@ -232,23 +321,31 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<const Ses
       stream.expires_after(lim.body_timeout);
       auto [ec, n] = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
       if (ec == bhttp::error::body_limit) {
-        co_await reject(stream, *ctx, 413, "request body exceeds the limit of " + std::to_string(lim.max_body_bytes) + " bytes", 11);
+        co_await reject(stream, st, 413, "request body exceeds the limit of " + std::to_string(lim.max_body_bytes) + " bytes", 11);
         co_return;
       }
       if (ec) {
-        if (ec != beast::error::timeout && ec != net::error::eof && ec != bhttp::error::partial_message)
-          co_await reject(stream, *ctx, 400, "malformed HTTP request: " + ec.message(), 11);
+        if (ec != beast::error::timeout && ec != net::error::eof && ec != bhttp::error::partial_message &&
+            ec != net::error::operation_aborted)
+          co_await reject(stream, st, 400, "malformed HTTP request: " + ec.message(), 11);
         else if (ec == beast::error::timeout)
-          co_await reject(stream, *ctx, 408, "request body not received in time", 11);
+          co_await reject(stream, st, 408, "request body not received in time", 11);
         co_return;
       }
     }
     stream.expires_never();
     Request req = parser.release();
-    ResponseWriter writer(stream, lim.idle_timeout, req.keep_alive(), req.version());
+    // While draining every response says `Connection: close` (begin_drain also clears it on
+    // the writers of requests already in flight).
+    ResponseWriter writer(stream, lim.idle_timeout, req.keep_alive() && !st.draining, req.version());
+    slot.writer = &writer;
+    struct Unlink {
+      SessionSlot& s;
+      ~Unlink() { s.writer = nullptr; }
+    } unlink{slot};
     bool threw = false;
     try {
-      co_await ctx->handler(req, writer);
+      co_await st.handler(req, writer);
     } catch (const std::exception& e) {
       spdlog::error("handler threw: {}", e.what());
       threw = true;
@@ -259,18 +356,18 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<const Ses
     if (threw) {
       writer.set_keep_alive(false);
       if (!writer.started()) {
-        auto res = error_response(*ctx, 500, "internal error");
+        auto res = error_response(st, 500, "internal error");
         co_await writer.send(std::move(res));
       }
     }
     if (writer.started() && !writer.finished()) writer.set_keep_alive(false);
-    if (!writer.keep_alive()) break;
+    if (!writer.keep_alive() || st.draining) break;
   }
   boost::system::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
 }
 
-net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<const SessionContext> ctx) {
+net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<ServerState> state, ServerWorker* worker) {
   auto exec = co_await net::this_coro::executor;
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(use_nothrow);
@@ -284,7 +381,8 @@ net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<const 
     }
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    net::co_spawn(exec, session(beast::tcp_stream(std::move(socket)), ctx), [](std::exception_ptr ep) {
+    ++state->connections;  // counted from the accept, so a drain never misses a session not yet started
+    net::co_spawn(exec, session(beast::tcp_stream(std::move(socket)), state, worker), [](std::exception_ptr ep) {
       if (!ep) return;
       try {
         std::rethrow_exception(ep);
@@ -297,18 +395,30 @@ net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<const 
   }
 }
 
+/// Closes a connection under whatever it is doing: pending reads and writes fail at once.
+void close_under(SessionSlot& s) {
+  boost::system::error_code ignored;
+  s.stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+  s.stream->cancel();
+}
+
 }  // namespace
 
 Server::Server(ServerLimits limits, Handler handler, ErrorBodyFn error_body, int threads)
-    : limits_(limits), handler_(std::move(handler)), error_body_(std::move(error_body)) {
+    : limits_(limits),
+      handler_(std::move(handler)),
+      error_body_(std::move(error_body)),
+      state_(std::make_shared<detail::ServerState>()) {
+  state_->limits = limits_;
+  state_->handler = handler_;
+  state_->error_body = error_body_;
   if (threads < 1) threads = 1;
-  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<detail::ServerWorker>());
 }
 
 Server::~Server() {
   stop();
-  for (auto& w : workers_)
-    if (w->thread.joinable()) w->thread.join();
+  join();
 }
 
 unsigned short Server::listen(const std::string& host, unsigned short port) {
@@ -340,11 +450,10 @@ unsigned short Server::listen(const std::string& host, unsigned short port) {
   return port;
 }
 
-void Server::run(const std::function<void(net::io_context&)>& on_thread_start) {
-  auto ctx = std::make_shared<const SessionContext>(SessionContext{limits_, handler_, error_body_});
+void Server::start(const std::function<void(net::io_context&)>& on_thread_start) {
   for (auto& w : workers_) {
-    Worker* worker = w.get();
-    net::co_spawn(worker->ioc, accept_loop(*worker->acceptor, ctx), net::detached);
+    detail::ServerWorker* worker = w.get();
+    if (worker->acceptor) net::co_spawn(worker->ioc, accept_loop(*worker->acceptor, state_, worker), net::detached);
     worker->thread = std::thread([worker, on_thread_start] {
       if (on_thread_start) on_thread_start(worker->ioc);
       for (;;) {
@@ -359,12 +468,129 @@ void Server::run(const std::function<void(net::io_context&)>& on_thread_start) {
       }
     });
   }
+}
+
+void Server::join() {
+  if (joined_) return;
+  joined_ = true;
   for (auto& w : workers_)
     if (w->thread.joinable()) w->thread.join();
+  // No worker runs any more: what the contexts still hold (connections abandoned by stop())
+  // is destroyed now, on this thread, while everything it refers to is alive.
+  for (auto& w : workers_) w->ioc.abandon_pending();
+}
+
+void Server::run(const std::function<void(net::io_context&)>& on_thread_start) {
+  start(on_thread_start);
+  join();
+}
+
+void Server::post_to_workers(const std::function<void(detail::ServerWorker&)>& fn) {
+  for (auto& w : workers_) {
+    detail::ServerWorker* worker = w.get();
+    net::post(worker->ioc, [worker, fn] { fn(*worker); });
+  }
+}
+
+std::size_t Server::begin_drain() {
+  auto& st = *state_;
+  {
+    std::lock_guard lk(st.mu);
+    if (st.draining) return 0;
+    st.finished_at_drain = st.finished;
+    st.in_flight_at_drain = st.in_flight;
+    st.drain_started = std::chrono::steady_clock::now();
+    st.draining = true;
+  }
+  post_to_workers([](detail::ServerWorker& w) {
+    if (w.acceptor) {
+      boost::system::error_code ignored;
+      w.acceptor->close(ignored);  // the accept loop ends; the port is released once every worker's is closed
+    }
+    for (auto* s : w.sessions)
+      if (s->writer) s->writer->set_keep_alive(false);
+  });
+  return st.in_flight_at_drain;
+}
+
+DrainReport Server::finish_drain(std::chrono::steady_clock::time_point deadline, milliseconds cut_grace) {
+  using clock = std::chrono::steady_clock;
+  begin_drain();
+  auto& st = *state_;
+  DrainReport report;
+  bool cut_done = false;
+  bool idle_closed = false;
+  clock::time_point grace_end{};
+  {
+    std::unique_lock lk(st.mu);
+    report.in_flight_at_start = st.in_flight_at_drain;
+    for (;;) {
+      if (st.stopped || st.connections == 0) break;
+      const auto now = clock::now();
+      if (!cut_done && (st.hurry || now >= deadline)) {
+        // The drain's time is over: every request still in flight is ended now.
+        cut_done = idle_closed = true;
+        report.cut = st.in_flight;
+        grace_end = now + cut_grace;
+        st.closing_idle = true;
+        lk.unlock();
+        post_to_workers([](detail::ServerWorker& w) {
+          const std::vector<SessionSlot*> sessions(w.sessions.begin(), w.sessions.end());
+          for (auto* s : sessions) {
+            if (s->idle) s->stream->cancel();
+            else if (!s->writer || !s->writer->cut()) close_under(*s);
+          }
+        });
+        lk.lock();
+        continue;
+      }
+      if (cut_done && now >= grace_end) break;
+      if (!idle_closed && st.in_flight == 0) {
+        // Nothing in flight any more: the keep-alive connections waiting for a request close.
+        idle_closed = true;
+        st.closing_idle = true;
+        lk.unlock();
+        post_to_workers([](detail::ServerWorker& w) {
+          for (auto* s : w.sessions)
+            if (s->idle) s->stream->cancel();
+        });
+        lk.lock();
+        continue;
+      }
+      // Woken by every change of the counts; the 50 ms bound only guards against a missed one.
+      st.cv.wait_until(lk, std::min(cut_done ? grace_end : deadline, now + milliseconds(50)));
+    }
+  }
+  report.abandoned = st.connections;
+  if (report.abandoned > 0)
+    spdlog::warn("drain: {} connection(s) did not end within {} ms of the cut; closing them", report.abandoned,
+                 cut_grace.count());
+  stop();
+  join();
+  const std::size_t ended = st.finished - st.finished_at_drain;
+  report.drained = ended > report.cut ? ended - report.cut : 0;
+  report.elapsed = std::chrono::duration_cast<milliseconds>(clock::now() - st.drain_started);
+  return report;
+}
+
+void Server::hurry() {
+  auto& st = *state_;
+  std::lock_guard lk(st.mu);
+  st.hurry = true;
+  st.cv.notify_all();
 }
 
 void Server::stop() {
+  auto& st = *state_;
+  {
+    std::lock_guard lk(st.mu);
+    st.stopped = true;
+    st.cv.notify_all();
+  }
   for (auto& w : workers_) w->ioc.stop();
 }
+
+std::size_t Server::in_flight() const { return state_->in_flight; }
+std::size_t Server::connections() const { return state_->connections; }
 
 }  // namespace tollgate::http

@@ -5,9 +5,14 @@
 ///
 /// The application is a Handler: a coroutine from a parsed request to a response written
 /// through a ResponseWriter (whole, or chunked/SSE event by event).
+///
+/// Graceful stop (rolling restarts, docs/operations.md): begin_drain() closes the listeners
+/// and marks the connections draining; finish_drain() waits for the requests in flight, cuts
+/// those still running at its deadline, closes the rest and ends the workers.
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -67,6 +72,14 @@ class ResponseWriter {
   /// Whether the connection may serve another request after this one.
   bool keep_alive() const { return keep_alive_ && !*gone_; }
   void set_keep_alive(bool k) { keep_alive_ = k; }
+  /// `fn` runs once, on this connection's thread, when the server's drain ends with this
+  /// request still in flight (Server::finish_drain: its deadline passed, or hurry()): the
+  /// handler should end its response now and cleanly — a complete error answer, or an error
+  /// event and the end of the stream — and return. nullptr clears it. A request without one is
+  /// ended by the server closing its connection.
+  void on_shutdown(std::function<void()> fn) { shutdown_hook_ = std::move(fn); }
+  /// The server's drain cut: runs the on_shutdown callback; false when none is registered.
+  bool cut();
 
  public:
   struct Watch;  ///< the client-disconnect watch (implementation detail)
@@ -82,6 +95,7 @@ class ResponseWriter {
   bool finished_ = false;
   std::shared_ptr<bool> gone_;
   std::shared_ptr<Watch> watch_;
+  std::function<void()> shutdown_hook_;
 };
 
 /// The application: handles one request. Must not throw (a throw is caught, logged and
@@ -91,23 +105,70 @@ using Handler = std::function<net::awaitable<void>(Request&, ResponseWriter&)>;
 /// Builds the JSON body for protocol-level errors the server answers itself (400, 413, 431...).
 using ErrorBodyFn = std::function<std::string(int status, std::string_view message)>;
 
+/// What a drain did (Server::finish_drain). Counts are requests: one whose head has begun to
+/// arrive is in flight until its handler returned.
+struct DrainReport {
+  std::size_t in_flight_at_start = 0;  ///< in flight when begin_drain() ran
+  std::size_t drained = 0;             ///< ended on their own during the drain (keep-alive arrivals included)
+  std::size_t cut = 0;                 ///< still in flight at the deadline (or hurry()): ended by the server
+  std::size_t abandoned = 0;  ///< connections still open after the cut's grace: destroyed with the workers
+  milliseconds elapsed{0};    ///< from begin_drain() to the end of the workers
+};
+
+namespace detail {
+struct ServerState;
+struct ServerWorker;
+}  // namespace detail
+
 class Server {
  public:
   Server(ServerLimits limits, Handler handler, ErrorBodyFn error_body, int threads);
   ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
   /// Binds host:port (port 0 = any) on every worker; returns the bound port. Throws on failure.
   unsigned short listen(const std::string& host, unsigned short port);
-  /// Runs the workers; returns after stop(). `on_thread_start` runs first on each worker thread.
+  /// Starts the workers and returns; `on_thread_start` runs first on each worker thread.
+  void start(const std::function<void(net::io_context&)>& on_thread_start);
+  /// Waits until the workers have ended (stop(), finish_drain()), then destroys what they left
+  /// pending (coroutine frames of abandoned connections: their destructors run here, so RAII
+  /// settlement happens before join() returns). Call once, from a thread that is not a worker.
+  void join();
+  /// start() then join(): returns after stop() or finish_drain().
   void run(const std::function<void(net::io_context&)>& on_thread_start);
-  /// Stops accepting and ends the workers (in-flight requests are abandoned). Thread-safe.
+
+  /// Starts a graceful stop (thread-safe, once; later calls return 0): closes every listener
+  /// (new connections are refused), and from now on every response is sent with
+  /// `Connection: close` and its connection closed after it. A keep-alive connection with no
+  /// request in flight stays open while requests are in flight elsewhere: the next request on
+  /// it is served (with `Connection: close`), so a request a load balancer already sent is not
+  /// dropped. Returns the number of requests in flight.
+  std::size_t begin_drain();
+  /// Waits (blocking; not on a worker) until no request is in flight or `deadline` passes (or
+  /// hurry() is called); then cuts the requests still in flight (ResponseWriter::cut, else
+  /// their connection is closed), closes the idle connections, waits up to `cut_grace` for the
+  /// connections to end, and ends the workers. Call after begin_drain(), instead of join().
+  DrainReport finish_drain(std::chrono::steady_clock::time_point deadline,
+                           milliseconds cut_grace = milliseconds(2000));
+  /// Ends the wait of finish_drain() now, as if its deadline had passed. Thread-safe.
+  void hurry();
+  /// Stops accepting and ends the workers at once (in-flight requests are abandoned: their
+  /// frames are destroyed by join()). Thread-safe; also ends a finish_drain() in progress.
   void stop();
 
+  /// Requests in flight now (head begun, handler not yet returned), over all workers.
+  std::size_t in_flight() const;
+  /// Open client connections now, over all workers.
+  std::size_t connections() const;
+
  private:
-  struct Worker;
+  void post_to_workers(const std::function<void(detail::ServerWorker&)>& fn);
   ServerLimits limits_;
   Handler handler_;
   ErrorBodyFn error_body_;
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::shared_ptr<detail::ServerState> state_;
+  std::vector<std::unique_ptr<detail::ServerWorker>> workers_;
+  bool joined_ = false;
 };
 
 }  // namespace tollgate::http

@@ -299,6 +299,14 @@ core::Error transport_error(const http::TransportError& e, const config::Deploym
   return err;
 }
 
+/// What a request still running when the gateway's drain ran out ends with (docs/operations.md).
+core::Error shutdown_error() {
+  return core::Error::gateway(503, "api_error",
+                              "the gateway is shutting down: this request was still running when its drain time "
+                              "(tollgate_settings.drain_timeout_ms) ran out; retry it",
+                              "gateway_shutting_down");
+}
+
 core::Error malformed_error(const config::Deployment& d, const std::string& why) {
   auto err = core::Error::gateway(502, "api_error", "upstream " + d.model_name + " (" + d.id + ") " + why,
                                   "bad_upstream_response");
@@ -314,9 +322,11 @@ class Run {
     principal_ = call_.principal ? call_.principal : std::make_shared<const auth::Principal>();
     table_ = &s_->policies->for_group(call_.model).classes;
     sink_.on_client_gone([this] { on_client_gone(); });
+    sink_.on_shutdown([this] { on_shutdown(); });
   }
   ~Run() {
     sink_.on_client_gone(nullptr);
+    sink_.on_shutdown(nullptr);
     if (rate_admitted_) s_->limiter->release(rate_subjects_, usage_.prompt_tokens + usage_.completion_tokens);
     // An exception (or an abandoned frame) between a permit and its verdict must not leave a
     // half-open circuit waiting for a probe that never reports.
@@ -397,13 +407,19 @@ class Run {
     auto walk = co_await walk_targets();
     // The feature circuit hears only what says something about the group: not the caller's own
     // errors, not a client that left, not a deadline the caller tightened below the group's.
-    const bool neutral = walk.neutral || gone_ || (!walk.met_budget && caller_tightened_deadline_);
+    const bool neutral = walk.neutral || gone_ || cut_ || (!walk.met_budget && caller_tightened_deadline_);
     if (can_degrade) {
       if (neutral) s_->circuits->release_feature(call_.model, feature_permit_);
       else s_->circuits->on_feature_result(call_.model, walk.met_budget, feature_permit_);
       feature_permit_ = policy::Permit::closed;
     }
     if (walk.answered) co_return outcome_;
+    if (cut_) {  // shutting down: no degraded answer, no deferred job; worth running again elsewhere
+      trace_step_stop("gateway shutting down: drain time over");
+      co_await fail(shutdown_error(), 503);
+      outcome_.retryable = true;
+      co_return outcome_;
+    }
     if (can_degrade && walk.may_degrade) {
       co_await degrade(gp.degradation, walk.why, walk.error);
       co_return outcome_;
@@ -459,6 +475,7 @@ class Run {
       w.answered = true;
       co_return w;
     }
+    if (cut_) co_return w;  // go() answers the shutdown
     if (!primary.attempted && primary.refusal && !primary.circuit_blocked) {
       // The caller cannot pay for (or we cannot meter) the model it asked for: refuse, no fallback.
       trace_.outcome = "refused";
@@ -505,7 +522,7 @@ class Run {
     const auto fallbacks = routing::fallback_groups(cfg_, call_.model, cls);
     std::string last_stop = primary.stop_reason;  // why the walk left the previous group
     for (const auto& group : fallbacks) {
-      if (gone_) break;
+      if (gone_ || cut_) break;
       if (!s_->groups->contains(group)) continue;
       if (trace_.fallbacks_used >= trace_.budget.max_fallbacks) {
         skipped_.emplace_back(group, "fallback_budget_exhausted");
@@ -645,6 +662,16 @@ class Run {
     if (timer_) timer_->cancel();
   }
 
+  /// The gateway's drain ran out with this request running: no new attempt starts and the one
+  /// in flight is cancelled. Its reservation settles by its evidence like any other (sent and
+  /// not answered in full: unknown, the reservation); the client gets shutdown_error().
+  void on_shutdown() {
+    cut_ = true;
+    if (exchange_) exchange_->cancel();
+    if (token_) token_->cancel();
+    if (timer_) timer_->cancel();
+  }
+
   void trace_step_skip(const std::string& group, const std::string& reason) {
     TraceStep s;
     s.kind = TraceStep::Kind::skip;
@@ -679,7 +706,7 @@ class Run {
     table_ = &gpol.classes;
     bool counted_fallback = false;
     for (int n = 0;; ) {
-      if (gone_) break;
+      if (gone_ || cut_) break;
       if (n > 0 && trace_.retries_used >= trace_.budget.max_retries) {
         out.stop_reason = "retry budget exhausted (" + std::to_string(trace_.budget.max_retries) + ")";
         decide("fallback");
@@ -712,7 +739,7 @@ class Run {
         }
         if (delay.count() > 0) {
           co_await sleep(delay);
-          if (gone_) break;
+          if (gone_ || cut_) break;
         }
       }
       if (!time_for_an_attempt()) {
@@ -767,7 +794,7 @@ class Run {
         out.refusal = std::move(refusal);
         continue;
       }
-      if (gone_ || !time_for_an_attempt()) {
+      if (gone_ || cut_ || !time_for_an_attempt()) {
         s_->circuits->release(*dep, permit);
         settle_held(held, *dep, budget::SettleKind::no_usage, 0);  // admitted but never sent
         break;
@@ -1311,7 +1338,7 @@ class Run {
                                caller_tightened_deadline_;
     if (!failure) {
       s_->circuits->on_success(dep);
-    } else if (!gone_ && !cut_by_caller && policy::counts_against_deployment(*failure)) {
+    } else if (!gone_ && !cut_ && !cut_by_caller && policy::counts_against_deployment(*failure)) {
       s_->circuits->on_failure(dep, *failure);
     } else {
       s_->circuits->release(dep, permit_);
@@ -1498,8 +1525,12 @@ class Run {
           record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
           co_return r;
         }
-        stream_error = transport_error(got.error(), d);
-        stream_error->message = "upstream stream broke: " + got.error().message;
+        if (cut_) {
+          stream_error = shutdown_error();
+        } else {
+          stream_error = transport_error(got.error(), d);
+          stream_error->message = "upstream stream broke: " + got.error().message;
+        }
         break;
       }
       const bool at_end = *got == 0;
@@ -1788,6 +1819,7 @@ class Run {
   ResponseSink& sink_;
   core::SteadyTime deadline_{};
   bool gone_ = false;
+  bool cut_ = false;  ///< the gateway's drain ran out: end now (on_shutdown)
   http::UpstreamExchange* exchange_ = nullptr;
   http::CancelToken* token_ = nullptr;
   net::steady_timer* timer_ = nullptr;

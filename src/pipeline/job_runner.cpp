@@ -38,6 +38,8 @@ std::string error_body(const core::Error& e) {
 /// Keeps what the attempt loop answers for a job (never streamed: jobs run non-streaming).
 class CaptureSink final : public ResponseSink {
  public:
+  /// `shutdown_slot`: where the run's shutdown hook is kept for JobRunner::stop.
+  explicit CaptureSink(std::function<void()>* shutdown_slot) : shutdown_slot_(shutdown_slot) {}
   net::awaitable<bool> send_completion(const json::object& completion, std::string raw, const Headers&) override {
     result = raw.empty() ? json::serialize(completion) : std::move(raw);
     co_return true;
@@ -57,10 +59,14 @@ class CaptureSink final : public ResponseSink {
   net::awaitable<bool> end_stream(const std::optional<core::Error>&) override { co_return true; }
   void on_client_gone(std::function<void()>) override {}
   bool client_gone() const override { return false; }
+  void on_shutdown(std::function<void()> fn) override { *shutdown_slot_ = std::move(fn); }
 
   std::string result;
   std::string error;
   int status = 0;
+
+ private:
+  std::function<void()>* shutdown_slot_;
 };
 
 }  // namespace
@@ -94,14 +100,39 @@ void JobRunner::start() {
       }
     });
     ioc_.run();
+    // Stopped with a run still suspended (stop()'s grace over): its frame is destroyed here,
+    // while the pool its connection came from is alive.
+    ioc_.abandon_pending();
     http::UpstreamPool::install(nullptr);
+    std::lock_guard lk(done_mu_);
+    done_ = true;
+    done_cv_.notify_all();
   });
 }
 
-void JobRunner::stop() {
+void JobRunner::begin_drain() {
   stopping_ = true;
-  ioc_.stop();
-  if (thread_.joinable()) thread_.join();
+  net::post(ioc_, [this] {
+    if (poll_timer_) poll_timer_->cancel();
+  });
+}
+
+void JobRunner::stop(std::chrono::steady_clock::time_point finish_by, std::chrono::milliseconds grace) {
+  if (!thread_.joinable()) return;
+  begin_drain();
+  std::unique_lock lk(done_mu_);
+  if (!done_cv_.wait_until(lk, finish_by, [this] { return done_; })) {
+    net::post(ioc_, [this] {
+      if (auto cut = std::move(cut_)) cut();
+    });
+    if (!done_cv_.wait_for(lk, grace, [this] { return done_; })) {
+      spdlog::warn("deferred-job runner: the job in flight did not end {} ms after it was cut; abandoning it",
+                   grace.count());
+      ioc_.stop();
+    }
+  }
+  lk.unlock();
+  thread_.join();
 }
 
 net::awaitable<std::expected<store::JobRecord, std::string>> JobRunner::defer(store::JobRecord job,
@@ -171,6 +202,11 @@ bool JobRunner::group_open_for_traffic(const std::string& group) const {
 net::awaitable<void> JobRunner::loop() {
   auto exec = co_await net::this_coro::executor;
   net::steady_timer timer(exec);
+  poll_timer_ = &timer;
+  struct Unlink {
+    net::steady_timer*& t;
+    ~Unlink() { t = nullptr; }
+  } unlink{poll_timer_};
   while (!stopping_) {
     // Every queued job is looked at, oldest first: one that cannot run now (its group is down,
     // its backoff not over) does not hold up the others.
@@ -194,6 +230,7 @@ net::awaitable<void> JobRunner::loop() {
         co_await run_one(std::move(job));
       }
     }
+    if (stopping_) break;
     timer.expires_after(options_.poll);
     auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
     (void)ec;
@@ -240,8 +277,9 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
   if (call.principal->key)
     for (const auto& bad : policy::read_key_budget(call.principal->key->metadata, call.key_budget))
       spdlog::warn("deferred job {}: key metadata {} (ignored)", job.id, bad);
-  CaptureSink sink;
+  CaptureSink sink(&cut_);
   const RunOutcome out = co_await run_chat(s_, call, sink);
+  cut_ = nullptr;
   job.request_id = call.call_id;
   job.updated_ms = now_ms();
   if (out.served) {

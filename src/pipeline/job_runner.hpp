@@ -13,13 +13,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "http/client.hpp"
+#include "http/io_context.hpp"
 #include "pipeline/attempt_loop.hpp"
 #include "pipeline/jobs.hpp"
 
@@ -47,8 +51,16 @@ class JobRunner final : public JobQueue {
 
   /// Starts the runner thread (requeues jobs an earlier process left running).
   void start();
-  /// Stops the thread; a job in flight is left "running" and requeued at the next start.
-  void stop();
+  /// Takes no new job from now on (a job in flight runs on). Thread-safe.
+  void begin_drain();
+  /// Stops the runner: no new job is taken; a job in flight may run until `finish_by`, then
+  /// it is cut (its run ends as a request cut by the drain does: the job is queued again and
+  /// its reservation settles by its evidence). A run that has not ended `grace` after that is
+  /// abandoned: its frame is destroyed on the runner's thread (RAII settles its reservation,
+  /// the job stays "running" and is requeued at the next start). Returns once the thread has
+  /// ended. Idempotent; called by the destructor with `finish_by` = now.
+  void stop(std::chrono::steady_clock::time_point finish_by = {},
+            std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
 
   boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job,
                                                                            core::SteadyTime deadline) override;
@@ -62,9 +74,14 @@ class JobRunner final : public JobQueue {
   Resolve resolve_;
   http::ClientOptions client_;
   Options options_;
-  boost::asio::io_context ioc_;
+  http::IoContext ioc_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  boost::asio::steady_timer* poll_timer_ = nullptr;  ///< the loop's wait between polls (runner thread)
+  std::function<void()> cut_;                        ///< the job in flight's shutdown hook (runner thread)
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  bool done_ = false;  ///< the runner thread has ended its loop (guarded by done_mu_)
 };
 
 }  // namespace tollgate::pipeline

@@ -42,6 +42,11 @@ class ResponseSink {
   /// Registers (or, with nullptr, clears) the callback run when the client disconnects.
   virtual void on_client_gone(std::function<void()> fn) = 0;
   virtual bool client_gone() const = 0;
+  /// Registers (or, with nullptr, clears) the callback run when the gateway is shutting down
+  /// and this request may not run any longer (the drain's time is over, docs/operations.md):
+  /// the run then starts no new attempt, cancels the one in flight and ends its answer with an
+  /// error. Runs on the request's thread. Default: never called (no server behind the sink).
+  virtual void on_shutdown(std::function<void()> fn) { (void)fn; }
 };
 
 }  // namespace tollgate::pipeline

@@ -791,6 +791,23 @@ TEST(ConfigLoader, TollgateSettingsDefaults) {
   EXPECT_EQ(t.header_read_timeout, 10s);
   EXPECT_TRUE(t.tls_verify);
   EXPECT_EQ(t.data_dir, "./data");
+  EXPECT_EQ(t.drain_timeout, 30s);
+}
+
+TEST(ConfigLoader, DrainTimeout) {
+  EXPECT_EQ(load("tollgate_settings:\n  drain_timeout_ms: 500\n").config->tollgate_settings.drain_timeout, 500ms);
+  // 0 = requests in flight are cut at once; one hour is the most.
+  EXPECT_EQ(load("tollgate_settings:\n  drain_timeout_ms: 0\n").config->tollgate_settings.drain_timeout, 0ms);
+  EXPECT_EQ(load("tollgate_settings:\n  drain_timeout_ms: 3600000\n").config->tollgate_settings.drain_timeout,
+            3600000ms);
+  LoadResult negative = load("tollgate_settings:\n  drain_timeout_ms: -1\n");
+  EXPECT_FALSE(negative.ok());
+  EXPECT_EQ(only(negative.errors, "tollgate_settings.drain_timeout_ms").line, 2);
+  LoadResult absurd = load("tollgate_settings:\n  drain_timeout_ms: 3600001\n");
+  EXPECT_FALSE(absurd.ok());
+  EXPECT_THAT(only(absurd.errors, "tollgate_settings.drain_timeout_ms").message, HasSubstr("at most 3600000"));
+  LoadResult text = load("tollgate_settings:\n  drain_timeout_ms: soon\n");
+  EXPECT_THAT(only(text.errors, "tollgate_settings.drain_timeout_ms").message, HasSubstr("expected an integer"));
 }
 
 TEST(ConfigLoader, TollgateSettingsAllFields) {
