@@ -46,7 +46,7 @@ for i in $(seq "$N"); do
   port=$((PORT + i))
   ./build/tollgate serve --config "$state/config.yaml" --host 127.0.0.1 --port "$port" >"$state/gw$i.log" 2>&1 &
   pids+=($!); wait_line "$state/gw$i.log" "$!" "gateway $i"
-  servers="$servers    server 127.0.0.1:$port max_fails=1 fail_timeout=1s;\n"
+  servers="$servers    server 127.0.0.1:$port max_fails=0;\n"
 done
 user_line=""; [ "$(id -u)" -eq 0 ] && user_line="user www-data;"
 mkdir -p "$state/nginx"; chmod 777 "$state/nginx"

@@ -44,6 +44,8 @@ export function query(dbUrl, sql) {
 export class Nginx {
   static async start(ports) {
     const n = new Nginx();
+    n.ports = ports;
+    n.down = new Set();
     n.dir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-nginx-'));
     chmodSync(n.dir, 0o777);
     for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) {
@@ -68,7 +70,7 @@ http {
   scgi_temp_path ${n.dir}/scgi;
   client_max_body_size 16m;
   upstream tollgate {
-${ports.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=1s;`).join('\n')}
+${'$'}{SERVERS}
     keepalive 64;
   }
   server {
@@ -84,8 +86,9 @@ ${ports.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=1s;`).joi
   }
 }
 `;
+    n.template = conf;
     n.confPath = path.join(n.dir, 'nginx.conf');
-    writeFileSync(n.confPath, conf);
+    n.write();
     n.child = spawn('nginx', ['-c', n.confPath, '-p', n.dir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     n.stderr = '';
     n.child.stderr.on('data', (d) => { n.stderr += d; });
@@ -93,6 +96,20 @@ ${ports.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=1s;`).joi
       try { await fetch(`${n.url}/health/liveliness`); return true; } catch { return false; }
     }, { timeoutMs: 10000, what: 'nginx answering' });
     return n;
+  }
+
+  write() {
+    const servers = this.ports.map((p) => `    server 127.0.0.1:${p} max_fails=0${this.down.has(p) ? ' down' : ''};`).join('\n');
+    writeFileSync(this.confPath, this.template.replace('${SERVERS}', servers));
+  }
+
+  /// Takes an instance out of rotation (`down`) or puts it back, and reloads nginx: new requests
+  /// stop going there at once; requests already proxied finish on the old workers.
+  async setDown(port, down) {
+    if (down) this.down.add(port); else this.down.delete(port);
+    this.write();
+    process.kill(this.child.pid, 'SIGHUP');
+    await sleep(300);
   }
 
   logs() {
@@ -125,12 +142,16 @@ export class Cluster {
     return c;
   }
 
-  /// Stops instance `i` (SIGTERM; `kill` = SIGKILL) and starts it again on the same port.
+  /// A rolling restart's step for instance `i`, as an operator does it with a plain nginx (which
+  /// has no active health checks): out of rotation, SIGTERM (the gateway drains), start again on
+  /// the same port, back in rotation. `kill` = SIGKILL instead, without leaving the rotation.
   async restart(i, { kill = false } = {}) {
     const g = this.gateways[i];
     if (kill) g.kill();
+    else await this.nginx.setDown(this.ports[i], true);
     await g.stop();
     this.gateways[i] = await Gateway.start(this.config, { port: this.ports[i] });
+    if (!kill) await this.nginx.setDown(this.ports[i], false);
     return this.gateways[i];
   }
 
