@@ -3,6 +3,7 @@
 // Money is asserted against the simulator's bill, not only status codes.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { after } from 'node:test';
 import { useMock, e2e, gatewayConfig, waitFor, sleep, sseData } from './harness.mjs';
 import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, dollars, mockBill } from './budget_helpers.mjs';
@@ -29,6 +30,42 @@ async function cluster(extra = {}, n = 3) {
   const c = await Cluster.start(config, n);
   c.db = db;
   return c;
+}
+
+/// POST /v1/chat/completions on a connection of its own; {status, text, json}.
+function postOnce(base, key, payload) {
+  return new Promise((resolve) => {
+    const data = JSON.stringify(payload);
+    const req = http.request(`${base}/v1/chat/completions`, {
+      method: 'POST', agent: false,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), connection: 'close' },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => {
+        let json = null;
+        try { json = JSON.parse(text); } catch { /* SSE or not JSON */ }
+        resolve({ status: res.statusCode, text, json });
+      });
+      res.on('error', (e) => resolve({ status: 0, text: `${text} | ${e}` }));
+    });
+    req.on('error', (e) => resolve({ status: 0, text: String(e) }));
+    req.end(data);
+  });
+}
+
+/// Runs `fn(cluster)` on a fresh cluster; its logs join a failure; the cluster is stopped after.
+async function withCluster(extra, fn) {
+  const c = await cluster(extra);
+  try {
+    await fn(c);
+  } catch (e) {
+    e.message += `\n${c.logs()}`;
+    throw e;
+  } finally {
+    await c.stop();
+  }
 }
 
 function tally(responses) {
@@ -73,167 +110,134 @@ async function capHolds(c, keyOf, fits, what) {
   assert.ok(totals.total - bill.nanos <= fits, `${what}: ledger ${totals.total} vs the simulator's bill ${bill.nanos}`);
 }
 
-e2e('3 instances behind nginx: 300 concurrent requests on a key, a team, an end user whose budget fits 20 → exactly 20 served, spend ≤ max_budget and == the bill', async (ctx) => {
-  const c = await cluster();
-  try {
-    const k = await c.front.generateKey({ max_budget: dollars(20 * worst) });
-    await capHolds(c, () => k.key, 20, 'key budget');
+e2e('3 instances behind nginx: 300 concurrent requests on a key, a team, an end user whose budget fits 20 → exactly 20 served, spend ≤ max_budget and == the bill', async () => withCluster({}, async (c) => {
+  const k = await c.front.generateKey({ max_budget: dollars(20 * worst) });
+  await capHolds(c, () => k.key, 20, 'key budget');
 
-    const team = await c.front.admin('/team/new', { team_alias: 'cluster-team', max_budget: dollars(20 * worst) });
-    const t1 = await c.front.generateKey({ team_id: team.team_id });
-    const t2 = await c.front.generateKey({ team_id: team.team_id });
-    await sleep(300);  // every instance has seen the new keys
-    const before = ledgerTotals(c.db.url).total;
-    await state.mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 50 }]);
-    const billBefore = (await mockBill(state.mock, 'paid-upstream')).nanos;
-    const t = tally(await Promise.all(Array.from({ length: 300 }, (_, i) => chat(c.front, i % 2 ? t1.key : t2.key, body))));
-    assert.deepEqual(t.other, []);
-    assert.equal(t.ok, 20, `team budget: served ${t.ok}`);
-    const teamSpend = await waitFor(async () => {
-      const l = ledgerTotals(c.db.url);
-      return l.open === 0 && l.total - before === 20 * cost ? l.total - before : null;
-    }, { what: 'team spend settled', timeoutMs: 10000 });
-    const billAfter = (await mockBill(state.mock, 'paid-upstream')).nanos;
-    assert.ok(teamSpend - (billAfter - billBefore) <= 20, 'team: ledger == bill');
+  const team = await c.front.admin('/team/new', { team_alias: 'cluster-team', max_budget: dollars(20 * worst) });
+  const t1 = await c.front.generateKey({ team_id: team.team_id });
+  const t2 = await c.front.generateKey({ team_id: team.team_id });
+  await sleep(300);  // every instance has seen the new keys
+  const before = ledgerTotals(c.db.url).total;
+  await state.mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 50 }]);
+  const billBefore = (await mockBill(state.mock, 'paid-upstream')).nanos;
+  const t = tally(await Promise.all(Array.from({ length: 300 }, (_, i) => chat(c.front, i % 2 ? t1.key : t2.key, body))));
+  assert.deepEqual(t.other, []);
+  assert.equal(t.ok, 20, `team budget: served ${t.ok}`);
+  const teamSpend = await waitFor(async () => {
+    const l = ledgerTotals(c.db.url);
+    return l.open === 0 && l.total - before === 20 * cost ? l.total - before : null;
+  }, { what: 'team spend settled', timeoutMs: 10000 });
+  const billAfter = (await mockBill(state.mock, 'paid-upstream')).nanos;
+  assert.ok(teamSpend - (billAfter - billBefore) <= 20, 'team: ledger == bill');
 
-    const rich = await c.front.generateKey({});
-    await c.front.admin('/customer/new', { user_id: 'cluster-cust', max_budget: dollars(20 * worst) });
-    await sleep(300);
-    const before2 = ledgerTotals(c.db.url).total;
-    const u = tally(await Promise.all(Array.from({ length: 300 }, () => chat(c.front, rich.key, { ...body, user: 'cluster-cust' }))));
-    assert.deepEqual(u.other, []);
-    assert.equal(u.ok, 20, `end-user budget: served ${u.ok}`);
-    await waitFor(async () => {
-      const l = ledgerTotals(c.db.url);
-      return l.open === 0 && l.total - before2 === 20 * cost;
-    }, { what: 'end-user spend settled', timeoutMs: 10000 });
-  } catch (e) {
-    e.message += `\n${c.logs()}`;
-    throw e;
-  } finally {
-    await c.stop();
-  }
-}, { timeout: 120000, skip: clusterSkip });
+  const rich = await c.front.generateKey({});
+  await c.front.admin('/customer/new', { user_id: 'cluster-cust', max_budget: dollars(20 * worst) });
+  await sleep(300);
+  const before2 = ledgerTotals(c.db.url).total;
+  const u = tally(await Promise.all(Array.from({ length: 300 }, () => chat(c.front, rich.key, { ...body, user: 'cluster-cust' }))));
+  assert.deepEqual(u.other, []);
+  assert.equal(u.ok, 20, `end-user budget: served ${u.ok}`);
+  await waitFor(async () => {
+    const l = ledgerTotals(c.db.url);
+    return l.open === 0 && l.total - before2 === 20 * cost;
+  }, { what: 'end-user spend settled', timeoutMs: 10000 });
+}), { timeout: 120000, skip: clusterSkip });
 
-e2e('3 instances: a global budget (litellm_settings.max_budget) that fits 20 holds across them', async (ctx) => {
-  const c = await cluster({ litellm_settings: { max_budget: dollars(20 * worst) } });
-  try {
-    const k = await c.front.generateKey({});
-    await sleep(300);
-    await capHolds(c, () => k.key, 20, 'global budget');
-  } catch (e) {
-    e.message += `\n${c.logs()}`;
-    throw e;
-  } finally {
-    await c.stop();
-  }
-}, { timeout: 120000, skip: clusterSkip });
+e2e('3 instances: a global budget (litellm_settings.max_budget) that fits 20 holds across them', async () => withCluster({ litellm_settings: { max_budget: dollars(20 * worst) } }, async (c) => {
+  const k = await c.front.generateKey({});
+  await sleep(300);
+  await capHolds(c, () => k.key, 20, 'global budget');
+}), { timeout: 120000, skip: clusterSkip });
 
-e2e('SIGKILL one instance mid-load: after its lease, spend ≥ the bill and exceeds it only by the recovered reservations; nothing open; the others keep serving', async (ctx) => {
-  const c = await cluster();
-  try {
-    const k = await c.front.generateKey({ max_budget: 100 });
-    await sleep(300);
-    await state.mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 400 }]);
-    const load = Promise.all(Array.from({ length: 90 }, (_, i) => chat(c.gateways[i % 3], k.key, body).catch((e) => ({ status: 0, text: String(e) }))));
-    await sleep(150);
-    c.gateways[1].kill();
-    const rs = await load;
-    const served = rs.filter((r) => r.status === 200).length;
-    assert.ok(served >= 55, `the two survivors served their share (${served} of 90)`);
-    // The others keep serving (through nginx, which skips the dead one).
-    const more = await Promise.all(Array.from({ length: 10 }, () => chat(c.front, k.key, body)));
-    assert.deepEqual(more.map((r) => r.status), Array(10).fill(200));
-    const bill = await mockBill(state.mock, 'paid-upstream');
-    const totals = await waitFor(async () => {
-      const l = ledgerTotals(c.db.url);
-      return l.open === 0 ? l : null;
-    }, { what: "the dead instance's reservations settled by a survivor", timeoutMs: 15000 });
-    const recovered = totals.by.recovered ?? 0;
-    assert.ok(recovered > 0, `the killed instance had reservations in flight (${JSON.stringify(totals.by)})`);
-    assert.ok(totals.total >= bill.nanos, `spend ${totals.total} ≥ the bill ${bill.nanos}`);
-    const marked = recovered + (totals.by.unknown ?? 0);
-    assert.ok(totals.total - bill.nanos <= marked + bill.requests,
-      `spend exceeds the bill (${totals.total - bill.nanos}) only by the marked reservations (${marked})`);
-  } catch (e) {
-    e.message += `\n${c.logs()}`;
-    throw e;
-  } finally {
-    await c.stop();
-  }
-}, { timeout: 120000, skip: clusterSkip });
+e2e('SIGKILL one instance mid-load: after its lease, spend ≥ the bill and exceeds it only by the recovered reservations; nothing open; the others keep serving', async () => withCluster({}, async (c) => {
+  const k = await c.front.generateKey({ max_budget: 100 });
+  await sleep(300);
+  await state.mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 1500 }]);
+  const load = Promise.all(Array.from({ length: 90 }, (_, i) => chat(c.gateways[i % 3], k.key, body).catch((e) => ({ status: 0, text: String(e) }))));
+  // Killed while its requests are in flight: their reservations are durable and unsettled.
+  await waitFor(async () => ledgerTotals(c.db.url).open >= 60, { what: 'requests in flight on every instance', timeoutMs: 10000 });
+  c.gateways[1].kill();
+  const rs = await load;
+  const served = rs.filter((r) => r.status === 200).length;
+  assert.ok(served >= 55, `the two survivors served their share (${served} of 90)`);
+  // The others keep serving (through nginx, which skips the dead one).
+  const more = await Promise.all(Array.from({ length: 10 }, () => chat(c.front, k.key, body)));
+  assert.deepEqual(more.map((r) => r.status), Array(10).fill(200));
+  const bill = await mockBill(state.mock, 'paid-upstream');
+  const totals = await waitFor(async () => {
+    const l = ledgerTotals(c.db.url);
+    return l.open === 0 ? l : null;
+  }, { what: "the dead instance's reservations settled by a survivor", timeoutMs: 15000 });
+  const recovered = totals.by.recovered ?? 0;
+  assert.ok(recovered > 0, `the killed instance had reservations in flight (${JSON.stringify(totals.by)})`);
+  assert.ok(totals.total >= bill.nanos, `spend ${totals.total} ≥ the bill ${bill.nanos}`);
+  const marked = recovered + (totals.by.unknown ?? 0);
+  assert.ok(totals.total - bill.nanos <= marked + bill.requests,
+    `spend exceeds the bill (${totals.total - bill.nanos}) only by the marked reservations (${marked})`);
+}), { timeout: 120000, skip: clusterSkip });
 
-e2e('a key blocked on instance A is refused on instance B within 1 s; rpm_limit holds across instances', async (ctx) => {
-  const c = await cluster();
-  try {
-    const [a, b, d] = c.gateways;
-    const k = await a.generateKey({ max_budget: 10 });
-    await waitFor(async () => (await chat(b, k.key, body)).status === 200, { what: 'B knows the new key', timeoutMs: 1000 });
-    await a.admin('/key/block', { key: k.key });
-    const t0 = Date.now();
-    await waitFor(async () => (await chat(b, k.key, body)).status >= 400, { what: 'B refuses the blocked key', timeoutMs: 1000, intervalMs: 20 });
-    assert.ok(Date.now() - t0 < 1000);
+e2e('a key blocked on instance A is refused on instance B within 1 s; rpm_limit holds across instances', async () => withCluster({}, async (c) => {
+  const [a, b, d] = c.gateways;
+  const k = await a.generateKey({ max_budget: 10 });
+  await waitFor(async () => (await chat(b, k.key, body)).status === 200, { what: 'B knows the new key', timeoutMs: 1000 });
+  await a.admin('/key/block', { key: k.key });
+  const t0 = Date.now();
+  await waitFor(async () => (await chat(b, k.key, body)).status >= 400, { what: 'B refuses the blocked key', timeoutMs: 1000, intervalMs: 20 });
+  assert.ok(Date.now() - t0 < 1000);
 
-    const limited = await a.generateKey({ max_budget: 10, rpm_limit: 5 });
-    await sleep(300);
-    const rs = [];
-    for (let i = 0; i < 12; i++) rs.push(await chat([a, b, d][i % 3], limited.key, body));
-    const ok = rs.filter((r) => r.status === 200).length;
-    const limitedN = rs.filter((r) => r.status === 429 && /rate/i.test(r.text)).length;
-    // 5 per minute across all three (a minute boundary in the middle allows at most 5 more).
-    assert.ok(ok === 5 || (ok <= 10 && new Date().getSeconds() < 3), `served ${ok}, rate-limited ${limitedN}`);
-    assert.equal(ok + limitedN, 12);
-  } catch (e) {
-    e.message += `\n${c.logs()}`;
-    throw e;
-  } finally {
-    await c.stop();
-  }
-}, { timeout: 60000, skip: clusterSkip });
+  const limited = await a.generateKey({ max_budget: 10, rpm_limit: 5 });
+  await sleep(300);
+  const rs = [];
+  for (let i = 0; i < 12; i++) rs.push(await chat([a, b, d][i % 3], limited.key, body));
+  const ok = rs.filter((r) => r.status === 200).length;
+  const limitedN = rs.filter((r) => r.status === 429 && /rate/i.test(r.text)).length;
+  // 5 per minute across all three (a minute boundary in the middle allows at most 5 more).
+  assert.ok(ok === 5 || (ok <= 10 && new Date().getSeconds() < 3), `served ${ok}, rate-limited ${limitedN}`);
+  assert.equal(ok + limitedN, 12);
+}), { timeout: 60000, skip: clusterSkip });
 
-e2e('a rolling restart of all three instances under load loses no accepted request and leaves no reservation unsettled', async (ctx) => {
-  const c = await cluster({ tollgate_settings: { drain_timeout_ms: 10000 } });
-  try {
-    const k = await c.front.generateKey({ max_budget: 100 });
-    await sleep(300);
-    await state.mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 150 }]);
-    let stop = false;
-    const results = [];
-    const worker = async (w) => {
-      while (!stop) {
-        const stream = w % 2 === 1;
-        const r = await chat(c.front, k.key, stream ? { ...body, stream: true } : body).catch((e) => ({ status: 0, text: String(e) }));
-        r.stream = stream;
-        results.push(r);
-      }
-    };
-    const workers = Array.from({ length: 8 }, (_, w) => worker(w));
-    for (let i = 0; i < 3; i++) {
-      await sleep(300);
-      await c.restart(i);
+e2e('a rolling restart of all three instances under load loses no accepted request and leaves no reservation unsettled', async () => withCluster({ tollgate_settings: { drain_timeout_ms: 10000 } }, async (c) => {
+  const k = await c.front.generateKey({ max_budget: 100 });
+  await sleep(300);
+  await state.mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 150 }]);
+  let stop = false;
+  const results = [];
+  const worker = async (w) => {
+    while (!stop) {
+      const stream = w % 2 === 1;
+      // One connection per request (Connection: close): a keep-alive connection nginx closes
+      // while it reloads could otherwise meet a request sent on it — a race HTTP keep-alive has
+      // with any server, not a request the cluster accepted.
+      const r = await postOnce(c.front.url, k.key, stream ? { ...body, stream: true } : body);
+      r.stream = stream;
+      results.push(r);
     }
+  };
+  const workers = Array.from({ length: 8 }, (_, w) => worker(w));
+  for (let i = 0; i < 3; i++) {
     await sleep(300);
-    stop = true;
-    await Promise.all(workers);
-    const bad = [];
-    for (const r of results) {
-      if (r.status !== 200) { bad.push(`${r.status} ${r.text.slice(0, 120)}`); continue; }
-      if (r.stream) {
-        const events = sseData(r.text);
-        if (events.at(-1) !== '[DONE]') bad.push(`stream cut: ${r.text.slice(-120)}`);
-      } else if (!r.json?.choices?.length) bad.push(`incomplete body: ${r.text.slice(0, 120)}`);
-    }
-    assert.ok(results.length > 30, `load ran (${results.length} requests)`);
-    assert.deepEqual(bad, [], `every accepted request completed (${results.length} requests, 3 restarts)`);
-    const totals = await waitFor(async () => {
-      const l = ledgerTotals(c.db.url);
-      return l.open === 0 ? l : null;
-    }, { what: 'no reservation unsettled', timeoutMs: 10000 });
-    assert.equal(totals.by.recovered ?? 0, 0, 'a drained instance leaves nothing for a survivor to recover');
-  } catch (e) {
-    e.message += `\n${c.logs()}`;
-    throw e;
-  } finally {
-    await c.stop();
+    await c.restart(i);
   }
-}, { timeout: 120000, skip: clusterSkip });
+  await sleep(300);
+  stop = true;
+  await Promise.all(workers);
+  const bad = [];
+  for (const r of results) {
+    if (r.status !== 200) { bad.push(`${r.status} ${r.text.slice(0, 120)}`); continue; }
+    if (r.stream) {
+      const events = sseData(r.text);
+      if (events.at(-1) !== '[DONE]') bad.push(`stream cut: ${r.text.slice(-120)}`);
+    } else if (!r.json?.choices?.length) bad.push(`incomplete body: ${r.text.slice(0, 120)}`);
+  }
+  assert.ok(results.length > 30, `load ran (${results.length} requests)`);
+  assert.deepEqual(bad, [], `every accepted request completed (${results.length} requests, 3 restarts)`);
+  const totals = await waitFor(async () => {
+    const l = ledgerTotals(c.db.url);
+    return l.open === 0 ? l : null;
+  }, { what: 'no reservation unsettled', timeoutMs: 10000 });
+  assert.equal(totals.by.recovered ?? 0, 0, 'a drained instance leaves nothing for a survivor to recover');
+  const bill = await mockBill(state.mock, 'paid-upstream');
+  assert.equal(bill.requests, results.length, 'the upstream saw each request once');
+  assert.ok(totals.total >= bill.nanos && totals.total - bill.nanos <= bill.requests, `ledger ${totals.total} == bill ${bill.nanos}`);
+}), { timeout: 120000, skip: clusterSkip });
