@@ -417,6 +417,23 @@ LedgerScope read_scope(const Row& s, std::size_t first) {
   return LedgerScope{s.text(first), s.text(first + 1), s.i64(first + 2), s.i64(first + 3), s.text(first + 4)};
 }
 
+/// A ledger row's columns in read_ledger_row's order (its scopes are in ledger_scope).
+constexpr const char* kLedgerCols =
+    "seq, reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, at_ms";
+LedgerRecord read_ledger_row(const Row& row) {
+  LedgerRecord r;
+  r.sequence = row.i64(0);
+  r.reservation_id = static_cast<std::uint64_t>(row.i64(1));
+  r.kind = row.text(2) == "reserve" ? LedgerKind::reserve : LedgerKind::settle;
+  r.amount_nanos = row.i64(3);
+  r.actual_nanos = row.i64(4);
+  r.settle_kind = row.text(5);
+  r.request_id = row.text(6);
+  r.model = row.text(7);
+  r.at_ms = row.i64(8);
+  return r;
+}
+
 std::optional<StoreError> check_job(const JobRecord& j) {
   if (j.id.empty()) return make_error(StoreErrorCode::invalid, "id is required", "id");
   if (!is_job_status(j.status))
@@ -789,25 +806,12 @@ class SqlStore final : public Store {
       Txn txn(db, TxnMode::read, "read ledger");
       if (txn.begin_error()) return std::unexpected(*txn.begin_error());
       auto s = db.run(
-          "SELECT seq, reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, "
-          "at_ms FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?",
+          std::string("SELECT ") + kLedgerCols + " FROM ledger WHERE seq > ? ORDER BY seq LIMIT ?",
           {after, limit}, "read ledger");
       if (!s) return std::unexpected(s.error());
       std::vector<LedgerRecord> out;
       out.reserve(s->rows.size());
-      for (const auto& row : s->rows) {
-        LedgerRecord r;
-        r.sequence = row.i64(0);
-        r.reservation_id = static_cast<std::uint64_t>(row.i64(1));
-        r.kind = row.text(2) == "reserve" ? LedgerKind::reserve : LedgerKind::settle;
-        r.amount_nanos = row.i64(3);
-        r.actual_nanos = row.i64(4);
-        r.settle_kind = row.text(5);
-        r.request_id = row.text(6);
-        r.model = row.text(7);
-        r.at_ms = row.i64(8);
-        out.push_back(std::move(r));
-      }
+      for (const auto& row : s->rows) out.push_back(read_ledger_row(row));
       if (!out.empty()) {
         // Every listed record's scopes in one statement, in (seq, scope) order.
         auto sc = db.run(std::string("SELECT seq, ") + kScopeCols +
@@ -824,6 +828,19 @@ class SqlStore final : public Store {
         }
       }
       return out;
+    });
+  }
+
+  StoreResult<std::optional<LedgerRecord>> settle_record(std::uint64_t reservation_id) override {
+    using Result = StoreResult<std::optional<LedgerRecord>>;
+    return on_admin<std::optional<LedgerRecord>>([&](Connection& db) -> Result {
+      // Served by the ledger_reservation index (reservation_id, kind, seq).
+      auto s = db.run(std::string("SELECT ") + kLedgerCols +
+                          " FROM ledger WHERE reservation_id = ? AND kind = 'settle' ORDER BY seq LIMIT 1",
+                      {static_cast<std::int64_t>(reservation_id)}, "read a settle record");
+      if (!s) return std::unexpected(s.error());
+      if (s->rows.empty()) return std::optional<LedgerRecord>();
+      return std::optional<LedgerRecord>(read_ledger_row(s->rows.front()));
     });
   }
 

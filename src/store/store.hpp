@@ -245,8 +245,8 @@ class Store {
 
   /// The durable settle record of one reservation, nullopt when it has none (yet). A shared
   /// ledger asks before it settles a dead instance's reservation: what that instance recorded
-  /// wins over the conservative full amount. The default reads the whole ledger (read_ledger);
-  /// stores override it with an indexed lookup.
+  /// wins over the conservative full amount. The record's `scopes` may be left empty. The default
+  /// reads the whole ledger (read_ledger); the SQL store overrides it with an indexed lookup.
   virtual StoreResult<std::optional<LedgerRecord>> settle_record(std::uint64_t reservation_id);
 
   // --- spend logs -------------------------------------------------------------------------

@@ -154,6 +154,26 @@ TEST_P(Ledger, SettleCopiesReserveScopesAndReadBack) {
   EXPECT_EQ(rec->max_reservation_id, 7u);
 }
 
+TEST_P(Ledger, SettleRecordFindsTheSettleOfOneReservation) {
+  auto store = db_->open();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(append_sync(*store, reserve(41, 900, {kKey})));
+  ASSERT_TRUE(append_sync(*store, reserve(42, 700, {kKey})));
+  ASSERT_TRUE(append_sync(*store, settle(42, 700, 55, "actual")));
+  auto open = store->settle_record(41);
+  ASSERT_TRUE(open);
+  EXPECT_FALSE(open->has_value()) << "41 has no settle record yet";
+  auto settled = store->settle_record(42);
+  ASSERT_TRUE(settled);
+  ASSERT_TRUE(settled->has_value());
+  EXPECT_EQ((*settled)->kind, LedgerKind::settle);
+  EXPECT_EQ((*settled)->actual_nanos, 55);
+  EXPECT_EQ((*settled)->settle_kind, "actual");
+  auto none = store->settle_record(999);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->has_value());
+}
+
 // A child process writes reservations (some settled), waits until they are durable, then
 // SIGKILLs itself: no destructor, no clean close. The parent reopens and recovers.
 TEST_P(Ledger, RecoveryAfterSigkillSettlesOpenReservationsConservatively) {
