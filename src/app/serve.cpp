@@ -27,20 +27,18 @@
 #include "pipeline/attempt_loop.hpp"
 #include "pipeline/job_runner.hpp"
 #include "core/database_url.hpp"
+#include "store/redis/circuit_sync.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/redis/redis_rate_limits.hpp"
 
 namespace tollgate::app {
 namespace {
 
-/// The shared ledger and rate limits when router_settings names a Redis server (several instances
-/// share one cap and one rpm_limit), else nulls (the in-process ones).
-struct SharedState {
-  std::unique_ptr<budget::BudgetLedger> ledger;
-  std::unique_ptr<policy::RateLimits> limits;
-};
-
-SharedState shared_state(const config::Config& cfg, std::shared_ptr<store::Store> db) {
+/// The shared ledger, rate limits and circuits when router_settings names a Redis server (several
+/// instances share one cap, one rpm_limit, and each other's open circuits), else empty (the
+/// in-process ones). `sync` receives the circuit publisher, to attach once the circuits exist.
+pipeline::SharedState shared_state(const config::Config& cfg, std::shared_ptr<store::Store> db,
+                                   std::shared_ptr<store::redis::CircuitSync>& sync) {
   const auto& endpoint = cfg.router_settings.redis;
   if (!endpoint.configured()) return {};
   auto redis = store::redis::redis_options_for(endpoint);
@@ -56,7 +54,9 @@ SharedState shared_state(const config::Config& cfg, std::shared_ptr<store::Store
   auto ledger = std::make_unique<store::redis::RedisLedger>(client, o, std::move(db));
   spdlog::info("shared ledger and rate limits: Redis {}:{} (instance {}, lease {} ms)", endpoint.host, endpoint.port,
                ledger->instance_id(), o.lease.count());
-  SharedState out;
+  pipeline::SharedState out;
+  sync = std::make_shared<store::redis::CircuitSync>(client, o.key_prefix, ledger->instance_id());
+  out.on_circuit_transition = [sync](const policy::CircuitTransition& t) { sync->publish(t); };
   out.limits = std::make_unique<store::redis::RedisRateLimits>(
       client, o.key_prefix, ledger->instance_id(), std::make_unique<policy::RateLimiter>(core::SystemClock::instance()));
   out.ledger = std::move(ledger);
@@ -83,10 +83,18 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   }
   // Spend is rebuilt from the durable ledger before the first request (crash recovery).
   std::shared_ptr<pipeline::Services> services;
+  std::shared_ptr<store::redis::CircuitSync> circuit_sync;  // scaled out: circuits shared through Redis
+  // Declared after `services`, so it runs first on every return: the poll thread stops before the
+  // circuits it applies to are destroyed (the circuits' observer keeps the publisher alive).
+  struct StopSync {
+    std::shared_ptr<store::redis::CircuitSync>& sync;
+    ~StopSync() {
+      if (sync) sync->stop();
+    }
+  } stop_sync{circuit_sync};
   try {
-    auto shared = shared_state(*cfg, db);
-    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, std::move(shared.ledger),
-                                        std::move(shared.limits));
+    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_state(*cfg, db, circuit_sync));
+    if (circuit_sync) circuit_sync->attach(services->circuits.get());
   } catch (const std::exception& e) {
     std::cerr << "tollgate: " << e.what() << "\n";
     return 1;

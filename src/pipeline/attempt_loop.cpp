@@ -60,9 +60,7 @@ void watch_circuits(telemetry::Registry& metrics, const policy::Circuits& circui
 }  // namespace
 
 std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
-                                         std::shared_ptr<store::Store> store,
-                                         std::unique_ptr<budget::BudgetLedger> shared_ledger,
-                                         std::unique_ptr<policy::RateLimits> shared_limits) {
+                                         std::shared_ptr<store::Store> store, SharedState shared) {
   auto s = std::make_shared<Services>();
   s->config = cfg;
   s->clock = &clock;
@@ -71,7 +69,12 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   s->metrics = std::make_shared<telemetry::Registry>();
   s->alerts = std::make_shared<telemetry::Alerts>();
   s->circuits = std::make_unique<policy::Circuits>(policy::Circuits::setup_from(*cfg), clock,
-                                                   circuit_logger(s->metrics, s->alerts));
+                                                   [log = circuit_logger(s->metrics, s->alerts),
+                                                    also = std::move(shared.on_circuit_transition)](
+                                                       const policy::CircuitTransition& t) {
+                                                     log(t);
+                                                     if (also) also(t);
+                                                   });
   s->router = std::make_unique<routing::RouterState>(cfg, clock, s->circuits.get());
   s->stale_cache = std::make_unique<policy::StaleCache>();
   s->transport = std::make_shared<http::PooledTransport>();
@@ -91,11 +94,11 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
                                         "Upstream attempts by deployment and outcome (ok or failure class)",
                                         {"model_group", "deployment", "provider", "outcome"});
   s->alerts->register_metrics(*s->metrics);
-  if (shared_limits) s->limiter = std::move(shared_limits);
+  if (shared.limits) s->limiter = std::move(shared.limits);
   else s->limiter = std::make_unique<policy::RateLimiter>(clock);
   s->prices = budget::resolve_deployment_prices(*cfg);
-  if (shared_ledger) {
-    s->ledger = std::move(shared_ledger);
+  if (shared.ledger) {
+    s->ledger = std::move(shared.ledger);
     s->store = std::move(store);
     return s;
   }

@@ -32,6 +32,15 @@
 
 namespace tollgate::pipeline {
 
+/// What several instances share when scaled out (docs/scale_out.md); empty members = the
+/// in-process ones.
+struct SharedState {
+  std::unique_ptr<budget::BudgetLedger> ledger;  ///< the shared ledger (Redis)
+  std::unique_ptr<policy::RateLimits> limits;    ///< shared rate limits (Redis)
+  /// Also told of every circuit transition (after the logger): publishes openings to the others.
+  std::function<void(const policy::CircuitTransition&)> on_circuit_transition;
+};
+
 /// Shared per-process services of the pipeline. The config and policies are immutable; the
 /// router, circuits, ledger, limiter and cache are internally synchronised.
 struct Services {
@@ -76,15 +85,13 @@ struct Services {
   /// Durable store (ledger, spend logs, identities); null = in-memory only (tests).
   std::shared_ptr<store::Store> store;
 
-  /// Builds the services. Without `shared_ledger`, the in-process ledger is used: with a store,
+  /// Builds the services. Without `shared.ledger`, the in-process ledger is used: with a store,
   /// open reservations left by a crash are settled conservatively and every scope's spend is
   /// rebuilt from the durable ledger first. With one (several instances on one store), nothing is
   /// recovered here: the shared ledger's leases settle what a dead instance left open.
   /// Throws std::runtime_error when the store cannot be recovered.
   static std::shared_ptr<Services> make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
-                                        std::shared_ptr<store::Store> store = nullptr,
-                                        std::unique_ptr<budget::BudgetLedger> shared_ledger = nullptr,
-                                        std::unique_ptr<policy::RateLimits> shared_limits = nullptr);
+                                        std::shared_ptr<store::Store> store = nullptr, SharedState shared = {});
 };
 
 /// One decoded chat call (OpenAI format), validated by the API layer: `model` is a known group.

@@ -81,6 +81,7 @@ struct CircuitsImpl {
     b.reason = reason;
     ++b.opened_total;
     transition(out, scope, id, from, CircuitState::open, std::move(reason));
+    out.back().open_for = std::max(cooldown, milliseconds{0});
     return true;
   }
 
@@ -422,6 +423,37 @@ void Circuits::open_provider(const std::string& provider, const std::string& rea
     CircuitsImpl::refresh(b, now, "provider", provider, out);
     CircuitsImpl::open(b, now, cooldown, reason, "provider", provider, out);
   }
+  CircuitsImpl::emit(*this, out);
+}
+
+void Circuits::open_remote(const std::string& scope, const std::string& id, const std::string& reason,
+                           milliseconds remaining) {
+  std::vector<CircuitTransition> out;
+  {
+    std::lock_guard lk(mu_);
+    const auto now = clock_.now();
+    const std::string why = "opened on another instance: " + reason;
+    if (scope == "deployment") {
+      const auto& ids = setup_.deployment_ids;
+      const auto it = std::find(ids.begin(), ids.end(), id);
+      if (it == ids.end()) return;
+      const auto d = static_cast<std::size_t>(it - ids.begin());
+      CircuitsImpl::refresh_deployment(*this, d, now, out);
+      CircuitsImpl::open(deployments_[d], now, remaining, why, "deployment", id, out);
+    } else if (scope == "provider") {
+      Breaker& b = providers_[id];
+      CircuitsImpl::refresh(b, now, "provider", id, out);
+      CircuitsImpl::open(b, now, remaining, why, "provider", id, out);
+    } else if (scope == "feature") {
+      auto it = features_.find(id);
+      if (it == features_.end()) return;
+      CircuitsImpl::refresh(it->second, now, "feature", id, out);
+      CircuitsImpl::open(it->second, now, remaining, why, "feature", id, out);
+    } else {
+      return;
+    }
+  }
+  for (auto& t : out) t.remote = true;
   CircuitsImpl::emit(*this, out);
 }
 

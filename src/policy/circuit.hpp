@@ -74,6 +74,11 @@ struct CircuitTransition {
   CircuitState from = CircuitState::closed;
   CircuitState to = CircuitState::closed;
   std::string reason; ///< "4 consecutive failures", "failure ratio 0.60 over 60000 ms", "commercial_limit", "probe succeeded", ...
+  /// to == open: how long until it turns half-open (its cooldown), milliseconds.
+  milliseconds open_for{0};
+  /// Applied from another instance (Circuits::open_remote), not decided here: a cluster observer
+  /// must not publish it again.
+  bool remote = false;
 };
 
 /// One circuit as shown at GET /tollgate/circuits and in metrics.
@@ -125,6 +130,11 @@ class Circuits {
   void open_deployment(std::size_t deployment, const std::string& reason);
   /// Opens a provider's circuit now for `cooldown`.
   void open_provider(const std::string& provider, const std::string& reason, milliseconds cooldown);
+  /// Opens the circuit `scope` ("deployment" by deployment id, "provider", "feature" by model
+  /// group) for `remaining`, because another instance opened it (scaled out: a deployment failing
+  /// behind one instance is failing for all). An unknown id is ignored; an open circuit keeps the
+  /// later of the two ends. The transition it emits is marked `remote`.
+  void open_remote(const std::string& scope, const std::string& id, const std::string& reason, milliseconds remaining);
 
   CircuitState deployment_state(std::size_t deployment) const;
   CircuitState provider_state(const std::string& provider) const;

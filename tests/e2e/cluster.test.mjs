@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { after } from 'node:test';
-import { useMock, e2e, gatewayConfig, waitFor, sleep, sseData } from './harness.mjs';
+import { useMock, e2e, gatewayConfig, waitFor, sleep, sseData, openaiDeployment, circuitOf, chatBody } from './harness.mjs';
 import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, dollars, mockBill } from './budget_helpers.mjs';
 import { Cluster, freshDatabase, dropDatabase, query, clusterSkip, REDIS } from './cluster.mjs';
 
@@ -18,7 +18,8 @@ async function cluster(extra = {}, n = 3) {
   const db = freshDatabase();
   databases.push(db);
   const config = gatewayConfig({
-    model_list: [paidDeployment(state.mock, 'paid-model', 'paid-upstream')],
+    model_list: [paidDeployment(state.mock, 'paid-model', 'paid-upstream'), ...(extra.model_list ?? [])],
+    fallback_policy: extra.fallback_policy,
     general_settings: { database_url: db.url, ...(extra.general_settings ?? {}) },
     router_settings: { redis_url: REDIS },
     litellm_settings: extra.litellm_settings,
@@ -241,3 +242,23 @@ e2e('a rolling restart of all three instances under load loses no accepted reque
   assert.equal(bill.requests, results.length, 'the upstream saw each request once');
   assert.ok(totals.total >= bill.nanos && totals.total - bill.nanos <= bill.requests, `ledger ${totals.total} == bill ${bill.nanos}`);
 }), { timeout: 120000, skip: clusterSkip });
+
+e2e('a deployment circuit opened on instance A is open on B and C within 1 s', async () => withCluster({
+  model_list: [openaiDeployment(state.mock, 'flaky', 'flaky-up', { id: 'flaky-a' })],
+  fallback_policy: { defaults: { budgets: { max_retries: 0 }, circuit: { consecutive_failures: 2, cooldown_ms: 10000 } } },
+}, async (c) => {
+  const [a, b, d] = c.gateways;
+  await state.mock.script('flaky-up', [{ error: 'server_error' }]);
+  for (let i = 0; i < 2; i++) await a.fetch('/v1/chat/completions', { body: chatBody('flaky', { max_tokens: 8 }) });
+  assert.equal((await circuitOf(a, 'deployments', 'flaky-a'))?.state, 'open', JSON.stringify(await a.admin('/tollgate/circuits')));
+  const t0 = Date.now();
+  for (const g of [b, d]) {
+    await waitFor(async () => (await circuitOf(g, 'deployments', 'flaky-a'))?.state === 'open',
+      { what: 'the circuit open on the other instance', timeoutMs: 1000, intervalMs: 20 });
+  }
+  assert.ok(Date.now() - t0 < 1000);
+  // B does not send to it: the upstream saw only A's two attempts.
+  const r = await b.fetch('/v1/chat/completions', { body: chatBody('flaky', { max_tokens: 8 }) });
+  assert.equal(r.json?.error?.code, 'no_deployments_available', r.text);
+  assert.equal((await state.mock.model('flaky-up')).requests, 2, 'B and C sent nothing to the open deployment');
+}), { timeout: 60000, skip: clusterSkip });

@@ -565,3 +565,34 @@ TEST(Circuit, ALostProbeIsGivenUpAfterItsLease) {
   clock.advance(milliseconds(1));
   EXPECT_EQ(c.acquire(0), Permit::probe) << "the lost probe is given up";
 }
+
+TEST(Circuit, AnOpeningFromAnotherInstanceOpensTheSameCircuitUntilTheSameInstant) {
+  core::ManualClock clock;
+  Recorder rec;
+  Circuits c(setup(consecutive(3)), clock, rec.fn());
+  c.on_failure(0, kCap);
+  c.on_failure(0, kCap);
+  c.on_failure(0, kCap);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_FALSE(rec.seen[0].remote) << "decided here";
+  EXPECT_EQ(rec.seen[0].open_for, milliseconds{5000}) << "its cooldown, for the other instances";
+  rec.seen.clear();
+
+  c.open_remote("deployment", "a2", "3 consecutive failures", milliseconds{1200});
+  EXPECT_EQ(c.deployment_state(1), CircuitState::open);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_TRUE(rec.seen[0].remote) << "not to be published again";
+  EXPECT_EQ(rec.seen[0].reason, "opened on another instance: 3 consecutive failures");
+  clock.advance(milliseconds{1199});
+  EXPECT_EQ(c.deployment_state(1), CircuitState::open);
+  clock.advance(milliseconds{1});
+  EXPECT_EQ(c.deployment_state(1), CircuitState::half_open) << "half-open when the other instance's cooldown ends";
+  EXPECT_EQ(c.acquire(1), Permit::probe);
+
+  c.open_remote("provider", "anthropic", "commercial_limit", milliseconds{60000});
+  EXPECT_EQ(c.provider_state("anthropic"), CircuitState::open);
+  rec.seen.clear();
+  c.open_remote("deployment", "no-such-id", "x", milliseconds{1000});
+  c.open_remote("nonsense", "a1", "x", milliseconds{1000});
+  EXPECT_TRUE(rec.seen.empty()) << "unknown ids and scopes are ignored";
+}

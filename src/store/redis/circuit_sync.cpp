@@ -1,0 +1,88 @@
+#include "store/redis/circuit_sync.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace tollgate::store::redis {
+namespace {
+
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+CircuitSync::CircuitSync(std::shared_ptr<RedisClient> client, std::string key_prefix, std::string instance_id,
+                         std::chrono::milliseconds poll)
+    : client_(std::move(client)), key_(key_prefix + "circuits"), instance_(std::move(instance_id)), every_(poll) {}
+
+CircuitSync::~CircuitSync() { stop(); }
+
+void CircuitSync::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CircuitSync::publish(const policy::CircuitTransition& t) {
+  if (t.remote) return;
+  const std::string field = t.scope + "|" + t.id;
+  if (t.to == policy::CircuitState::open) {
+    const std::string value = std::to_string(now_ms() + t.open_for.count()) + "\t" + instance_ + "\t" + t.reason;
+    client_->submit({"HSET", key_, field, value}, [](ReplyResult) {});
+  } else if (t.to == policy::CircuitState::closed) {
+    client_->submit({"HDEL", key_, field}, [](ReplyResult) {});
+  }
+}
+
+void CircuitSync::attach(policy::Circuits* circuits) {
+  std::lock_guard lock(mutex_);
+  if (circuits_ != nullptr || circuits == nullptr) return;
+  circuits_ = circuits;
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (!stop_) {
+      lock.unlock();
+      poll_once();
+      lock.lock();
+      wake_.wait_for(lock, every_, [this] { return stop_; });
+    }
+  });
+}
+
+void CircuitSync::poll_once() {
+  if (circuits_ == nullptr || stop_) return;
+  auto r = client_->call({"HGETALL", key_});
+  if (!r || r->type != Reply::Type::array) return;
+  const long long now = now_ms();
+  for (std::size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+    const std::string& field = r->elements[i].str;
+    const std::string& value = r->elements[i + 1].str;
+    const auto bar = field.find('|');
+    const auto t1 = value.find('\t');
+    const auto t2 = t1 == std::string::npos ? std::string::npos : value.find('\t', t1 + 1);
+    if (bar == std::string::npos || t2 == std::string::npos) continue;
+    long long until = 0;
+    try {
+      until = std::stoll(value.substr(0, t1));
+    } catch (...) {
+      continue;
+    }
+    if (until <= now) {
+      if (until + 60000 < now) client_->submit({"HDEL", key_, field}, [](ReplyResult) {});  // long over
+      continue;
+    }
+    if (value.compare(t1 + 1, t2 - t1 - 1, instance_) == 0) continue;  // our own
+    auto& seen = applied_[field];
+    if (seen == until) continue;
+    seen = until;
+    circuits_->open_remote(field.substr(0, bar), field.substr(bar + 1), value.substr(t2 + 1),
+                           std::chrono::milliseconds(until - now));
+  }
+  if (applied_.size() > 10000) applied_.clear();  // bounded; re-applying an open circuit is a no-op
+}
+
+}  // namespace tollgate::store::redis
