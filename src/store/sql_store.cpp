@@ -989,50 +989,109 @@ class SqlStore final : public Store {
 
   // Inserts one ledger record and its scopes (a settle without scopes copies its reserve's).
   static StoreResult<std::int64_t> insert_ledger(Connection& db, const LedgerRecord& r) {
-    auto ins = db.run(
-        "INSERT INTO ledger (reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, "
-        "model, at_ms) VALUES (?,?,?,?,?,?,?,?) RETURNING seq",
-        {static_cast<std::int64_t>(r.reservation_id), std::string(kind_name(r.kind)), r.amount_nanos, r.actual_nanos,
-         r.settle_kind, r.request_id, r.model, r.at_ms},
-        "append ledger");
+    auto seqs = insert_ledger_rows(db, {&r});
+    if (!seqs) return std::unexpected(seqs.error());
+    return seqs->at(0);
+  }
+
+  // Appends `records` with one multi-row INSERT (and one for all their scopes): a group commit
+  // costs a few round trips to a server, not two per record. The seqs RETURNING gives are matched
+  // to the records in insertion order (an identity/autoincrement column grows row by row within
+  // one statement) and checked; a mismatch falls back to one record at a time.
+  static StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
+                                                                 const std::vector<const LedgerRecord*>& records) {
+    std::string sql =
+        "INSERT INTO ledger (reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, at_ms) "
+        "VALUES ";
+    Params p;
+    p.reserve(records.size() * 8);
+    for (const LedgerRecord* r : records) {
+      sql += p.empty() ? "(?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?)";
+      for (Value v : {Value(static_cast<std::int64_t>(r->reservation_id)), Value(std::string(kind_name(r->kind))),
+                      Value(r->amount_nanos), Value(r->actual_nanos), Value(r->settle_kind), Value(r->request_id),
+                      Value(r->model), Value(r->at_ms)})
+        p.push_back(std::move(v));
+    }
+    auto ins = db.run(sql + " RETURNING seq, reservation_id, kind", p, "append ledger");
     if (!ins) return std::unexpected(ins.error());
-    const std::int64_t seq = ins->rows.at(0).i64(0);
-    if (!r.scopes.empty()) {
-      // All scopes in one statement: one round trip to a server instead of one per scope.
-      std::string sql = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
-      Params p;
-      p.reserve(r.scopes.size() * 6);
+    auto rows = std::move(ins->rows);
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.i64(0) < b.i64(0); });
+    bool matched = rows.size() == records.size();
+    for (std::size_t i = 0; matched && i < rows.size(); ++i)
+      matched = static_cast<std::uint64_t>(rows[i].i64(1)) == records[i]->reservation_id &&
+                rows[i].text(2) == kind_name(records[i]->kind);
+    if (!matched)
+      return std::unexpected(make_error(StoreErrorCode::unavailable, "append ledger: RETURNING rows do not match the batch"));
+    std::vector<std::int64_t> seqs;
+    seqs.reserve(rows.size());
+    for (const auto& row : rows) seqs.push_back(row.i64(0));
+    std::string scope_sql = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
+    Params sp;
+    std::vector<std::size_t> copies;  // settles without scopes: copied once their reserves' are in
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const LedgerRecord& r = *records[i];
+      const std::int64_t seq = rows[i].i64(0);
+      if (r.scopes.empty()) {
+        if (r.kind == LedgerKind::settle) copies.push_back(i);
+        continue;
+      }
       for (const auto& sc : r.scopes) {
-        sql += p.empty() ? "(?,?,?,?,?,?)" : ",(?,?,?,?,?,?)";
+        scope_sql += sp.empty() ? "(?,?,?,?,?,?)" : ",(?,?,?,?,?,?)";
         for (Value v : {Value(seq), Value(sc.kind), Value(sc.id), Value(sc.window_start_ms), Value(sc.window_end_ms),
                         Value(sc.period)})
-          p.push_back(std::move(v));
+          sp.push_back(std::move(v));
       }
-      if (auto s = db.run(sql + " ON CONFLICT DO NOTHING", p, "append ledger"); !s) return std::unexpected(s.error());
-    } else if (r.kind == LedgerKind::settle) {
-      if (auto s = db.run(std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") SELECT ?, " + kScopeCols +
-                              " FROM ledger_scope WHERE seq = (SELECT MAX(seq) FROM ledger WHERE reservation_id = ? "
-                              "AND kind = 'reserve' AND seq < ?) ON CONFLICT DO NOTHING",
-                          {seq, static_cast<std::int64_t>(r.reservation_id), seq}, "append ledger");
-          !s)
-        return std::unexpected(s.error());
     }
-    return seq;
+    if (!sp.empty())
+      if (auto s = db.run(scope_sql + " ON CONFLICT DO NOTHING", sp, "append ledger"); !s) return std::unexpected(s.error());
+    for (const std::size_t i : copies)
+      if (auto e = copy_reserve_scopes(db, *records[i], seqs[i])) return std::unexpected(*e);
+    return seqs;
+  }
+
+  // A settle written without scopes charges its reserve's.
+  static std::optional<StoreError> copy_reserve_scopes(Connection& db, const LedgerRecord& r, std::int64_t seq) {
+    auto s = db.run(std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") SELECT ?, " + kScopeCols +
+                        " FROM ledger_scope WHERE seq = (SELECT MAX(seq) FROM ledger WHERE reservation_id = ? "
+                        "AND kind = 'reserve' AND seq < ?) ON CONFLICT DO NOTHING",
+                    {seq, static_cast<std::int64_t>(r.reservation_id), seq}, "append ledger");
+    if (!s) return s.error();
+    return std::nullopt;
   }
 
   std::optional<std::string> commit_batch(const std::vector<GroupCommitWriter::Item>& batch) {
+    // Statements stay well under both engines' bound on parameters (SQLite 32766, libpq 65535).
+    constexpr std::size_t kLedgerChunk = 256, kParamBudget = 30000;
     auto err = write_on_writer("group commit", [&](Connection& db) -> std::optional<StoreError> {
+      std::vector<const LedgerRecord*> records;
+      std::vector<const SpendLogRow*> rows;
       for (const auto& item : batch) {
-        if (const auto* l = std::get_if<GroupCommitWriter::LedgerItem>(&item)) {
-          if (auto s = insert_ledger(db, l->record); !s) return s.error();
-        } else {
-          const auto& row = std::get<GroupCommitWriter::SpendItem>(item).row;
-          if (auto s = db.run(std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES (" +
-                                  placeholders(spend_columns().count()) + ")",
-                              spend_columns().params(row), "append spend log");
-              !s)
-            return s.error();
+        if (const auto* l = std::get_if<GroupCommitWriter::LedgerItem>(&item)) records.push_back(&l->record);
+        else rows.push_back(&std::get<GroupCommitWriter::SpendItem>(item).row);
+      }
+      for (std::size_t i = 0; i < records.size(); i += kLedgerChunk) {
+        std::vector<const LedgerRecord*> chunk(records.begin() + static_cast<std::ptrdiff_t>(i),
+                                               records.begin() + static_cast<std::ptrdiff_t>(std::min(records.size(), i + kLedgerChunk)));
+        std::size_t scopes = 0;
+        for (const auto* r : chunk) scopes += r->scopes.size();
+        if (scopes * 6 > kParamBudget) {  // absurdly many scopes: one record at a time
+          for (const auto* r : chunk)
+            if (auto s = insert_ledger(db, *r); !s) return s.error();
+          continue;
         }
+        if (auto seqs = insert_ledger_rows(db, chunk); !seqs) return seqs.error();
+      }
+      const std::size_t per_row = static_cast<std::size_t>(spend_columns().count());
+      const std::size_t chunk_rows = std::max<std::size_t>(1, kParamBudget / per_row);
+      const std::string one = "(" + placeholders(spend_columns().count()) + ")";
+      for (std::size_t i = 0; i < rows.size(); i += chunk_rows) {
+        std::string sql = std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES ";
+        Params p;
+        for (std::size_t j = i; j < std::min(rows.size(), i + chunk_rows); ++j) {
+          sql += j == i ? one : "," + one;
+          for (auto& v : spend_columns().params(*rows[j])) p.push_back(std::move(v));
+        }
+        if (auto s = db.run(sql, p, "append spend log"); !s) return s.error();
       }
       return std::nullopt;
     });
