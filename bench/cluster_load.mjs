@@ -132,7 +132,7 @@ try {
   out.push(`| non-2xx | ${tEmb.non2xx} | ${tClu.non2xx} |`, '');
   out.push('| goal | measured | result |', '|---|---|---|');
   for (const [g, m, ok] of goals) out.push(`| ${g} | ${m} | **${ok ? 'PASS' : 'FAIL'}** |`);
-  out.push('', `Other Redis commands during the throughput run: ${other.map(([k, n]) => `${k} ${n}`).join(', ') || 'none'} (lease renewals, recovery polls, circuit polls, rate-limit scripts are counted in evalsha when a key has limits).`);
+  out.push('', `Other Redis commands during the throughput run (not round trips: Redis's commandstats also counts the commands each script runs inside the server, and the background duties' lease renewals, recovery and circuit polls): ${other.map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}.`);
   out.push(`Load average at the end: ${execFileSync('cat', ['/proc/loadavg']).toString().trim()}.`);
   console.log(out.join('\n'));
   process.exitCode = goals.every(([, , ok]) => ok) ? 0 : 1;
