@@ -77,3 +77,34 @@ e2e('Redis down: paid attempts 503 ledger_unavailable, free served, readiness 50
     await redis.stop();
   }
 }, { timeout: 60000, skip });
+
+e2e('Redis unreachable at start: the gateway starts, readiness 503, paid 503 and free served, until Redis answers', async (ctx) => {
+  const { mock } = state;
+  const redis = await RedisServer.start();
+  await redis.stop();  // its port is known and nothing listens there yet
+  try {
+    const free = freeBrokenDeployment('free-model');
+    free.litellm_params.api_base = `${mock.url}/v1`;
+    const gw = await ctx.gateway(gatewayConfig({
+      model_list: [paidDeployment(mock, 'paid-model', 'paid-upstream'), free],
+      router_settings: { redis_url: redis.url },
+      tollgate_settings: { redis_timeout_ms: 200 },
+    }));
+    const ready = await gw.fetch('/health/readiness', { method: 'GET' });
+    assert.equal(ready.status, 503, ready.text);
+    const k = await gw.generateKey({ max_budget: 1 });
+    const paid = await chat(gw, k.key, hi('paid-model'));
+    assert.equal(paid.status, 503, paid.text);
+    assert.equal(paid.json?.error?.code, 'ledger_unavailable');
+    assert.equal((await chat(gw, k.key, hi('free-model'))).status, 200);
+    assert.equal((await mockBill(mock, 'paid-upstream')).requests, 0, 'nothing paid was sent');
+
+    await redis.resume();
+    await waitFor(async () => (await gw.fetch('/health/readiness', { method: 'GET' })).status === 200,
+      { what: 'ready once Redis answers', timeoutMs: 10000 });
+    const ok = await chat(gw, k.key, hi('paid-model'));
+    assert.equal(ok.status, 200, ok.text);
+  } finally {
+    await redis.stop();
+  }
+}, { timeout: 60000, skip });

@@ -176,6 +176,7 @@ bool RedisClient::connect() {
     reachable_ = false;
     return false;
   }
+  ++epoch_;
   std::lock_guard lock(mutex_);
   ++stats_.connects;
   return true;

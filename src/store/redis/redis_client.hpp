@@ -107,6 +107,9 @@ class RedisClient {
   /// Whether the last batch or connect succeeded.
   [[nodiscard]] bool reachable() const noexcept;
   [[nodiscard]] ClientStats stats() const;
+  /// Grows by one with every new connection: state read on an earlier connection may be stale
+  /// (the server may have restarted empty in between).
+  [[nodiscard]] std::uint64_t connection_epoch() const noexcept { return epoch_.load(); }
   [[nodiscard]] const RedisOptions& options() const noexcept { return options_; }
 
  private:
@@ -127,6 +130,7 @@ class RedisClient {
   bool stop_ = false;
   ClientStats stats_;
   std::atomic<bool> reachable_{false};
+  std::atomic<std::uint64_t> epoch_{0};
   redisContext* ctx_ = nullptr;  // client thread only
   std::unordered_set<const Script*> loaded_;  // scripts run on this connection (client thread only)
   std::chrono::steady_clock::time_point next_connect_{};

@@ -364,7 +364,9 @@ std::size_t RedisLedger::forget_ended(budget::SystemTime now) {
   return std::erase_if(cache_, [now](const auto& kv) { return now >= kv.second.window_end; });
 }
 
-bool RedisLedger::ready() const noexcept { return client_->reachable() && counters_ready_.load(); }
+bool RedisLedger::ready() const noexcept {
+  return client_->reachable() && counters_ready_.load() && ready_epoch_.load() == client_->connection_epoch();
+}
 
 RedisLedgerStats RedisLedger::stats() const {
   RedisLedgerStats out;
@@ -379,15 +381,25 @@ RedisLedgerStats RedisLedger::stats() const {
 
 void RedisLedger::tick() {
   renew_lease();
-  if (!client_->reachable()) return;
+  if (!client_->reachable()) {
+    counters_ready_ = false;
+    return;
+  }
   // Checked every round, not only after a failure: a Redis restarted between two rounds comes
   // back empty without this instance seeing an error (the scripts refuse until it is rebuilt).
+  const auto epoch = client_->connection_epoch();
   auto r = client_->call({"EXISTS", key("ready")});
-  if (r && r->as_integer() == 1) counters_ready_ = true;
-  else if (r) {
+  if (!r) {
+    counters_ready_ = false;  // unknown until Redis answers again: it may come back empty
+    return;
+  }
+  if (r->as_integer() == 1) {
+    counters_ready_ = true;
+  } else {
     counters_ready_ = false;
     rebuild();
   }
+  if (counters_ready_) ready_epoch_ = epoch;
   if (!counters_ready_) return;
   retry_pending();
   recover_dead();

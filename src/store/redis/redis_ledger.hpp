@@ -124,6 +124,9 @@ class RedisLedger final : public budget::BudgetLedger {
   std::unordered_map<budget::ScopeId, budget::ScopeState> cache_;
   RedisLedgerStats stats_;
   std::atomic<bool> counters_ready_{false};
+  /// The connection epoch on which the counters were last seen built: after a reconnect they are
+  /// not trusted until seen again (Redis may have come back empty).
+  std::atomic<std::uint64_t> ready_epoch_{~std::uint64_t{0}};
 
   std::mutex wake_mutex_;
   std::condition_variable wake_;
