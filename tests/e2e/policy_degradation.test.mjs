@@ -291,15 +291,22 @@ e2e('deferred: a job queued before a gateway restart (SIGTERM) runs after it, on
   }
 });
 
-e2e('deferred: a key with max_queued_jobs_per_key jobs queued is answered as fail_fast naming the limit; other keys still defer', async (ctx) => {
-  const { mock } = state;
-  const gw = await ctx.gateway(degradingConfig(mock, 'lim', { mode: 'deferred' }, {
-    groupPolicy: { circuit: { consecutive_failures: 1, cooldown_ms: 60000 } },
-    tollgate_settings: { max_queued_jobs_per_key: 2 },
+/// A gateway whose group `group` defers (its circuit opens at the first failure and stays open
+/// `cooldownMs`) with `settings` as tollgate_settings, a key, and the upstream scripted `behaviors`.
+async function deferringGateway(ctx, group, cooldownMs, settings, behaviors) {
+  const gw = await ctx.gateway(degradingConfig(state.mock, group, { mode: 'deferred' }, {
+    groupPolicy: { circuit: { consecutive_failures: 1, cooldown_ms: cooldownMs } },
+    tollgate_settings: settings,
   }));
   const owner = await gw.generateKey({});
+  await state.mock.script(`${group}-up`, behaviors);
+  return { gw, owner };
+}
+
+e2e('deferred: a key with max_queued_jobs_per_key jobs queued is answered as fail_fast naming the limit; other keys still defer', async (ctx) => {
+  const { mock } = state;
+  const { gw, owner } = await deferringGateway(ctx, 'lim', 60000, { max_queued_jobs_per_key: 2 }, [{ error: 'overloaded' }]);
   const other = await gw.generateKey({});
-  await mock.script('lim-up', [{ error: 'overloaded' }]);
   for (let i = 0; i < 2; i++) {
     const r = await chat(gw, ask('lim'), { auth: owner.key });
     assert.equal(r.status, 202, r.text);
@@ -317,13 +324,8 @@ e2e('deferred: a key with max_queued_jobs_per_key jobs queued is answered as fai
 });
 
 e2e('deferred: a finished job is deleted after job_retention_ms; GET then answers 404 in the API error format', async (ctx) => {
-  const { mock } = state;
-  const gw = await ctx.gateway(degradingConfig(mock, 'ret', { mode: 'deferred' }, {
-    groupPolicy: { circuit: { consecutive_failures: 1, cooldown_ms: 1000 } },
-    tollgate_settings: { job_retention_ms: 2000 },
-  }));
-  const owner = await gw.generateKey({});
-  await mock.script('ret-up', [{ error: 'overloaded' }, { content: 'Paris.' }]);
+  const { gw, owner } = await deferringGateway(ctx, 'ret', 1000, { job_retention_ms: 2000 },
+    [{ error: 'overloaded' }, { content: 'Paris.' }]);
   const r = await chat(gw, ask('ret'), { auth: owner.key });
   assert.equal(r.status, 202, r.text);
   const done = await waitFor(async () => {
