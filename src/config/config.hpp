@@ -243,6 +243,14 @@ struct TollgateSettings {
   /// How often `serve` checks the store for identity changes made elsewhere (another instance's
   /// admin API), milliseconds (50..60000): a key blocked on one instance is refused on the others
   /// within about this long.
+  /// Deferred jobs: the most jobs one key may have queued or running at once (0..1000000; jobs
+  /// queued with the master key or anonymously count as one key). A request past it is not
+  /// deferred: its group's degradation answers as fail_fast (503 deferred_queue_full). 0 = the
+  /// `deferred` mode never queues (every such request is answered that way).
+  std::int64_t max_queued_jobs_per_key = 100;
+  /// Deferred jobs: finished ones (succeeded, failed) are deleted this long after they finished,
+  /// milliseconds (1000..315360000000, ten years); GET /v1/tollgate/jobs/{id} is then 404.
+  milliseconds job_retention{7LL * 24 * 3600 * 1000};
   milliseconds identity_refresh{250};  ///< 1-based line of `price_file` in the config (for error messages); 0 = unset
 };
 

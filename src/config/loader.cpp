@@ -1003,6 +1003,16 @@ class Loader {
           if (*n > 600000) error(p, line_of(val, l), "ledger_lease_ms must be 1000..600000");
           else t.ledger_lease = milliseconds(*n);
         }
+      } else if (k == "max_queued_jobs_per_key") {
+        if (auto n = integer(val, p, l, 0)) {
+          if (*n > 1000000) error(p, line_of(val, l), "max_queued_jobs_per_key must be 0..1000000");
+          else t.max_queued_jobs_per_key = *n;
+        }
+      } else if (k == "job_retention_ms") {
+        if (auto n = integer(val, p, l, 1000)) {
+          if (*n > 315360000000) error(p, line_of(val, l), "job_retention_ms must be 1000..315360000000 (ten years)");
+          else t.job_retention = milliseconds(*n);
+        }
       } else if (k == "identity_refresh_ms") {
         if (auto n = integer(val, p, l, 50)) {
           if (*n > 60000) error(p, line_of(val, l), "identity_refresh_ms must be 50..60000");

@@ -1001,8 +1001,21 @@ class Run {
         job.request_body = json::serialize(deferred_body());
         job.status = "queued";
         auto stored = co_await s_->jobs->defer(std::move(job), deadline_);
+        if (!stored && stored.error().why == DeferRefused::Why::queue_full) {
+          // The key's queue is full: answered as fail_fast, naming why it was not deferred.
+          trace_step_stop("deferred: not queued: " + stored.error().message);
+          trace_.degradation = "fail_fast";
+          degradation_ = "fail_fast";
+          auto err = core::Error::gateway(
+              503, "api_error",
+              "model group '" + call_.model + "' is degraded by policy (fallback_policy degradation mode deferred): " +
+                  why + "; the request was not deferred: " + stored.error().message,
+              "deferred_queue_full");
+          co_await fail(err, 0);
+          co_return;
+        }
         if (!stored) {
-          trace_step_stop("deferred: the job could not be stored: " + stored.error());
+          trace_step_stop("deferred: the job could not be stored: " + stored.error().message);
           break;
         }
         degradation_ = mode;

@@ -1,9 +1,13 @@
 #include "pipeline/job_runner.hpp"
 
+#include <algorithm>
 #include <mutex>
+
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -72,20 +76,22 @@ class CaptureSink final : public ResponseSink {
 }  // namespace
 
 JobRunner::JobRunner(std::shared_ptr<Services> services, Resolve resolve, http::ClientOptions client, Options options)
-    : s_(std::move(services)), resolve_(std::move(resolve)), client_(std::move(client)), options_(options) {}
+    : s_(std::move(services)), resolve_(std::move(resolve)), client_(std::move(client)), options_(std::move(options)) {
+  if (options_.owner.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    options_.owner = std::string(host[0] ? host : "tollgate") + ":" + std::to_string(::getpid()) + ":" +
+                     core::new_uuid().substr(0, 8);
+  }
+  if (options_.claim_lease < std::chrono::milliseconds(3)) options_.claim_lease = std::chrono::milliseconds(3);
+}
 
 JobRunner::~JobRunner() { stop(); }
 
 void JobRunner::start() {
   if (!s_->store || thread_.joinable()) return;
-  // Jobs an earlier process was running when it stopped are run again.
-  if (auto running = s_->store->list_jobs(std::string("running"), 1000)) {
-    for (auto job : *running) {
-      job.status = "queued";
-      job.updated_ms = now_ms();
-      (void)s_->store->update_job(job);
-    }
-  }
+  // No requeue of "running" jobs here: with several instances on one store, a running job may be
+  // a live instance's. One whose claim expired (its process died) is claimed again in loop().
   thread_ = std::thread([this] {
     http::UpstreamPool pool(ioc_, client_);
     http::UpstreamPool::install(&pool);
@@ -135,10 +141,11 @@ void JobRunner::stop(std::chrono::steady_clock::time_point finish_by, std::chron
   thread_.join();
 }
 
-net::awaitable<std::expected<store::JobRecord, std::string>> JobRunner::defer(store::JobRecord job,
-                                                                             core::SteadyTime deadline) {
-  using Result = std::expected<store::JobRecord, std::string>;
-  if (!s_->store) co_return std::unexpected(std::string("no store is configured"));
+net::awaitable<std::expected<store::JobRecord, DeferRefused>> JobRunner::defer(store::JobRecord job,
+                                                                              core::SteadyTime deadline) {
+  using Result = std::expected<store::JobRecord, DeferRefused>;
+  using Why = DeferRefused::Why;
+  if (!s_->store) co_return std::unexpected(DeferRefused{Why::unavailable, "no store is configured"});
   job.id = "job-" + core::new_uuid();
   job.status = "queued";
   job.created_ms = job.updated_ms = now_ms();
@@ -153,25 +160,47 @@ net::awaitable<std::expected<store::JobRecord, std::string>> JobRunner::defer(st
   auto shared = std::make_shared<Shared>();
   auto exec = co_await net::this_coro::executor;
   auto timer = std::make_shared<net::steady_timer>(exec, deadline);
-  auto store = s_->store;
-  net::post(ioc_, [store, job, shared, timer, exec]() mutable {
+  const std::int64_t max_jobs = s_->config->tollgate_settings.max_queued_jobs_per_key;
+  net::post(ioc_, [this, max_jobs, job, shared, timer, exec]() mutable {
     {
       std::lock_guard lk(shared->mu);
       if (shared->abandoned) return;
     }
-    auto r = store->create_job(job);
-    Result res = r ? Result(*r) : Result(std::unexpected(r.error().message));
+    auto& store = *s_->store;
+    // The per-key bound, counted in the store (so across instances) just before the insert.
+    std::optional<Result> refused;
+    if (max_jobs == 0) {
+      refused = std::unexpected(DeferRefused{Why::queue_full, "tollgate_settings.max_queued_jobs_per_key is 0: no job is queued"});
+    } else if (auto n = store.count_active_jobs(job.api_key); !n) {
+      refused = std::unexpected(DeferRefused{Why::unavailable, n.error().message});
+    } else if (*n >= max_jobs) {
+      refused = std::unexpected(DeferRefused{
+          Why::queue_full, "the key already has " + std::to_string(*n) +
+                               " deferred job(s) queued or running (tollgate_settings.max_queued_jobs_per_key: " +
+                               std::to_string(max_jobs) + ")"});
+    }
+    std::optional<store::StoreResult<store::JobRecord>> r;
+    if (!refused) r = store.create_job(job);
+    Result res = refused ? std::move(*refused)
+                 : *r    ? Result(**r)
+                         : Result(std::unexpected(DeferRefused{Why::unavailable, r->error().message}));
     bool abandoned = false;
     {
       std::lock_guard lk(shared->mu);
       abandoned = shared->abandoned;
       if (!abandoned) shared->result = std::move(res);
     }
-    if (abandoned && r) {
-      job.status = "failed";
-      job.error = R"({"error":{"message":"the request's deadline passed before its job was stored","type":"api_error","code":"deferral_timeout"}})";
-      job.updated_ms = now_ms();
-      (void)store->update_job(job);
+    if (abandoned && r && *r) {
+      // Claimed first, so that a runner (of any instance) that took it meanwhile keeps it.
+      auto claimed = store.claim_job(job.id, options_.owner, now_ms(), options_.claim_lease.count());
+      if (claimed && *claimed) {
+        auto failed = **claimed;
+        failed.status = "failed";
+        failed.attempts = 0;
+        failed.error = R"({"error":{"message":"the request's deadline passed before its job was stored","type":"api_error","code":"deferral_timeout"}})";
+        failed.updated_ms = now_ms();
+        finish(failed);
+      }
       return;
     }
     net::post(exec, [timer] { timer->cancel(); });
@@ -182,7 +211,8 @@ net::awaitable<std::expected<store::JobRecord, std::string>> JobRunner::defer(st
       if (shared->result) co_return std::move(*shared->result);
       if (std::chrono::steady_clock::now() >= deadline) {
         shared->abandoned = true;
-        co_return std::unexpected(std::string("the job store did not answer before the request's deadline"));
+        co_return std::unexpected(
+            DeferRefused{Why::unavailable, "the job store did not answer before the request's deadline"});
       }
     }
     auto [ec] = co_await timer->async_wait(net::as_tuple(net::use_awaitable));
@@ -199,6 +229,28 @@ bool JobRunner::group_open_for_traffic(const std::string& group) const {
   return false;
 }
 
+void JobRunner::sweep_finished(std::int64_t now) {
+  if (now < next_sweep_ms_) return;
+  const std::int64_t retention = s_->config->tollgate_settings.job_retention.count();
+  next_sweep_ms_ = now + std::clamp<std::int64_t>(retention / 2, 500, 60000);
+  auto gone = s_->store->delete_finished_jobs(now - retention);
+  if (!gone)
+    spdlog::warn("deferred jobs: cannot delete finished jobs: {}", gone.error().message);
+  else if (*gone > 0)
+    spdlog::info("deferred jobs: deleted {} finished job(s) older than {} ms", *gone, retention);
+}
+
+void JobRunner::finish(const store::JobRecord& job) {
+  auto r = s_->store->finish_job_run(job, options_.owner);
+  if (!r)
+    spdlog::warn("deferred job {}: cannot record its run ({}); it runs again once its claim expires", job.id,
+                 r.error().message);
+  else if (!*r)
+    spdlog::warn("deferred job {}: its claim was lost (expired and taken by another runner); this run's outcome ({}) "
+                 "is dropped",
+                 job.id, job.status);
+}
+
 net::awaitable<void> JobRunner::loop() {
   auto exec = co_await net::this_coro::executor;
   net::steady_timer timer(exec);
@@ -208,27 +260,20 @@ net::awaitable<void> JobRunner::loop() {
     ~Unlink() { t = nullptr; }
   } unlink{poll_timer_};
   while (!stopping_) {
+    sweep_finished(now_ms());
     // Every queued job is looked at, oldest first: one that cannot run now (its group is down,
-    // its backoff not over) does not hold up the others.
-    auto queued = s_->store->list_jobs(std::string("queued"), 10000);
-    if (queued) {
-      for (auto& job : *queued) {
-        if (stopping_) break;
-        if (!s_->groups->contains(job.model_group)) {
-          job.status = "failed";
-          job.error = R"({"error":{"message":"the job's model group is no longer configured","type":"invalid_request_error","code":"model_not_found"}})";
-          job.updated_ms = now_ms();
-          (void)s_->store->update_job(job);
-          continue;
-        }
-        if (job.attempts > 0) {
-          const auto shift = std::min<std::int64_t>(job.attempts - 1, 6);
-          const auto wait = std::min<std::int64_t>(options_.first_backoff.count() << shift, 60000);
-          if (now_ms() < job.updated_ms + wait) continue;
-        }
-        if (!group_open_for_traffic(job.model_group)) continue;
-        co_await run_one(std::move(job));
-      }
+    // its backoff not over) does not hold up the others. Then the running jobs whose claim
+    // expired: their instance died mid-run.
+    std::vector<store::JobRecord> candidates;
+    if (auto queued = s_->store->list_jobs(std::string("queued"), 10000)) candidates = std::move(*queued);
+    if (auto running = s_->store->list_jobs(std::string("running"), 10000)) {
+      const auto now = now_ms();
+      for (auto& j : *running)
+        if (j.claim_expires_ms <= now) candidates.push_back(std::move(j));
+    }
+    for (auto& job : candidates) {
+      if (stopping_) break;
+      co_await consider(std::move(job));
     }
     if (stopping_) break;
     timer.expires_after(options_.poll);
@@ -237,11 +282,81 @@ net::awaitable<void> JobRunner::loop() {
   }
 }
 
+net::awaitable<void> JobRunner::consider(store::JobRecord job) {
+  const bool configured = s_->groups->contains(job.model_group);
+  if (configured) {
+    if (job.attempts > 0) {
+      const auto shift = std::min<std::int64_t>(job.attempts - 1, 6);
+      const auto wait = std::min<std::int64_t>(options_.first_backoff.count() << shift, 60000);
+      if (now_ms() < job.updated_ms + wait) co_return;
+    }
+    if (!group_open_for_traffic(job.model_group)) co_return;
+  }
+  // Compare-and-set: of the instances looking at this job now, one gets it.
+  auto claimed = s_->store->claim_job(job.id, options_.owner, now_ms(), options_.claim_lease.count());
+  if (!claimed) {
+    spdlog::warn("deferred job {}: cannot claim it: {}", job.id, claimed.error().message);
+    co_return;
+  }
+  if (!*claimed) co_return;  // another runner has it
+  store::JobRecord mine = std::move(**claimed);
+  if (!configured) {
+    mine.status = "failed";
+    mine.error = R"({"error":{"message":"the job's model group is no longer configured","type":"invalid_request_error","code":"model_not_found"}})";
+    mine.updated_ms = now_ms();
+    finish(mine);
+    co_return;
+  }
+  co_await run_one(std::move(mine));
+}
+
+net::awaitable<void> JobRunner::renew_claim(std::string id, std::shared_ptr<Renewal> renewal) {
+  const auto every = options_.claim_lease / 3;
+  while (!renewal->done) {
+    renewal->timer.expires_after(every);
+    auto [ec] = co_await renewal->timer.async_wait(net::as_tuple(net::use_awaitable));
+    (void)ec;
+    if (renewal->done) break;
+    auto r = s_->store->renew_job_claim(id, options_.owner, now_ms(), options_.claim_lease.count());
+    if (!r) {
+      spdlog::warn("deferred job {}: cannot renew its claim: {}", id, r.error().message);
+    } else if (!*r) {
+      spdlog::warn("deferred job {}: its claim was lost while it ran", id);
+      break;
+    }
+  }
+}
+
 net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
-  job.status = "running";
-  ++job.attempts;
-  job.updated_ms = now_ms();
-  (void)s_->store->update_job(job);
+  // `job` is claimed (status running, attempts counts this run). While it runs its claim is
+  // renewed; a frame destroyed before the run ended (stop() abandoned it) releases the claim.
+  auto renewal = std::make_shared<Renewal>(co_await net::this_coro::executor);
+  struct Release {
+    JobRunner* runner;
+    store::JobRecord* job;
+    std::shared_ptr<Renewal> renewal;
+    bool armed = true;
+    ~Release() {
+      renewal->done = true;
+      renewal->timer.cancel();
+      if (!armed) return;
+      job->status = "queued";
+      job->updated_ms = now_ms();
+      runner->finish(*job);
+    }
+  } release{this, &job, renewal};
+  net::co_spawn(renewal->timer.get_executor(), renew_claim(job.id, renewal), net::detached);
+
+  if (job.attempts > options_.max_runs) {
+    // Claimed again after runs that never ended (their instance died each time).
+    release.armed = false;
+    job.status = "failed";
+    job.error = R"({"error":{"message":"the job was started too many times without finishing","type":"api_error","code":"job_runs_exhausted"}})";
+    job.updated_ms = now_ms();
+    finish(job);
+    spdlog::warn("deferred job {} failed: claimed {} times", job.id, job.attempts);
+    co_return;
+  }
 
   boost::system::error_code ec;
   auto parsed = json::parse(job.request_body, ec);
@@ -266,10 +381,11 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
                             core::Error::gateway(500, "api_error", "the stored request body is not JSON")))
                       : resolve_(job, call.body);
   if (!principal) {
+    release.armed = false;
     job.status = "failed";
     job.error = error_body(principal.error());
     job.updated_ms = now_ms();
-    (void)s_->store->update_job(job);
+    finish(job);
     spdlog::warn("deferred job {} failed: {}", job.id, principal.error().message);
     co_return;
   }
@@ -280,6 +396,7 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
   CaptureSink sink(&cut_);
   const RunOutcome out = co_await run_chat(s_, call, sink);
   cut_ = nullptr;
+  release.armed = false;
   job.request_id = call.call_id;
   job.updated_ms = now_ms();
   if (out.served) {
@@ -295,7 +412,7 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
     job.error = std::move(sink.error);
     spdlog::warn("deferred job {} failed after {} run(s)", job.id, job.attempts);
   }
-  (void)s_->store->update_job(job);
+  finish(job);
 }
 
 }  // namespace tollgate::pipeline

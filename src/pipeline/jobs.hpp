@@ -15,14 +15,23 @@
 
 namespace tollgate::pipeline {
 
+/// Why a request was not deferred (then its job never exists).
+struct DeferRefused {
+  enum class Why {
+    unavailable,  ///< the job could not be stored (no store, store error, deadline)
+    queue_full,   ///< the key has tollgate_settings.max_queued_jobs_per_key jobs queued or running
+  } why = Why::unavailable;
+  std::string message;  ///< says why, for the trace and the client's error
+};
+
 /// Where the attempt loop puts a deferred request.
 class JobQueue {
  public:
   virtual ~JobQueue() = default;
-  /// Stores `job` (status "queued") durably before `deadline`; the stored record, or why it could
-  /// not be stored (then it never runs).
-  virtual boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job,
-                                                                                   core::SteadyTime deadline) = 0;
+  /// Stores `job` (status "queued") durably before `deadline`; the stored record, or why it was
+  /// not stored (then it never runs).
+  virtual boost::asio::awaitable<std::expected<store::JobRecord, DeferRefused>> defer(store::JobRecord job,
+                                                                                    core::SteadyTime deadline) = 0;
 };
 
 /// A job's public JSON, the body of the 202 that defers it and of GET /v1/tollgate/jobs/{id}:

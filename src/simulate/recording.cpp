@@ -140,8 +140,18 @@ StoreResult<store::JobRecord> RecordingStore::create_job(const store::JobRecord&
 StoreResult<store::JobRecord> RecordingStore::get_job(const std::string&) { return unused(); }
 StoreResult<store::JobRecord> RecordingStore::update_job(const store::JobRecord&) { return unused(); }
 StoreResult<std::vector<store::JobRecord>> RecordingStore::list_jobs(std::optional<std::string>, int) { return unused(); }
+StoreResult<std::optional<store::JobRecord>> RecordingStore::claim_job(const std::string&, const std::string&,
+                                                                       std::int64_t, std::int64_t) {
+  return unused();
+}
+StoreResult<bool> RecordingStore::renew_job_claim(const std::string&, const std::string&, std::int64_t, std::int64_t) {
+  return unused();
+}
+StoreResult<bool> RecordingStore::finish_job_run(const store::JobRecord&, const std::string&) { return unused(); }
+StoreResult<std::int64_t> RecordingStore::count_active_jobs(const std::string&) { return unused(); }
+StoreResult<std::int64_t> RecordingStore::delete_finished_jobs(std::int64_t) { return unused(); }
 
-net::awaitable<std::expected<store::JobRecord, std::string>> MemoryJobQueue::defer(store::JobRecord job, core::SteadyTime) {
+net::awaitable<std::expected<store::JobRecord, pipeline::DeferRefused>> MemoryJobQueue::defer(store::JobRecord job, core::SteadyTime) {
   job.id = "job-sim-" + std::to_string(jobs.size() + 1);
   job.status = "queued";
   jobs.push_back(job);

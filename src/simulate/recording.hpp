@@ -107,12 +107,18 @@ class RecordingStore final : public store::Store {
   store::StoreResult<store::JobRecord> get_job(const std::string&) override;
   store::StoreResult<store::JobRecord> update_job(const store::JobRecord&) override;
   store::StoreResult<std::vector<store::JobRecord>> list_jobs(std::optional<std::string>, int) override;
+  store::StoreResult<std::optional<store::JobRecord>> claim_job(const std::string&, const std::string&, std::int64_t,
+                                                                std::int64_t) override;
+  store::StoreResult<bool> renew_job_claim(const std::string&, const std::string&, std::int64_t, std::int64_t) override;
+  store::StoreResult<bool> finish_job_run(const store::JobRecord&, const std::string&) override;
+  store::StoreResult<std::int64_t> count_active_jobs(const std::string&) override;
+  store::StoreResult<std::int64_t> delete_finished_jobs(std::int64_t) override;
 };
 
 class MemoryJobQueue final : public pipeline::JobQueue {
  public:
   std::vector<store::JobRecord> jobs;
-  boost::asio::awaitable<std::expected<store::JobRecord, std::string>> defer(store::JobRecord job,
+  boost::asio::awaitable<std::expected<store::JobRecord, pipeline::DeferRefused>> defer(store::JobRecord job,
                                                                            core::SteadyTime deadline) override;
 };
 

@@ -224,6 +224,12 @@ struct JobRecord {
   std::string error;         ///< JSON text: the error body on failure, else empty
   std::int64_t attempts = 0;  ///< times the job was run
   std::string request_id;     ///< spend-log request_id of the run that completed it, else empty
+  /// The instance running the job (Store::claim_job), else empty. Several instances share one
+  /// store: exactly one holds a running job's claim.
+  std::string claimed_by;
+  /// Wall-clock ms until which `claimed_by`'s claim holds unless renewed; past it (the instance
+  /// died or stalled) the job may be claimed again. 0 when unclaimed.
+  std::int64_t claim_expires_ms = 0;
   bool operator==(const JobRecord&) const = default;
 };
 

@@ -228,6 +228,15 @@ ALTER TABLE ledger_scope ADD COLUMN window_end_ms INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE ledger_scope ADD COLUMN period TEXT NOT NULL DEFAULT '';
 ALTER TABLE spend_logs ADD COLUMN line_items TEXT NOT NULL DEFAULT '';
 )sql",
+      // 5: deferred jobs shared by several instances (issue 9): the claim of the instance running
+      // a job, and the per-key count of queued and running jobs. A job an older binary left
+      // running has no claim (expired at 0): the first runner to look claims it again.
+      R"sql(
+ALTER TABLE tollgate_jobs ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE tollgate_jobs ADD COLUMN claim_expires_ms INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX tollgate_jobs_key ON tollgate_jobs(api_key, status);
+CREATE INDEX tollgate_jobs_finished ON tollgate_jobs(status, updated_ms);
+)sql",
   };
   return m;
 }
@@ -395,7 +404,7 @@ const Table<TagRecord> kTable<TagRecord>{
 template <>
 const Table<JobRecord> kTable<JobRecord>{"tollgate_jobs", "id", "job",
                                          "id created_ms updated_ms status model_group call_type api_key request_body "
-                                         "result error attempts request_id"};
+                                         "result error attempts request_id claimed_by claim_expires_ms"};
 template <>
 const Table<TeamMemberRecord> kTable<TeamMemberRecord>{"team_members", "team_id", "team member",
                                                        "team_id user_id role max_budget_in_team_nanos budget_duration"};
@@ -517,6 +526,18 @@ class SqlStore final : public Store {
   template <class T, class F>
   StoreResult<T> mutate(const std::string& what, F&& fn) {
     return admin_write<T>(what, std::forward<F>(fn), true);
+  }
+
+  // One conditional UPDATE in a write transaction: whether it changed a row.
+  StoreResult<bool> changed_one(const std::string& what, const std::string& sql, const Params& args) {
+    return admin_write<bool>(
+        what,
+        [&](Connection& db) -> StoreResult<bool> {
+          auto s = db.run(sql, args, what);
+          if (!s) return std::unexpected(s.error());
+          return s->changes > 0;
+        },
+        false);
   }
 
   // --- generic identity operations -------------------------------------------------------
@@ -942,6 +963,67 @@ class SqlStore final : public Store {
     const std::int64_t n = std::max(limit, 0);
     if (status) return list<JobRecord>("status = ?", {*status, n}, tail);
     return list<JobRecord>("", {n}, tail);
+  }
+
+  StoreResult<std::optional<JobRecord>> claim_job(const std::string& id, const std::string& owner,
+                                                  std::int64_t now, std::int64_t lease_ms) override {
+    if (owner.empty()) return std::unexpected(make_error(StoreErrorCode::invalid, "owner is required", "owner"));
+    const auto& E = kTable<JobRecord>;
+    // One statement: the row lock (Postgres re-checks the WHERE on the row a concurrent claimer
+    // just updated; SQLite serialises writers) makes exactly one of several claimers win.
+    return admin_write<std::optional<JobRecord>>(
+        "claim job",
+        [&](Connection& db) -> StoreResult<std::optional<JobRecord>> {
+          auto s = db.run(std::string("UPDATE tollgate_jobs SET status = 'running', claimed_by = ?, "
+                                      "claim_expires_ms = ?, updated_ms = ?, attempts = attempts + 1 "
+                                      "WHERE id = ? AND (status = 'queued' OR (status = 'running' AND "
+                                      "claim_expires_ms <= ?)) RETURNING ") +
+                              E.names(),
+                          {owner, now + lease_ms, now, id, now}, "claim job");
+          if (!s) return std::unexpected(s.error());
+          if (s->rows.empty()) return std::optional<JobRecord>();
+          return std::optional<JobRecord>(E.read(s->rows.front()));
+        },
+        false);
+  }
+
+  StoreResult<bool> renew_job_claim(const std::string& id, const std::string& owner, std::int64_t now,
+                                    std::int64_t lease_ms) override {
+    return changed_one("renew job claim",
+                       "UPDATE tollgate_jobs SET claim_expires_ms = ? WHERE id = ? AND status = 'running' AND "
+                       "claimed_by = ?",
+                       {now + lease_ms, id, owner});
+  }
+
+  StoreResult<bool> finish_job_run(const JobRecord& job, const std::string& owner) override {
+    if (auto e = check_job(job)) return std::unexpected(*e);
+    return changed_one("finish job run",
+                       "UPDATE tollgate_jobs SET (status, result, error, request_id, attempts, updated_ms, "
+                       "claimed_by, claim_expires_ms) = (?, ?, ?, ?, ?, ?, '', 0) "
+                       "WHERE id = ? AND status = 'running' AND claimed_by = ?",
+                       {job.status, job.result, job.error, job.request_id, job.attempts,
+                        job.updated_ms ? job.updated_ms : now_ms(), job.id, owner});
+  }
+
+  StoreResult<std::int64_t> count_active_jobs(const std::string& api_key) override {
+    return on_admin<std::int64_t>([&](Connection& db) -> StoreResult<std::int64_t> {
+      auto s = db.run("SELECT COUNT(*) FROM tollgate_jobs WHERE api_key = ? AND status IN ('queued', 'running')",
+                      {api_key}, "count jobs");
+      if (!s) return std::unexpected(s.error());
+      return s->rows.at(0).i64(0);
+    });
+  }
+
+  StoreResult<std::int64_t> delete_finished_jobs(std::int64_t before_ms) override {
+    return admin_write<std::int64_t>(
+        "delete finished jobs",
+        [&](Connection& db) -> StoreResult<std::int64_t> {
+          auto s = db.run("DELETE FROM tollgate_jobs WHERE status IN ('succeeded', 'failed') AND updated_ms < ?",
+                          {before_ms}, "delete finished jobs");
+          if (!s) return std::unexpected(s.error());
+          return s->changes;
+        },
+        false);
   }
 
   // --- operations -------------------------------------------------------------------------

@@ -284,6 +284,33 @@ class Store {
   virtual StoreResult<std::vector<JobRecord>> list_jobs(std::optional<std::string> status,
                                                         int limit) = 0;
 
+  // Running a job when several instances share the store: a runner claims a job (compare-and-
+  // set: exactly one caller wins), renews its claim while the job runs, and ends the run with
+  // finish_job_run, which writes only while it still holds the claim. A claim not renewed
+  // before it expires (its instance died) lets another runner claim the job again.
+
+  /// Claims job `id` for `owner`: queued → running, or takes over a running job whose claim
+  /// expired (claim_expires_ms ≤ now_ms); sets claimed_by = owner, claim_expires_ms = now_ms +
+  /// lease_ms, updated_ms = now_ms and counts the run (attempts + 1), in one conditional UPDATE.
+  /// Of several callers at once (any instances), exactly one gets the record; the others, and
+  /// any caller when the job is finished, absent or under another live claim, get nullopt.
+  virtual StoreResult<std::optional<JobRecord>> claim_job(const std::string& id, const std::string& owner,
+                                                          std::int64_t now_ms, std::int64_t lease_ms) = 0;
+  /// Extends `owner`'s claim on running job `id` to now_ms + lease_ms. false when `owner` no
+  /// longer holds it (it expired and another runner claimed the job, or the job is gone).
+  virtual StoreResult<bool> renew_job_claim(const std::string& id, const std::string& owner, std::int64_t now_ms,
+                                            std::int64_t lease_ms) = 0;
+  /// Ends `owner`'s run of job.id: writes job.status (queued again, succeeded or failed),
+  /// result, error, request_id, attempts and updated_ms (0 = now) and clears the claim, only
+  /// while `owner` holds it (status running, claimed_by = owner). false when it does not (the
+  /// run's outcome is then dropped: another runner has the job). invalid on a bad status.
+  virtual StoreResult<bool> finish_job_run(const JobRecord& job, const std::string& owner) = 0;
+  /// How many jobs `api_key` (a token hash; "" = the master key / anonymous) has queued or
+  /// running (index tollgate_jobs_key).
+  virtual StoreResult<std::int64_t> count_active_jobs(const std::string& api_key) = 0;
+  /// Deletes the finished jobs (succeeded or failed) last updated before `before_ms`; how many.
+  virtual StoreResult<std::int64_t> delete_finished_jobs(std::int64_t before_ms) = 0;
+
   // --- operations -------------------------------------------------------------------------
   /// Blocks until everything appended before the call was committed (or failed).
   /// Returns false if a write transaction failed while waiting, or the store is closed.

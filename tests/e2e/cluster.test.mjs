@@ -23,6 +23,7 @@ async function cluster(extra = {}, n = 3) {
     general_settings: { database_url: db.url, ...(extra.general_settings ?? {}) },
     router_settings: { redis_url: REDIS },
     litellm_settings: extra.litellm_settings,
+    ...(extra.fallback_policy ? { fallback_policy: extra.fallback_policy } : {}),
     tollgate_settings: {
       redis_key_prefix: `tg${randomBytes(4).toString('hex')}:`, ledger_lease_ms: 1000, identity_refresh_ms: 100,
       ...(extra.tollgate_settings ?? {}),
@@ -262,3 +263,51 @@ e2e('a deployment circuit opened on instance A is open on B and C within 1 s', a
   assert.equal(r.json?.error?.code, 'no_deployments_available', r.text);
   assert.equal((await state.mock.model('flaky-up')).requests, 2, 'B and C sent nothing to the open deployment');
 }), { timeout: 60000, skip: clusterSkip });
+
+// Deferred jobs (issue 9 §4): the three runners share one tollgate_jobs table; each job is claimed
+// (compare-and-set) by exactly one of them, so each runs upstream once and is charged once.
+e2e('3 instances: jobs deferred while the group\'s circuits are open each run exactly once, and spend == the bill', async () => withCluster({
+  fallback_policy: {
+    model_groups: { 'paid-model': { degradation: { mode: 'deferred' }, circuit: { consecutive_failures: 1, cooldown_ms: 5000 } } },
+  },
+}, async (c) => {
+  const JOBS = 30;
+  const k = await c.front.generateKey({});
+  await sleep(300);  // every instance has seen the key
+  // Every attempt fails (and opens each instance's circuit): every request is deferred.
+  await state.mock.script('paid-upstream', [{ error: 'overloaded' }]);
+  const deferred = await Promise.all(Array.from({ length: JOBS }, () => chat(c.front, k.key, body)));
+  for (const r of deferred) assert.equal(r.status, 202, r.text);
+  const ids = new Set(deferred.map((r) => r.json.id));
+  assert.equal(ids.size, JOBS);
+  const failedBefore = (await state.mock.model('paid-upstream')).requests;
+  // The upstream recovers before the circuits' cooldown ends; then all three runners race for
+  // the same queued jobs.
+  await state.mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 100 }]);
+  await waitFor(async () => {
+    const [[n]] = query(c.db.url, "SELECT COUNT(*) FROM tollgate_jobs WHERE status IN ('succeeded', 'failed')");
+    return Number(n) === JOBS;
+  }, { what: 'every job to finish', timeoutMs: 60000 });
+  const statuses = query(c.db.url, 'SELECT status, attempts, COUNT(*) FROM tollgate_jobs GROUP BY status, attempts');
+  assert.deepEqual(statuses, [['succeeded', '1', String(JOBS)]], 'every job succeeded on its first run');
+  const upstream = (await state.mock.model('paid-upstream')).requests - failedBefore;
+  assert.equal(upstream, JOBS, 'the upstream saw each job once');
+  for (const id of ids) {
+    const g = await c.front.fetch(`/v1/tollgate/jobs/${id}`, { method: 'GET', auth: k.key });
+    assert.equal(g.status, 200, g.text);
+    assert.equal(g.json.status, 'succeeded', g.text);
+    assert.equal(g.json.attempts, 1);
+    assert.equal(g.json.result.object, 'chat.completion');
+  }
+  const [[runs]] = query(c.db.url, "SELECT COUNT(DISTINCT request_id) FROM tollgate_jobs WHERE request_id <> ''");
+  assert.equal(Number(runs), JOBS);
+  // Money: each job charged once, at its real cost (the failed attempts were unbilled: 0).
+  const bill = await mockBill(state.mock, 'paid-upstream');
+  assert.equal(bill.requests - failedBefore, JOBS);
+  const totals = await waitFor(async () => {
+    const l = ledgerTotals(c.db.url);
+    return l.open === 0 && l.total >= bill.nanos ? l : null;
+  }, { what: 'every reservation settled durably', timeoutMs: 10000 });
+  assert.equal(totals.total, JOBS * cost, `spend == ${JOBS} × one run's cost`);
+  assert.ok(totals.total - bill.nanos <= JOBS, `ledger ${totals.total} vs the simulator's bill ${bill.nanos}`);
+}), { timeout: 120000, skip: clusterSkip });

@@ -291,6 +291,58 @@ e2e('deferred: a job queued before a gateway restart (SIGTERM) runs after it, on
   }
 });
 
+/// A gateway whose group `group` defers (its circuit opens at the first failure and stays open
+/// `cooldownMs`) with `settings` as tollgate_settings, a key, and the upstream scripted `behaviors`.
+async function deferringGateway(ctx, group, cooldownMs, settings, behaviors) {
+  const gw = await ctx.gateway(degradingConfig(state.mock, group, { mode: 'deferred' }, {
+    groupPolicy: { circuit: { consecutive_failures: 1, cooldown_ms: cooldownMs } },
+    tollgate_settings: settings,
+  }));
+  const owner = await gw.generateKey({});
+  await state.mock.script(`${group}-up`, behaviors);
+  return { gw, owner };
+}
+
+e2e('deferred: a key with max_queued_jobs_per_key jobs queued is answered as fail_fast naming the limit; other keys still defer', async (ctx) => {
+  const { mock } = state;
+  const { gw, owner } = await deferringGateway(ctx, 'lim', 60000, { max_queued_jobs_per_key: 2 }, [{ error: 'overloaded' }]);
+  const other = await gw.generateKey({});
+  for (let i = 0; i < 2; i++) {
+    const r = await chat(gw, ask('lim'), { auth: owner.key });
+    assert.equal(r.status, 202, r.text);
+  }
+  const full = await chat(gw, ask('lim'), { auth: owner.key });
+  assert.equal(full.status, 503, full.text);
+  assert.equal(full.json.error.code, 'deferred_queue_full', full.text);
+  assert.match(full.json.error.message, /max_queued_jobs_per_key: 2/);
+  assert.match(full.json.error.message, /degradation mode deferred/);
+  assert.equal(full.headers.get('x-tollgate-degradation'), 'fail_fast');
+  assert.equal((await spendLogOf(gw, full)).degradation, 'fail_fast');
+  const elsewhere = await chat(gw, ask('lim'), { auth: other.key });
+  assert.equal(elsewhere.status, 202, elsewhere.text);
+  assert.equal((await mock.model('lim-up')).requests, 1, 'only the first request reached the upstream (the circuit opened)');
+});
+
+e2e('deferred: a finished job is deleted after job_retention_ms; GET then answers 404 in the API error format', async (ctx) => {
+  const { gw, owner } = await deferringGateway(ctx, 'ret', 1000, { job_retention_ms: 2000 },
+    [{ error: 'overloaded' }, { content: 'Paris.' }]);
+  const r = await chat(gw, ask('ret'), { auth: owner.key });
+  assert.equal(r.status, 202, r.text);
+  const done = await waitFor(async () => {
+    const g = await job(gw, r.json.id, owner.key);
+    return g.json?.status === 'succeeded' ? g.json : null;
+  }, { timeoutMs: 10000, what: 'the job to succeed' });
+  const finished = Date.now();
+  assert.equal(done.result.choices[0].message.content, 'Paris.');
+  const gone = await waitFor(async () => {
+    const g = await job(gw, r.json.id, owner.key);
+    return g.status === 404 ? g : null;
+  }, { timeoutMs: 15000, what: 'the job to be deleted' });
+  assert.ok(Date.now() - finished >= 1500, 'kept about job_retention_ms');
+  assert.equal(gone.json.error.code, 'job_not_found', gone.text);
+  assert.equal(gone.json.error.type, 'invalid_request_error');
+});
+
 e2e('feature circuit: after 2 budget misses in a row, requests go straight to the degradation mode without touching the primary', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(degradingConfig(mock, 'feat', { mode: 'equivalent', model: 'feat-alt' }, {

@@ -63,6 +63,29 @@ TEST(ConfigLoader, RedisSettingsAreParsedAndCheckedWithTheirPaths) {
   }
 }
 
+// Deferred jobs' limits (tollgate_settings): defaults, values, and errors naming their path.
+TEST(ConfigLoader, DeferredJobSettingsAreParsedAndChecked) {
+  auto def = load("model_list: []\n");
+  ASSERT_TRUE(def.ok()) << all(def.errors);
+  EXPECT_EQ(def.config->tollgate_settings.max_queued_jobs_per_key, 100);
+  EXPECT_EQ(def.config->tollgate_settings.job_retention, std::chrono::milliseconds(7LL * 24 * 3600 * 1000));
+  auto set = load("tollgate_settings:\n  max_queued_jobs_per_key: 0\n  job_retention_ms: 86400000\n");
+  ASSERT_TRUE(set.ok()) << all(set.errors);
+  EXPECT_EQ(set.config->tollgate_settings.max_queued_jobs_per_key, 0);
+  EXPECT_EQ(set.config->tollgate_settings.job_retention, std::chrono::milliseconds(86400000));
+  for (const auto& [bad, path] : std::vector<std::pair<std::string, std::string>>{
+           {"tollgate_settings:\n  max_queued_jobs_per_key: -1\n", "tollgate_settings.max_queued_jobs_per_key"},
+           {"tollgate_settings:\n  max_queued_jobs_per_key: 2000000\n", "tollgate_settings.max_queued_jobs_per_key"},
+           {"tollgate_settings:\n  max_queued_jobs_per_key: many\n", "tollgate_settings.max_queued_jobs_per_key"},
+           {"tollgate_settings:\n  job_retention_ms: 999\n", "tollgate_settings.job_retention_ms"},
+           {"tollgate_settings:\n  job_retention_ms: 315360000001\n", "tollgate_settings.job_retention_ms"}}) {
+    auto r = load(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    ASSERT_FALSE(r.errors.empty()) << bad;
+    EXPECT_EQ(r.errors[0].path, path) << bad;
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // A LiteLLM documentation-style config loads unchanged.
 

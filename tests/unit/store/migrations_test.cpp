@@ -118,6 +118,30 @@ TEST(Migrations, AVersion2DatabaseIsUpgradedKeepingItsRows) {
   EXPECT_EQ(store->get_spend_log("new-1").value().degradation, "reduced");
 }
 
+TEST(Migrations, AVersion4DatabaseGetsJobClaimsAndARunningJobIsClaimableAgain) {
+  TempDir dir;
+  const std::string path = dir.file("tg.db");
+  {
+    auto store = open_or_die(path);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->create_job({.id = "left-running", .created_ms = 5, .status = "running", .api_key = "k"}));
+    ASSERT_TRUE(store->create_job({.id = "queued", .created_ms = 6, .api_key = "k"}));
+  }
+  testing::downgrade_to(path, 4);  // as the version-4 binary left it
+  ASSERT_EQ(scalar(path, "SELECT COUNT(*) FROM pragma_table_info('tollgate_jobs') WHERE name = 'claimed_by'"), 0);
+  auto store = open_or_die(path);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(scalar(path, "SELECT MAX(version) FROM schema_version"), sqlite::sqlite_schema_version());
+  EXPECT_EQ(scalar(path, "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('tollgate_jobs_key','tollgate_jobs_finished')"), 2);
+  EXPECT_EQ(store->count_active_jobs("k").value(), 2);
+  // The old binary's running job has no claim: the first runner to look takes it.
+  auto claimed = store->claim_job("left-running", "new", 1000, 30000);
+  ASSERT_TRUE(claimed) << claimed.error().message;
+  ASSERT_TRUE(*claimed);
+  EXPECT_EQ((*claimed)->claimed_by, "new");
+  EXPECT_TRUE(store->claim_job("queued", "new", 1000, 30000).value());
+}
+
 // Every engine: reopening migrates nothing and keeps the data; a newer schema is refused.
 class MigrationsOnEngine : public testing::EngineTest {};
 INSTANTIATE_TEST_SUITE_P(Engines, MigrationsOnEngine, testing::kEngines, testing::engine_name);
