@@ -21,7 +21,10 @@ StoreResult<LedgerState> read_ledger_state(Store& store, std::int64_t page) {
         open.emplace(r.reservation_id, std::move(r));
         continue;
       }
-      open.erase(r.reservation_id);
+      // A settle charges the open reserve it closes; a second settle record of the same
+      // reservation (an instance cut off past its lease settled it too, after a survivor did) is
+      // not counted again. An id reused later opens, and is charged, afresh.
+      if (open.erase(r.reservation_id) == 0) continue;
       for (const auto& sc : r.scopes) {
         auto& total = spent[sc];
         if (__builtin_add_overflow(total, r.actual_nanos, &total)) total = INT64_MAX;

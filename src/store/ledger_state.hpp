@@ -12,8 +12,9 @@ namespace tollgate::store {
 
 /// Per-scope settled totals and the reservations that have no settle record.
 struct LedgerState {
-  /// Sum of `actual_nanos` of every settle, per scope and window (LedgerScope with its window),
-  /// ordered by scope. Every window ever charged is listed; the caller keeps the current ones.
+  /// Sum of `actual_nanos` of the settle that closes each reserve (later settles of the same
+  /// reservation are not counted twice), per scope and window
+  /// (LedgerScope with its window), ordered by scope. Every window ever charged is listed; the caller keeps the current ones.
   std::vector<ScopeSpend> spent;
   /// The reserve records with no settle record, by reservation id.
   std::vector<LedgerRecord> open;

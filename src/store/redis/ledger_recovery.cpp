@@ -2,6 +2,7 @@
 // the durable store after Redis lost them, and settling what a dead instance left open.
 
 #include <atomic>
+#include <thread>
 #include <boost/json.hpp>
 #include <map>
 #include <spdlog/spdlog.h>
@@ -56,12 +57,27 @@ std::string scopes_json(const std::vector<LedgerScope>& scopes) {
 }  // namespace
 
 void RedisLedger::rebuild() {
-  auto lock = client_->call({"SET", key("rebuild"), options_.instance_id, "NX", "PX", "60000"});
+  const std::string token = options_.instance_id + ":" + std::to_string(now_ms());
+  auto lock = client_->call({"SET", key("rebuild"), token, "NX", "PX", std::to_string(kRebuildLockMs)});
   if (!lock || lock->type != Reply::Type::status) return;  // another instance is rebuilding
+  {
+    std::lock_guard l(mutex_);
+    rebuild_token_ = token;  // the lease thread renews the lock while this runs
+  }
+  struct Clear {
+    RedisLedger& l;
+    ~Clear() {
+      std::lock_guard g(l.mutex_);
+      l.rebuild_token_.clear();
+    }
+  } clear{*this};
+  // A reserve granted just before Redis lost its counters may still be on its way to the store:
+  // give it the time a durable append takes before reading the ledger.
+  std::this_thread::sleep_for(options_.rebuild_settle_wait);
   auto state = read_ledger_state(*store_);
   if (!state) {
     spdlog::error("redis ledger: cannot read the durable ledger to rebuild the counters: {}", state.error().message);
-    client_->call({"DEL", key("rebuild")});
+    client_->call_eval(rebuild_write_script(), {key("ready"), key("rebuild"), key("rebuild")}, {token, "DEL"});
     return;
   }
   const auto now = now_ms();
@@ -82,54 +98,58 @@ void RedisLedger::rebuild() {
   }
   std::atomic<bool> failed{false};
   auto check = [&failed](ReplyResult r) {
-    if (!r || r->type == Reply::Type::error) failed = true;
+    if (!r || r->type != Reply::Type::integer || r->integer != 1) failed = true;
+  };
+  // Every write is fenced (rebuild_write_script): it lands only while this rebuild holds the lock
+  // and the counters are not built.
+  auto write = [&](std::string target, std::vector<std::string> args) {
+    std::vector<std::string> argv{token};
+    for (auto& a : args) argv.push_back(std::move(a));
+    client_->eval(rebuild_write_script(), {key("ready"), key("rebuild"), std::move(target)}, std::move(argv), check);
   };
   const std::string owner = "rebuilt:" + std::to_string(now);
   for (const auto& rec : state->open) {
     const std::string id = std::to_string(rec.reservation_id);
-    for (const auto& s : rec.scopes) {
-      auto kind = budget::parse_scope_kind(s.kind);
+    for (const auto& sc : rec.scopes) {
+      auto kind = budget::parse_scope_kind(sc.kind);
       if (!kind) continue;
-      auto& c = counters[scope_key(budget::ScopeId{*kind, s.id})];
-      if (!c.have) c = Counter{s.window_start_ms, s.window_end_ms, 0, 0, true};
+      auto& c = counters[scope_key(budget::ScopeId{*kind, sc.id})];
+      if (!c.have) c = Counter{sc.window_start_ms, sc.window_end_ms, 0, 0, true};
       c.reserved = budget::saturating_add(c.reserved, rec.amount_nanos);
     }
-    client_->submit({"HSET", key("r:" + id), "amt", std::to_string(rec.amount_nanos), "own", owner, "at",
-                     std::to_string(rec.at_ms), "sc", scopes_json(rec.scopes)},
-                    check);
-    client_->submit({"SADD", key("own:" + owner), id}, check);
+    write(key("r:" + id), {"HSET", "amt", std::to_string(rec.amount_nanos), "own", owner, "at", std::to_string(rec.at_ms),
+                           "sc", scopes_json(rec.scopes)});
+    write(key("own:" + owner), {"SADD", id});
   }
   for (const auto& [k, c] : counters) {
-    client_->submit({"HSET", k, "ws", std::to_string(c.ws), "we", std::to_string(c.we), "spent", std::to_string(c.spent),
-                     "unknown", "0", "reserved", std::to_string(c.reserved)},
-                    check);
-    if (c.we > 0) client_->submit({"PEXPIREAT", k, std::to_string(c.we + 86400000)}, check);
+    write(k, {"HSET", "ws", std::to_string(c.ws), "we", std::to_string(c.we), "spent", std::to_string(c.spent), "unknown",
+              "0", "reserved", std::to_string(c.reserved)});
+    if (c.we > 0) write(k, {"PEXPIREAT", std::to_string(c.we + 86400000)});
   }
   if (!state->open.empty()) {
-    client_->submit({"SET", key("lease:" + owner), "1", "PX", std::to_string(options_.rebuilt_hold.count())}, check);
-    client_->submit({"SADD", key("instances"), owner}, check);
+    write(key("lease:" + owner), {"SET", "1", "PX", std::to_string(options_.rebuilt_hold.count())});
+    write(key("instances"), {"SADD", owner});
   }
-  // Ids continue far past every id the store holds (and every block an instance may still use).
-  const auto seq = client_->call({"GET", key("seq")});
-  const long long current = seq && seq->as_integer() ? *seq->as_integer() : 0;
-  const long long floor = static_cast<long long>(state->max_reservation_id) + (1LL << 20);
-  if (current < floor) client_->submit({"SET", key("seq"), std::to_string(floor)}, check);
   client_->call({"PING"});  // every command above has been answered (one connection, in order)
   if (failed) {
     spdlog::error("redis ledger: rebuilding the counters failed; paid requests stay refused until it succeeds");
-    client_->call({"DEL", key("rebuild")});
+    client_->call_eval(rebuild_write_script(), {key("ready"), key("rebuild"), key("rebuild")}, {token, "DEL"});
     return;
   }
-  client_->call({"SET", key("ready"), std::to_string(now)});
-  client_->call({"DEL", key("rebuild")});
+  // Ids continue far past every id the store holds and every block an instance may still use;
+  // a reserve with an id at or below the floor is refused (-3) and takes a new block.
+  const long long floor = static_cast<long long>(state->max_reservation_id) + (1LL << 20);
+  auto done = client_->call_eval(rebuild_finish_script(), {key("ready"), key("rebuild"), key("seq")},
+                                 {token, std::to_string(floor)});
+  if (!done || done->type != Reply::Type::integer || done->integer != 1) {
+    spdlog::error("redis ledger: the rebuild lost its lock before it finished; another instance rebuilds");
+    return;
+  }
   {
     std::lock_guard l(mutex_);
     ++stats_.rebuilds;
   }
-  {
-    std::lock_guard l(ids_mutex_);
-    next_id_ = end_id_ = 0;  // a fresh block past the rebuilt sequence
-  }
+  drop_id_block();
   counters_ready_ = true;
   spdlog::warn("redis ledger: counters rebuilt from the durable ledger ({} scope(s), {} open reservation(s))",
                counters.size(), state->open.size());

@@ -3,9 +3,13 @@
 namespace tollgate::store::redis {
 namespace {
 
-// Moves scope hash `k` to the window [ws, we) and says whether spent starts again from 0: only
-// when the new window begins after the stored one ended (the in-process ledger's rule: a changed
-// period whose window overlaps the old one keeps the spend). A scope never seen starts fresh.
+// Moves scope hash `k` to the window [ws, we) (0, 0 = lifetime) by the in-process ledger's rule
+// (budget/ledger.cpp, roll and starts_fresh): spent starts again from 0 only when the new window
+// begins after the stored one ended; a changed period whose window overlaps the old one keeps
+// the spend, and so does a change from or to a lifetime budget (a lifetime window never ends). An
+// older window than the stored one (a settle retried after a reset, a clock behind the others')
+// never moves it back: the stored, newer window pays. A scope never seen starts fresh.
+// `expire` keeps a window's counters a day past its end (late settles) and a lifetime's forever.
 constexpr const char* kRoll = R"lua(
 local function roll(k, ws, we)
   local v = redis.call('HMGET', k, 'ws', 'we')
@@ -13,24 +17,30 @@ local function roll(k, ws, we)
     redis.call('HSET', k, 'ws', ws, 'we', we, 'spent', 0, 'unknown', 0)
     return
   end
-  local sws, swe, nws = tonumber(v[1]), tonumber(v[2]), tonumber(ws)
-  if nws == sws and tonumber(we) == swe then return end
-  if nws > sws and nws >= swe then
+  local sws, swe, nws, nwe = tonumber(v[1]), tonumber(v[2]), tonumber(ws), tonumber(we)
+  if nws == sws and nwe == swe then return end
+  if (nws == 0 and nwe == 0) or swe == 0 then
+    redis.call('HSET', k, 'ws', ws, 'we', we)
+    return
+  end
+  if nws < sws then return end
+  if nws >= swe then
     redis.call('HSET', k, 'ws', ws, 'we', we, 'spent', 0, 'unknown', 0)
   else
     redis.call('HSET', k, 'ws', ws, 'we', we)
   end
 end
-local function expire(k, we)
-  -- A window's counters outlive its end by a day (late settles land there or in the next one).
-  if tonumber(we) > 0 then redis.call('PEXPIREAT', k, tonumber(we) + 86400000) end
+local function expire(k)
+  local we = tonumber(redis.call('HGET', k, 'we') or '0')
+  if we > 0 then redis.call('PEXPIREAT', k, we + 86400000) else redis.call('PERSIST', k) end
 end
 )lua";
 
 std::string reserve_text() {
   return std::string(kRoll) + R"lua(
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-2} end
-if redis.call('EXISTS', KEYS[2]) == 1 then return {-3} end
+local floor = redis.call('GET', KEYS[1])
+if not floor then return {-2} end
+if redis.call('EXISTS', KEYS[2]) == 1 or tonumber(ARGV[1]) <= tonumber(floor) then return {-3} end
 local n = #KEYS - 3
 local minv, maxv, share = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local spent = {}
@@ -67,7 +77,7 @@ if g <= 0 then return {0} end
 for i = 1, n do
   local k = KEYS[3 + i]
   redis.call('HINCRBY', k, 'reserved', gs)
-  expire(k, ARGV[7 + (i - 1) * 3 + 3])
+  expire(k)
 end
 redis.call('HSET', KEYS[2], 'amt', gs, 'own', ARGV[5], 'at', ARGV[6], 'sc', ARGV[7])
 redis.call('SADD', KEYS[3], ARGV[1])
@@ -82,6 +92,10 @@ std::string settle_text() {
 if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end
 local amt = redis.call('HGET', KEYS[2], 'amt')
 if not amt then
+  -- Settled already, or never reserved (a release after a reserve whose reply was lost): a
+  -- tombstone makes that reserve, should it still arrive, refuse (-3) instead of holding forever.
+  redis.call('HSET', KEYS[2], 'dead', 1)
+  redis.call('PEXPIRE', KEYS[2], 3600000)
   redis.call('SREM', KEYS[3], ARGV[1])
   return 0
 end
@@ -96,7 +110,7 @@ for i = 1, #KEYS - 3 do
     roll(k, ARGV[b + 1], ARGV[b + 2])
     redis.call('HINCRBY', k, 'spent', charge)
     if ARGV[2] == 'unknown' then redis.call('HINCRBY', k, 'unknown', charge) end
-    expire(k, ARGV[b + 2])
+    expire(k)
   end
 end
 redis.call('DEL', KEYS[2])
@@ -106,6 +120,34 @@ return 1
 }
 
 }  // namespace
+
+std::string rebuild_write_text() {
+  return R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call(ARGV[2], KEYS[3], unpack(ARGV, 3))
+return 1
+)lua";
+}
+
+std::string rebuild_finish_text() {
+  return R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[2]) then redis.call('SET', KEYS[3], ARGV[2]) end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1
+)lua";
+}
+
+const Script& rebuild_write_script() {
+  static const Script s(rebuild_write_text());
+  return s;
+}
+
+const Script& rebuild_finish_script() {
+  static const Script s(rebuild_finish_text());
+  return s;
+}
 
 const Script& reserve_script() {
   static const Script s(reserve_text());

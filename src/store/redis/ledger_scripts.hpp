@@ -13,7 +13,8 @@
 ///  - P lease:<instance>  string with a TTL: the instance is alive while it exists
 ///  - P instances      set of instances that ever held reservations
 ///  - P seq            reservation id counter (blocks handed out with INCRBY)
-///  - P ready          the counters are built (absent after a Redis restart: rebuilt from the store)
+///  - P ready          the counters are built (absent after a Redis restart: rebuilt from the store);
+///    its value is the id floor: every id at or below it may be in the durable ledger already
 
 #include "store/redis/redis_client.hpp"
 
@@ -23,13 +24,26 @@ namespace tollgate::store::redis {
 /// ARGV: id, min, max, share_percent, instance, now_ms, scopes JSON, then per scope: limit
 /// (nano-dollars, -1 = tracked, never refused), window start ms, window end ms.
 /// Reply: {1, grant, tightest index (0-based), spent of each scope...} | {0} nothing granted |
-/// {-1, refusing index, limit, committed} | {-2} not ready | {-3} id already used.
+/// {-1, refusing index, limit, committed} | {-2} not ready | {-3} id already used, or at or below
+/// the floor in `ready` (a block taken before a rebuild: take a new one).
 const Script& reserve_script();
 
 /// settle. KEYS: ready, r:<id>, own:<owner>, then the reservation's scope keys.
 /// ARGV: id, kind ("actual" | "no_usage" | "unknown"), actual nano-dollars, then per scope: window
 /// start ms, window end ms (the windows containing the settle instant).
-/// Reply: 1 settled | 0 no such open reservation (already settled: a no-op) | -2 not ready.
+/// Reply: 1 settled | 0 no such open reservation (already settled: a no-op; a tombstone then keeps
+/// a late reserve of that id from holding anything) | -2 not ready.
 const Script& settle_script();
+
+/// One write of a rebuild, fenced: KEYS: ready, rebuild lock, target key; ARGV: token, command,
+/// its arguments after the key. Runs `command target args...` only while the counters are not
+/// built and the lock still holds this rebuild's token (a rebuild that lost its lock, or finished
+/// late, can never overwrite live counters). Reply: 1 written | 0 fenced off.
+const Script& rebuild_write_script();
+
+/// The end of a rebuild: KEYS: ready, rebuild lock, seq; ARGV: token, id floor. If the lock still
+/// holds the token and the counters are not built: seq is raised to the floor, `ready` is set to
+/// the floor and the lock released. Reply: 1 done | 0 fenced off.
+const Script& rebuild_finish_script();
 
 }  // namespace tollgate::store::redis

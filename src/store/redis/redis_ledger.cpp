@@ -72,6 +72,7 @@ RedisLedger::RedisLedger(std::shared_ptr<RedisClient> client, RedisLedgerOptions
     : options_(std::move(options)), store_(std::move(store)), client_(std::move(client)) {
   if (options_.instance_id.empty()) options_.instance_id = default_instance_id();
   if (options_.id_block == 0) options_.id_block = 1;
+  lease_thread_ = std::thread([this] { renew_loop(); });
   thread_ = std::thread([this] {
     const auto every = std::clamp<milliseconds>(options_.lease / 3, milliseconds(50), milliseconds(1000));
     std::unique_lock lock(wake_mutex_);
@@ -95,6 +96,7 @@ RedisLedger::~RedisLedger() {
   }
   wake_.notify_all();
   thread_.join();
+  lease_thread_.join();
   retry_pending();
   bool clean = false;
   {
@@ -109,6 +111,45 @@ RedisLedger::~RedisLedger() {
       client_->call({"SREM", key("instances"), options_.instance_id});
     }
   }
+  // The client may outlive this ledger (rate limits and circuit sync share it): no callback of
+  // ours may run after this point.
+  std::unique_lock lock(mutex_);
+  idle_.wait_for(lock, std::chrono::seconds(10), [this] { return inflight_.load() == 0; });
+}
+
+ReplyDone RedisLedger::tracked(ReplyDone done) {
+  ++inflight_;
+  return [this, done = std::move(done)](ReplyResult r) {
+    done(std::move(r));
+    std::lock_guard lock(mutex_);
+    if (--inflight_ == 0) idle_.notify_all();
+  };
+}
+
+void RedisLedger::renew_loop() {
+  const auto every = std::clamp<milliseconds>(options_.lease / 3, milliseconds(50), milliseconds(1000));
+  std::unique_lock lock(wake_mutex_);
+  while (!stop_) {
+    lock.unlock();
+    // Queued, never awaited: a slow recovery round on the other thread cannot let the lease lapse.
+    client_->submit({"SET", key("lease:" + options_.instance_id), "1", "PX", std::to_string(options_.lease.count())},
+                    tracked([](ReplyResult) {}));
+    std::string token;
+    {
+      std::lock_guard g(mutex_);
+      token = rebuild_token_;
+    }
+    if (!token.empty())
+      client_->eval(rebuild_write_script(), {key("ready"), key("rebuild"), key("rebuild")},
+                    {token, "PEXPIRE", std::to_string(kRebuildLockMs)}, tracked([](ReplyResult) {}));
+    lock.lock();
+    wake_.wait_for(lock, every, [this] { return stop_; });
+  }
+}
+
+void RedisLedger::drop_id_block() {
+  std::lock_guard lock(ids_mutex_);
+  next_id_ = end_id_ = 0;
 }
 
 std::string RedisLedger::scope_key(const budget::ScopeId& scope) const {
@@ -155,18 +196,23 @@ void RedisLedger::reserve_async(std::vector<ScopeLimit> scopes, budget::AmountRa
     args->scopes.push_back(std::move(s));
   }
   args->json = boost::json::serialize(sc);
+  reserve_args(std::move(args), amount, now, std::move(done), 0);
+}
+
+void RedisLedger::reserve_args(std::shared_ptr<ScopeArgs> args, budget::AmountRange amount, budget::SystemTime now,
+                               budget::ReserveDone done, int attempt) {
   std::uint64_t id = 0;
   {
     std::lock_guard lock(ids_mutex_);
     if (next_id_ < end_id_) id = next_id_++;
   }
   if (id != 0) {
-    reserve_with_id(id, std::move(args), amount, now, std::move(done));
+    reserve_with_id(id, std::move(args), amount, now, std::move(done), attempt);
     return;
   }
   const auto block = options_.id_block;
   client_->submit({"INCRBY", key("seq"), std::to_string(block)},
-                  [this, args, amount, now, done = std::move(done), block](ReplyResult r) mutable {
+                  tracked([this, args, amount, now, done = std::move(done), block, attempt](ReplyResult r) mutable {
                     const auto top = r ? r->as_integer() : std::nullopt;
                     if (!top || *top < static_cast<long long>(block)) {
                       done(std::unexpected(unavailable(amount.min)));
@@ -179,12 +225,12 @@ void RedisLedger::reserve_async(std::vector<ScopeLimit> scopes, budget::AmountRa
                       end_id_ = static_cast<std::uint64_t>(*top) + 1;
                       first = next_id_++;
                     }
-                    reserve_with_id(first, std::move(args), amount, now, std::move(done));
-                  });
+                    reserve_with_id(first, std::move(args), amount, now, std::move(done), attempt);
+                  }));
 }
 
 void RedisLedger::reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> args, budget::AmountRange amount,
-                                  budget::SystemTime now, budget::ReserveDone done) {
+                                  budget::SystemTime now, budget::ReserveDone done, int attempt) {
   const std::string ids = std::to_string(id);
   std::vector<std::string> keys{key("ready"), key("r:" + ids), key("own:" + options_.instance_id)};
   keys.insert(keys.end(), args->keys.begin(), args->keys.end());
@@ -201,7 +247,7 @@ void RedisLedger::reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> a
     argv.push_back(std::to_string(args->windows[i].second));
   }
   client_->eval(reserve_script(), std::move(keys), std::move(argv),
-                [this, id, args, amount, now, done = std::move(done)](ReplyResult r) {
+                tracked([this, id, args, amount, now, done = std::move(done), attempt](ReplyResult r) mutable {
                   if (!r) {
                     // It may have run: release whatever it took (a no-op when it did not).
                     auto p = std::make_shared<Pending>();
@@ -235,13 +281,17 @@ void RedisLedger::reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> a
                   const auto& el = r->elements;
                   if (*code == -2) {
                     counters_ready_ = false;
+                    drop_id_block();  // ids of a block taken before a rebuild may be in the store
                     wake_.notify_all();
                     done(std::unexpected(unavailable(amount.min)));
                     return;
                   }
-                  if (*code == -3) {  // an id handed out twice (Redis lost `seq`): take a new block
-                    std::lock_guard lock(ids_mutex_);
-                    next_id_ = end_id_ = 0;
+                  if (*code == -3) {  // an id already used, or below the floor a rebuild set: a new block
+                    drop_id_block();
+                    if (attempt == 0) {
+                      reserve_args(args, amount, now, std::move(done), 1);
+                      return;
+                    }
                   }
                   if (*code == -3 || (*code == -1 && el.size() < 4) || (*code == 1 && el.size() < 3 + args->scopes.size())) {
                     done(std::unexpected(unavailable(amount.min)));
@@ -275,7 +325,7 @@ void RedisLedger::reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> a
                   const bool reduced = grant < amount.max;
                   const std::size_t binding = reduced && tight < args->index.size() ? args->index[tight] : SIZE_MAX;
                   done(budget::Reservation::shared(this, id, grant, now, reduced, binding, args->scopes));
-                });
+                }));
 }
 
 void RedisLedger::settle(budget::Reservation&& reservation, Nanos actual, budget::SettleKind kind,
@@ -303,7 +353,7 @@ void RedisLedger::settle(budget::Reservation&& reservation, Nanos actual, budget
 void RedisLedger::send_settle(std::shared_ptr<Pending> p) {
   std::vector<std::string> keys{key("ready"), key("r:" + std::to_string(p->id)), p->owner_set};
   keys.insert(keys.end(), p->keys.begin(), p->keys.end());
-  client_->eval(settle_script(), std::move(keys), p->args, [this, p](ReplyResult r) {
+  client_->eval(settle_script(), std::move(keys), p->args, tracked([this, p](ReplyResult r) {
     std::lock_guard lock(mutex_);
     if (!r || r->type != Reply::Type::integer || r->integer == -2) {
       if (r && r->type == Reply::Type::error) spdlog::error("redis ledger: settle script failed: {}", r->str);
@@ -312,7 +362,7 @@ void RedisLedger::send_settle(std::shared_ptr<Pending> p) {
       return;
     }
     ++stats_.settles;
-  });
+  }));
 }
 
 void RedisLedger::retry_pending() {
@@ -384,6 +434,22 @@ void RedisLedger::tick() {
   if (!client_->reachable()) {
     counters_ready_ = false;
     return;
+  }
+  if (!persistence_checked_) {
+    persistence_checked_ = true;
+    // A Redis that restarts from a snapshot (or fails over to a lagging replica) comes back with
+    // old counters and `ready` set: spend since the snapshot is forgotten. Say so once.
+    auto save = client_->call({"CONFIG", "GET", "save"});
+    auto aof = client_->call({"CONFIG", "GET", "appendonly"});
+    const bool snapshots = save && save->type == Reply::Type::array && save->elements.size() == 2 &&
+                           !save->elements[1].str.empty();
+    const bool appendonly = aof && aof->type == Reply::Type::array && aof->elements.size() == 2 &&
+                            aof->elements[1].str == "yes";
+    if (snapshots || appendonly)
+      spdlog::warn("redis ledger: Redis persists its data (save '{}', appendonly {}): a restart from that data would "
+                   "bring back old budget counters; run it without persistence (save '' appendonly no) so that a "
+                   "restart comes back empty and is rebuilt from the durable ledger (docs/scale_out.md)",
+                   snapshots ? save->elements[1].str : "", appendonly ? "yes" : "no");
   }
   // Checked every round, not only after a failure: a Redis restarted between two rounds comes
   // back empty without this instance seeing an error (the scripts refuse until it is rebuilt).

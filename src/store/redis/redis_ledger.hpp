@@ -48,6 +48,8 @@ struct RedisLedgerOptions {
   budget::ResetTimezone reset_timezone{};
   /// Reservation ids taken from Redis at a time (one INCRBY per block).
   std::uint64_t id_block = 4096;
+  /// Before a rebuild reads the durable ledger: time for reserve records still on their way there.
+  std::chrono::milliseconds rebuild_settle_wait{1000};
 };
 
 /// What the shared ledger did (cheap copy).
@@ -99,7 +101,13 @@ class RedisLedger final : public budget::BudgetLedger {
   struct Pending;
   struct ScopeArgs;
   void reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> args, budget::AmountRange amount,
-                       budget::SystemTime now, budget::ReserveDone done);
+                       budget::SystemTime now, budget::ReserveDone done, int attempt);
+  void reserve_args(std::shared_ptr<ScopeArgs> args, budget::AmountRange amount, budget::SystemTime now,
+                    budget::ReserveDone done, int attempt);
+  void drop_id_block();
+  /// Wraps a callback of a command this ledger sent: the destructor waits for every one of them.
+  ReplyDone tracked(ReplyDone done);
+  void renew_loop();
   void send_settle(std::shared_ptr<Pending> p);
   void renew_lease();
   void rebuild();
@@ -119,11 +127,15 @@ class RedisLedger final : public budget::BudgetLedger {
   std::uint64_t next_id_ = 0;  // next id of the current block
   std::uint64_t end_id_ = 0;   // one past the block
 
-  mutable std::mutex mutex_;  // pending_, cache_, stats_
+  mutable std::mutex mutex_;  // pending_, cache_, stats_, rebuild_token_
+  std::string rebuild_token_;  // non-empty while this instance rebuilds (the lease thread renews its lock)
+  std::atomic<int> inflight_{0};  // commands sent whose callback has not run yet
+  std::condition_variable idle_;
   std::vector<std::shared_ptr<Pending>> pending_;
   std::unordered_map<budget::ScopeId, budget::ScopeState> cache_;
   RedisLedgerStats stats_;
   std::atomic<bool> counters_ready_{false};
+  bool persistence_checked_ = false;  // background thread only
   /// The connection epoch on which the counters were last seen built: after a reconnect they are
   /// not trusted until seen again (Redis may have come back empty).
   std::atomic<std::uint64_t> ready_epoch_{~std::uint64_t{0}};
@@ -131,7 +143,11 @@ class RedisLedger final : public budget::BudgetLedger {
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
-  std::thread thread_;
+  std::thread thread_;        // recovery, rebuild, retries
+  std::thread lease_thread_;  // lease (and rebuild lock) renewal only: never waits on anything
 };
+
+/// How long a rebuild's lock lives without a renewal, milliseconds.
+inline constexpr long long kRebuildLockMs = 30000;
 
 }  // namespace tollgate::store::redis

@@ -58,6 +58,7 @@ class RedisLedgerTest : public ::testing::Test {
     o.instance_id = std::move(instance);
     o.lease = lease;
     o.id_block = 16;
+    o.rebuild_settle_wait = std::chrono::milliseconds(0);
     auto l = std::make_unique<RedisLedger>(std::make_shared<RedisClient>(redis_), o, store_);
     for (int i = 0; i < 200 && !l->ready(); ++i) {
       l->tick();
@@ -66,12 +67,28 @@ class RedisLedgerTest : public ::testing::Test {
     return l;
   }
 
-  static budget::ReserveResult reserve(budget::BudgetLedger& l, std::vector<ScopeLimit> scopes, AmountRange r) {
+  static budget::ReserveResult reserve(budget::BudgetLedger& l, std::vector<ScopeLimit> scopes, AmountRange r,
+                                       budget::SystemTime now = std::chrono::system_clock::now()) {
     std::promise<budget::ReserveResult> p;
     auto f = p.get_future();
-    l.reserve_async(std::move(scopes), r, std::chrono::system_clock::now(),
-                    [&p](budget::ReserveResult res) { p.set_value(std::move(res)); });
+    l.reserve_async(std::move(scopes), r, now, [&p](budget::ReserveResult res) { p.set_value(std::move(res)); });
     return f.get();
+  }
+
+  /// Deletes every key of this test's prefix: Redis "restarted empty".
+  void wipe() {
+    RedisClient c(redis_);
+    auto keys = c.call({"KEYS", prefix_ + "*"});
+    ASSERT_TRUE(keys.has_value());
+    for (const auto& k : keys->elements) c.call({"DEL", k.str});
+  }
+
+  /// Returns once every command queued so far on `l`'s connection has run: one more reservation
+  /// (on a scope of its own) goes out behind them on the same connection and waits for its reply.
+  static void sync(RedisLedger& l) {
+    auto r = reserve(l, {ScopeLimit{ScopeId{ScopeKind::tag, "barrier"}, budget::kMaxNanos, {}}}, AmountRange{1, 1, 100});
+    ASSERT_TRUE(r.has_value());
+    l.settle(std::move(*r), 0, SettleKind::no_usage, std::chrono::system_clock::now());
   }
 
   RedisOptions redis_;
@@ -246,6 +263,57 @@ TEST_F(RedisLedgerTest, AnUnreachableRedisRefusesPaidReservationsAndKeepsSettlem
   EXPECT_EQ(r.error().reason, budget::RefusalReason::observer_rejected);
   // Free attempts are never blocked.
   EXPECT_TRUE(reserve(l, {key_scope("k", 1000)}, AmountRange{0, 0, 100}).has_value());
+}
+
+TEST_F(RedisLedgerTest, ALateSettleNeverMovesAWindowBackNorWipesTheNewWindowsSpend) {
+  auto l = make("a");
+  const auto period = budget::parse_budget_duration("10s");
+  ASSERT_TRUE(period.has_value());
+  const ScopeLimit scope{ScopeId{ScopeKind::key, "windowed"}, 1000, *period};
+  const auto w1 = budget::SystemTime(std::chrono::seconds(1'800'000'000));  // a window start (10 s aligned)
+  const auto w2 = w1 + std::chrono::seconds(10);
+  auto early = reserve(*l, {scope}, AmountRange{300, 300, 100}, w1 + std::chrono::seconds(1));
+  ASSERT_TRUE(early.has_value());
+  auto now = reserve(*l, {scope}, AmountRange{200, 200, 100}, w2 + std::chrono::seconds(1));
+  ASSERT_TRUE(now.has_value()) << "a new window: only the 300 still reserved counts";
+  l->settle(std::move(*now), 200, SettleKind::actual, w2 + std::chrono::seconds(2));
+  // The early reservation settles late, dated in its old window (a retry after an outage).
+  l->settle(std::move(*early), 300, SettleKind::actual, w1 + std::chrono::seconds(2));
+  sync(*l);
+  // The new window paid both: 500 spent of 1000; 501 more does not fit.
+  EXPECT_FALSE(reserve(*l, {scope}, AmountRange{501, 501, 100}, w2 + std::chrono::seconds(3)).has_value());
+  auto rest = reserve(*l, {scope}, AmountRange{500, 500, 100}, w2 + std::chrono::seconds(3));
+  ASSERT_TRUE(rest.has_value());
+  l->settle(std::move(*rest), 0, SettleKind::no_usage, w2 + std::chrono::seconds(3));
+}
+
+TEST_F(RedisLedgerTest, AfterRedisComesBackEmptyIdsStartPastTheFloorAndBlocksFromBeforeAreDropped) {
+  auto l = make("a");
+  auto first = reserve(*l, {key_scope("k", 1000)}, AmountRange{10, 10, 100});
+  ASSERT_TRUE(first.has_value());
+  const auto old_id = first->id();
+  // Durable, as the pipeline writes it, then settled.
+  LedgerRecord rec;
+  rec.reservation_id = old_id;
+  rec.kind = LedgerKind::reserve;
+  rec.scopes = {LedgerScope{"key", "k", 0, 0, ""}};
+  rec.amount_nanos = 10;
+  std::promise<bool> p;
+  store_->append_ledger(rec, [&p](bool ok) { p.set_value(ok); });
+  ASSERT_TRUE(p.get_future().get());
+  l->settle(std::move(*first), 10, SettleKind::actual, std::chrono::system_clock::now());
+  sync(*l);
+  wipe();  // Redis restarted empty: `seq` is gone too
+  EXPECT_FALSE(reserve(*l, {key_scope("k", 1000)}, AmountRange{10, 10, 100}).has_value()) << "refused until rebuilt";
+  for (int i = 0; i < 200 && !l->ready(); ++i) {
+    l->tick();
+    if (!l->ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(l->ready());
+  auto next = reserve(*l, {key_scope("k", 1000)}, AmountRange{10, 10, 100});
+  ASSERT_TRUE(next.has_value());
+  EXPECT_GT(next->id(), old_id + (1u << 20)) << "no id the store may hold is handed out again";
+  l->settle(std::move(*next), 0, SettleKind::no_usage, std::chrono::system_clock::now());
 }
 
 }  // namespace
