@@ -127,6 +127,12 @@ ${'$'}{SERVERS}
   }
 }
 
+/// Waits until `g` answers /health/readiness with 200.
+export function ready(g, timeoutMs = 15000) {
+  return waitFor(async () => (await g.fetch('/health/readiness', { method: 'GET', auth: false })).status === 200,
+    { timeoutMs, what: `${g.url} ready` });
+}
+
 /// `n` gateways on one config (each with its own data_dir), nginx in front. `front` is a Gateway
 /// whose requests go through nginx (fetch, admin, generateKey, keyInfo).
 export class Cluster {
@@ -136,6 +142,8 @@ export class Cluster {
     c.ports = [];
     for (let i = 0; i < n; i++) c.ports.push(await freePort());
     c.gateways = await Promise.all(c.ports.map((port) => Gateway.start(config, { port })));
+    // As a load balancer does: no traffic before readiness (the shared ledger's counters built).
+    await Promise.all(c.gateways.map((g) => ready(g)));
     c.nginx = await Nginx.start(c.ports);
     c.front = Object.create(Gateway.prototype);
     c.front.url = c.nginx.url;
@@ -151,6 +159,7 @@ export class Cluster {
     else await this.nginx.setDown(this.ports[i], true);
     await g.stop();
     this.gateways[i] = await Gateway.start(this.config, { port: this.ports[i] });
+    await ready(this.gateways[i]);
     if (!kill) await this.nginx.setDown(this.ports[i], false);
     return this.gateways[i];
   }
