@@ -10,6 +10,17 @@ const state = useMock();
 const required = process.env.TOLLGATE_REQUIRE_SERVICES === '1';
 const skip = !haveRedis && !required ? 'redis-server is not installed (scripts/install-deps.sh)' : false;
 
+/// A gateway with a paid and a free model on the mock, its ledger on `redis`.
+function gatewayOnRedis(ctx, redis, tollgate_settings) {
+  const free = freeBrokenDeployment('free-model');
+  free.litellm_params.api_base = `${state.mock.url}/v1`;
+  return ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(state.mock, 'paid-model', 'paid-upstream'), free],
+    router_settings: { redis_url: redis.url },
+    tollgate_settings,
+  }));
+}
+
 function tally(responses) {
   const t = { ok: 0, budget: 0, unavailable: 0, other: [] };
   for (const r of responses) {
@@ -25,13 +36,7 @@ e2e('Redis down: paid attempts 503 ledger_unavailable, free served, readiness 50
   const { mock } = state;
   const redis = await RedisServer.start();
   try {
-    const free = freeBrokenDeployment('free-model');
-    free.litellm_params.api_base = `${mock.url}/v1`;
-    const gw = await ctx.gateway(gatewayConfig({
-      model_list: [paidDeployment(mock, 'paid-model', 'paid-upstream'), free],
-      router_settings: { redis_url: redis.url },
-      tollgate_settings: { ledger_lease_ms: 1000, redis_timeout_ms: 200 },
-    }));
+    const gw = await gatewayOnRedis(ctx, redis, { ledger_lease_ms: 1000, redis_timeout_ms: 200 });
     const body = hi('paid-model');
     const worst = worstNanos(body);
     await mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 20 }]);
@@ -83,13 +88,7 @@ e2e('Redis unreachable at start: the gateway starts, readiness 503, paid 503 and
   const redis = await RedisServer.start();
   await redis.stop();  // its port is known and nothing listens there yet
   try {
-    const free = freeBrokenDeployment('free-model');
-    free.litellm_params.api_base = `${mock.url}/v1`;
-    const gw = await ctx.gateway(gatewayConfig({
-      model_list: [paidDeployment(mock, 'paid-model', 'paid-upstream'), free],
-      router_settings: { redis_url: redis.url },
-      tollgate_settings: { redis_timeout_ms: 200 },
-    }));
+    const gw = await gatewayOnRedis(ctx, redis, { redis_timeout_ms: 200 });
     const ready = await gw.fetch('/health/readiness', { method: 'GET' });
     assert.equal(ready.status, 503, ready.text);
     const k = await gw.generateKey({ max_budget: 1 });
