@@ -364,7 +364,46 @@ Permit Circuits::acquire(std::size_t deployment) {
     p = CircuitsImpl::permit(*this, deployment, clock_.now(), true, out);
   }
   CircuitsImpl::emit(*this, out);
+  // The probe slot stays taken when another instance carries the probe: no second ask until its
+  // result arrives or the probe lease passes.
+  if (p == Permit::probe && probe_gate_ && !probe_gate_("deployment", CircuitsImpl::id_of(*this, deployment)))
+    return Permit::denied;
   return p;
+}
+
+void Circuits::set_probe_gate(std::function<bool(const std::string&, const std::string&)> gate) {
+  probe_gate_ = std::move(gate);
+}
+
+void Circuits::close_remote(const std::string& scope, const std::string& id) {
+  std::vector<CircuitTransition> out;
+  {
+    std::lock_guard lk(mu_);
+    const auto now = clock_.now();
+    const std::string why = "probe succeeded on another instance";
+    if (scope == "deployment") {
+      const auto& ids = setup_.deployment_ids;
+      const auto it = std::find(ids.begin(), ids.end(), id);
+      if (it == ids.end()) return;
+      const auto d = static_cast<std::size_t>(it - ids.begin());
+      CircuitsImpl::refresh_deployment(*this, d, now, out);
+      CircuitsImpl::close(deployments_[d], why, "deployment", id, out);
+    } else if (scope == "provider") {
+      auto it = providers_.find(id);
+      if (it == providers_.end()) return;
+      CircuitsImpl::refresh(it->second, now, "provider", id, out);
+      CircuitsImpl::close(it->second, why, "provider", id, out);
+    } else if (scope == "feature") {
+      auto it = features_.find(id);
+      if (it == features_.end()) return;
+      CircuitsImpl::refresh(it->second, now, "feature", id, out);
+      CircuitsImpl::close(it->second, why, "feature", id, out);
+    } else {
+      return;
+    }
+  }
+  for (auto& t : out) t.remote = true;
+  CircuitsImpl::emit(*this, out);
 }
 
 void Circuits::release(std::size_t deployment, Permit permit) {

@@ -130,6 +130,15 @@ class Circuits {
   void open_deployment(std::size_t deployment, const std::string& reason);
   /// Opens a provider's circuit now for `cooldown`.
   void open_provider(const std::string& provider, const std::string& reason, milliseconds cooldown);
+  /// Scaled out: asked before a half-open deployment's probe is sent (scope "deployment", the
+  /// deployment id); false = another instance carries the cluster's one probe, so this acquire is
+  /// denied and this instance keeps its own probe slot taken until that probe's result arrives
+  /// (close_remote / open_remote) or kProbeLease passes. Called without the lock held, at most
+  /// once per half-open period per circuit; must not throw. Set before any traffic.
+  void set_probe_gate(std::function<bool(const std::string& scope, const std::string& id)> gate);
+  /// Closes the circuit `scope`/`id` because another instance's probe succeeded (the opening it
+  /// had published is gone). Ignored when closed or unknown; the transition is marked `remote`.
+  void close_remote(const std::string& scope, const std::string& id);
   /// Opens the circuit `scope` ("deployment" by deployment id, "provider", "feature" by model
   /// group) for `remaining`, because another instance opened it (scaled out: a deployment failing
   /// behind one instance is failing for all). An unknown id is ignored; an open circuit keeps the
@@ -176,6 +185,7 @@ class Circuits {
   Setup setup_;
   const core::Clock& clock_;
   std::function<void(const CircuitTransition&)> on_transition_;
+  std::function<bool(const std::string&, const std::string&)> probe_gate_;
   mutable std::mutex mu_;
   mutable std::vector<Breaker> deployments_;
   mutable std::unordered_map<std::string, Breaker> providers_;

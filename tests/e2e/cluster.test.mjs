@@ -311,3 +311,26 @@ e2e('3 instances: jobs deferred while the group\'s circuits are open each run ex
   assert.equal(totals.total, JOBS * cost, `spend == ${JOBS} × one run's cost`);
   assert.ok(totals.total - bill.nanos <= JOBS, `ledger ${totals.total} vs the simulator's bill ${bill.nanos}`);
 }), { timeout: 120000, skip: clusterSkip });
+
+e2e('a half-open deployment is probed once for the whole cluster; its success closes the circuit on every instance', async () => withCluster({
+  model_list: [openaiDeployment(state.mock, 'flaky', 'flaky-up', { id: 'flaky-a' })],
+  fallback_policy: { defaults: { budgets: { max_retries: 0 }, circuit: { consecutive_failures: 1, cooldown_ms: 1500 } } },
+}, async (c) => {
+  const ask = (g) => g.fetch('/v1/chat/completions', { body: chatBody('flaky', { max_tokens: 8 }) });
+  await state.mock.script('flaky-up', [{ error: 'server_error' }]);
+  await ask(c.gateways[0]);
+  for (const g of c.gateways)
+    await waitFor(async () => (await circuitOf(g, 'deployments', 'flaky-a'))?.state === 'open', { what: 'open everywhere', timeoutMs: 2000 });
+  await state.mock.script('flaky-up', [{ latency_ms: 300 }]);  // recovered (and slow, so the probes overlap)
+  const before = (await state.mock.model('flaky-up')).requests;
+  await sleep(1700);  // past the cooldown: half-open on every instance
+  const rs = await Promise.all(c.gateways.map((g) => ask(g)));
+  const sent = (await state.mock.model('flaky-up')).requests - before;
+  assert.equal(sent, 1, `one probe for the cluster (statuses ${rs.map((r) => r.status)})`);
+  assert.equal(rs.filter((r) => r.status === 200).length, 1);
+  for (const g of c.gateways)
+    await waitFor(async () => (await circuitOf(g, 'deployments', 'flaky-a'))?.state === 'closed',
+      { what: 'closed on every instance after the probe', timeoutMs: 1000, intervalMs: 20 });
+  const after = await Promise.all(c.gateways.map((g) => ask(g)));
+  assert.deepEqual(after.map((r) => r.status), [200, 200, 200]);
+}), { timeout: 60000, skip: clusterSkip });

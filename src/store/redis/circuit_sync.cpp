@@ -1,5 +1,6 @@
 #include "store/redis/circuit_sync.hpp"
 
+#include <set>
 #include <spdlog/spdlog.h>
 
 namespace tollgate::store::redis {
@@ -14,7 +15,11 @@ long long now_ms() {
 
 CircuitSync::CircuitSync(std::shared_ptr<RedisClient> client, std::string key_prefix, std::string instance_id,
                          std::chrono::milliseconds poll)
-    : client_(std::move(client)), key_(key_prefix + "circuits"), instance_(std::move(instance_id)), every_(poll) {}
+    : client_(std::move(client)),
+      prefix_(key_prefix),
+      key_(key_prefix + "circuits"),
+      instance_(std::move(instance_id)),
+      every_(poll) {}
 
 CircuitSync::~CircuitSync() { stop(); }
 
@@ -42,6 +47,7 @@ void CircuitSync::attach(policy::Circuits* circuits) {
   std::lock_guard lock(mutex_);
   if (circuits_ != nullptr || circuits == nullptr) return;
   circuits_ = circuits;
+  circuits->set_probe_gate([this](const std::string& scope, const std::string& id) { return claim_probe(scope, id); });
   thread_ = std::thread([this] {
     std::unique_lock lock(mutex_);
     while (!stop_) {
@@ -53,11 +59,31 @@ void CircuitSync::attach(policy::Circuits* circuits) {
   });
 }
 
+bool CircuitSync::claim_probe(const std::string& scope, const std::string& id) {
+  auto r = client_->call({"SET", prefix_ + "probe:" + scope + "|" + id, instance_, "NX", "PX",
+                          std::to_string(policy::kProbeLease.count())});
+  if (!r) return true;  // Redis unreachable: probe locally rather than never
+  return r->type == Reply::Type::status;  // OK = won; nil = another instance carries it
+}
+
 void CircuitSync::poll_once() {
   if (circuits_ == nullptr || stop_) return;
   auto r = client_->call({"HGETALL", key_});
   if (!r || r->type != Reply::Type::array) return;
   const long long now = now_ms();
+  std::set<std::string> present;
+  for (std::size_t i = 0; i + 1 < r->elements.size(); i += 2) present.insert(r->elements[i].str);
+  // An opening we saw (ours included) whose entry is gone: a probe succeeded somewhere (the
+  // instance that closed it removed it); a copy still open or half-open here closes too.
+  for (auto it = applied_.begin(); it != applied_.end();) {
+    if (present.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    const auto bar = it->first.find('|');
+    if (bar != std::string::npos) circuits_->close_remote(it->first.substr(0, bar), it->first.substr(bar + 1));
+    it = applied_.erase(it);
+  }
   for (std::size_t i = 0; i + 1 < r->elements.size(); i += 2) {
     const std::string& field = r->elements[i].str;
     const std::string& value = r->elements[i + 1].str;
@@ -75,14 +101,14 @@ void CircuitSync::poll_once() {
       if (until + 60000 < now) client_->submit({"HDEL", key_, field}, [](ReplyResult) {});  // long over
       continue;
     }
-    if (value.compare(t1 + 1, t2 - t1 - 1, instance_) == 0) continue;  // our own
     auto& seen = applied_[field];
     if (seen == until) continue;
     seen = until;
+    if (value.compare(t1 + 1, t2 - t1 - 1, instance_) == 0) continue;  // our own opening: tracked, not applied
     circuits_->open_remote(field.substr(0, bar), field.substr(bar + 1), value.substr(t2 + 1),
                            std::chrono::milliseconds(until - now));
   }
-  if (applied_.size() > 10000) applied_.clear();  // bounded; re-applying an open circuit is a no-op
+  if (applied_.size() > 10000) applied_.clear();  // bounded (the hash holds what is open now)
 }
 
 }  // namespace tollgate::store::redis

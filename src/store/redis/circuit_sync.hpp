@@ -4,8 +4,9 @@
 /// (field "<scope>|<id>", value "<until ms>\t<instance>\t<reason>"); every other instance reads the
 /// hash every `poll` and opens the same circuit locally until the same instant
 /// (policy::Circuits::open_remote). A circuit that closes (its probe succeeded) is removed from the
-/// hash; the others then close on their own probes. Each instance still probes a half-open circuit
-/// itself (one probe per instance, not one per cluster).
+/// hash, and the others close their copy within a poll. A half-open deployment is probed once per
+/// cluster: the probe goes to the instance that wins `SET <prefix>probe:<scope>|<id> NX` (PX =
+/// kProbeLease); if Redis cannot answer, the instance probes on its own (one probe per instance).
 
 #include <chrono>
 #include <condition_variable>
@@ -34,8 +35,12 @@ class CircuitSync {
   /// the entry; transitions applied from another instance (`remote`) are not published again.
   /// Never blocks (the command is queued).
   void publish(const policy::CircuitTransition& t);
-  /// Starts applying other instances' openings to `circuits` (which must outlive this object).
+  /// Starts applying other instances' openings to `circuits` (which must outlive this object) and
+  /// installs the cluster's probe gate on them.
   void attach(policy::Circuits* circuits);
+  /// Whether this instance may send the cluster's one probe of `scope`/`id` (one Redis round trip,
+  /// blocking: at most once per half-open period per circuit). True when Redis cannot answer.
+  bool claim_probe(const std::string& scope, const std::string& id);
   /// Stops applying (joins the poll thread); call before the Circuits attached are destroyed.
   void stop();
   /// One poll, synchronously (the thread runs it every `poll`; tests call it directly).
@@ -43,11 +48,12 @@ class CircuitSync {
 
  private:
   std::shared_ptr<RedisClient> client_;
+  std::string prefix_;
   std::string key_;
   std::string instance_;
   std::chrono::milliseconds every_;
   policy::Circuits* circuits_ = nullptr;
-  std::map<std::string, long long> applied_;  // field → the `until` applied (poll thread only)
+  std::map<std::string, long long> applied_;  // field → the `until` last seen (poll thread only)
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

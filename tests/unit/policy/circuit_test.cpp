@@ -596,3 +596,34 @@ TEST(Circuit, AnOpeningFromAnotherInstanceOpensTheSameCircuitUntilTheSameInstant
   c.open_remote("nonsense", "a1", "x", milliseconds{1000});
   EXPECT_TRUE(rec.seen.empty()) << "unknown ids and scopes are ignored";
 }
+
+TEST(Circuit, TheClusterProbeGateDecidesWhoProbesAndARemoteCloseClosesTheCopy) {
+  core::ManualClock clock;
+  Recorder rec;
+  Circuits c(setup(consecutive(1, milliseconds{1000})), clock, rec.fn());
+  int asked = 0;
+  bool win = false;
+  c.set_probe_gate([&](const std::string& scope, const std::string& id) {
+    ++asked;
+    EXPECT_EQ(scope, "deployment");
+    EXPECT_EQ(id, "a1");
+    return win;
+  });
+  c.on_failure(0, kCap);
+  clock.advance(milliseconds{1000});
+  EXPECT_EQ(c.deployment_state(0), CircuitState::half_open);
+  EXPECT_EQ(c.acquire(0), Permit::denied) << "another instance carries the probe";
+  EXPECT_EQ(c.acquire(0), Permit::denied);
+  EXPECT_EQ(asked, 1) << "asked once per half-open period, not per request";
+  c.close_remote("deployment", "a1");
+  EXPECT_EQ(c.deployment_state(0), CircuitState::closed) << "that probe succeeded";
+  EXPECT_TRUE(rec.seen.back().remote);
+  EXPECT_EQ(c.acquire(0), Permit::closed);
+  // Next time this instance wins the gate and probes itself.
+  win = true;
+  c.on_failure(0, kCap);
+  clock.advance(milliseconds{1000});
+  EXPECT_EQ(c.acquire(0), Permit::probe);
+  EXPECT_EQ(asked, 2);
+  c.close_remote("deployment", "unknown-id");  // ignored
+}
