@@ -376,36 +376,10 @@ void Circuits::set_probe_gate(std::function<bool(const std::string&, const std::
 }
 
 void Circuits::close_remote(const std::string& scope, const std::string& id) {
-  std::vector<CircuitTransition> out;
-  {
-    std::lock_guard lk(mu_);
-    const auto now = clock_.now();
-    const std::string why = "probe succeeded on another instance";
-    if (scope == "deployment") {
-      const auto& ids = setup_.deployment_ids;
-      const auto it = std::find(ids.begin(), ids.end(), id);
-      if (it == ids.end()) return;
-      const auto d = static_cast<std::size_t>(it - ids.begin());
-      CircuitsImpl::refresh_deployment(*this, d, now, out);
-      CircuitsImpl::close(deployments_[d], why, "deployment", id, out);
-    } else if (scope == "provider") {
-      auto it = providers_.find(id);
-      if (it == providers_.end()) return;
-      CircuitsImpl::refresh(it->second, now, "provider", id, out);
-      CircuitsImpl::close(it->second, why, "provider", id, out);
-    } else if (scope == "feature") {
-      auto it = features_.find(id);
-      if (it == features_.end()) return;
-      CircuitsImpl::refresh(it->second, now, "feature", id, out);
-      CircuitsImpl::close(it->second, why, "feature", id, out);
-    } else {
-      return;
-    }
-  }
-  for (auto& t : out) t.remote = true;
-  CircuitsImpl::emit(*this, out);
+  apply_remote(scope, id, [](Breaker& b, core::SteadyTime, const char* sc, const std::string& i, std::vector<CircuitTransition>& out) {
+    CircuitsImpl::close(b, "probe succeeded on another instance", sc, i, out);
+  });
 }
-
 void Circuits::release(std::size_t deployment, Permit permit) {
   if (permit != Permit::probe || deployment >= deployments_.size()) return;
   std::lock_guard lk(mu_);
@@ -467,35 +441,37 @@ void Circuits::open_provider(const std::string& provider, const std::string& rea
 
 void Circuits::open_remote(const std::string& scope, const std::string& id, const std::string& reason,
                            milliseconds remaining) {
+  const std::string why = "opened on another instance: " + reason;
+  apply_remote(scope, id, [&](Breaker& b, core::SteadyTime now, const char* sc, const std::string& i, std::vector<CircuitTransition>& out) {
+    CircuitsImpl::open(b, now, remaining, why, sc, i, out);
+  });
+}
+
+void Circuits::apply_remote(const std::string& scope, const std::string& id,
+                            const std::function<void(Breaker&, core::SteadyTime, const char*, const std::string&,
+                                                     std::vector<CircuitTransition>&)>& change) {
   std::vector<CircuitTransition> out;
   {
     std::lock_guard lk(mu_);
-    const auto now = clock_.now();
-    const std::string why = "opened on another instance: " + reason;
+    Breaker* b = nullptr;
+    const char* sc = nullptr;
     if (scope == "deployment") {
       const auto& ids = setup_.deployment_ids;
       const auto it = std::find(ids.begin(), ids.end(), id);
-      if (it == ids.end()) return;
-      const auto d = static_cast<std::size_t>(it - ids.begin());
-      CircuitsImpl::refresh_deployment(*this, d, now, out);
-      CircuitsImpl::open(deployments_[d], now, remaining, why, "deployment", id, out);
+      if (it != ids.end()) b = &deployments_[static_cast<std::size_t>(it - ids.begin())], sc = "deployment";
     } else if (scope == "provider") {
-      Breaker& b = providers_[id];
-      CircuitsImpl::refresh(b, now, "provider", id, out);
-      CircuitsImpl::open(b, now, remaining, why, "provider", id, out);
+      b = &providers_[id], sc = "provider";  // a provider is known by name alone
     } else if (scope == "feature") {
-      auto it = features_.find(id);
-      if (it == features_.end()) return;
-      CircuitsImpl::refresh(it->second, now, "feature", id, out);
-      CircuitsImpl::open(it->second, now, remaining, why, "feature", id, out);
-    } else {
-      return;
+      if (auto it = features_.find(id); it != features_.end()) b = &it->second, sc = "feature";
     }
+    if (b == nullptr) return;  // an unknown id or scope
+    const auto now = clock_.now();
+    CircuitsImpl::refresh(*b, now, sc, id, out);
+    change(*b, now, sc, id, out);
   }
   for (auto& t : out) t.remote = true;
   CircuitsImpl::emit(*this, out);
 }
-
 CircuitState Circuits::deployment_state(std::size_t deployment) const {
   if (deployment >= deployments_.size()) return CircuitState::closed;
   std::vector<CircuitTransition> out;

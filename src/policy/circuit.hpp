@@ -180,6 +180,11 @@ class Circuits {
     std::string reason;
     std::uint64_t opened_total = 0;
   };
+  /// open_remote / close_remote: finds the breaker of `scope`/`id` (ignores unknown ones), brings
+  /// it up to date, applies `change` under the lock, and emits the transitions marked remote.
+  void apply_remote(const std::string& scope, const std::string& id,
+                    const std::function<void(Breaker&, core::SteadyTime, const char*, const std::string&,
+                                             std::vector<CircuitTransition>&)>& change);
   // Implementation detail helpers live in circuit.cpp.
   friend struct CircuitsImpl;
   Setup setup_;

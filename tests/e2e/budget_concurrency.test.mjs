@@ -2,7 +2,7 @@
 // fits 20 worst cases, a team budget shared by two keys, and max_parallel_requests / rpm_limit.
 import assert from 'node:assert/strict';
 import { useMock, e2e, gatewayConfig, waitFor } from './harness.mjs';
-import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, nanos, dollars, mockBill } from './budget_helpers.mjs';
+import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, nanos, dollars, mockBill, tally } from './budget_helpers.mjs';
 
 const state = useMock();
 
@@ -13,16 +13,6 @@ const OUT = '0.000002';
 /// Fires `n` requests at once; returns the responses.
 function burst(gw, keyOf, n, body) {
   return Promise.all(Array.from({ length: n }, (_, i) => chat(gw, keyOf(i), body)));
-}
-
-function tally(responses) {
-  const t = { ok: 0, budget: 0, other: [] };
-  for (const r of responses) {
-    if (r.status === 200) t.ok++;
-    else if (r.status === 429 && r.json?.error?.type === 'budget_exceeded') t.budget++;
-    else t.other.push(`${r.status} ${r.text.slice(0, 200)}`);
-  }
-  return t;
 }
 
 e2e('200 concurrent paid requests on a key whose budget fits 20 → exactly 20 served, spend ≤ max_budget and equal to the mock\'s bill', async (ctx) => {

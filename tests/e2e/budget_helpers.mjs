@@ -178,3 +178,17 @@ export function unknownCharges(row) {
     .filter((s) => s.step === 'attempt' && (s.evidence === 'unreadable' || s.evidence === 'no_answer'))
     .reduce((a, s) => a + nanos(s.charged), 0);
 }
+
+/// Counts a burst's responses: 200s, 429 budget_exceeded, and (with `unavailable: true`) 503
+/// ledger_unavailable; anything else is listed in `other` (status and the start of the body),
+/// so a test can assert that nothing unexpected came back.
+export function tally(responses, { unavailable = false } = {}) {
+  const t = { ok: 0, budget: 0, unavailable: 0, other: [] };
+  for (const r of responses) {
+    if (r.status === 200) t.ok++;
+    else if (r.status === 429 && r.json?.error?.type === 'budget_exceeded') t.budget++;
+    else if (unavailable && r.status === 503 && r.json?.error?.code === 'ledger_unavailable') t.unavailable++;
+    else t.other.push(`${r.status} ${r.text.slice(0, 200)}`);
+  }
+  return t;
+}

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { after } from 'node:test';
 import { useMock, e2e, gatewayConfig, waitFor, sleep, sseData, openaiDeployment, circuitOf, chatBody } from './harness.mjs';
-import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, dollars, mockBill } from './budget_helpers.mjs';
+import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, dollars, mockBill, tally } from './budget_helpers.mjs';
 import { Cluster, freshDatabase, dropDatabase, query, clusterSkip, REDIS } from './cluster.mjs';
 
 const state = useMock();
@@ -68,16 +68,6 @@ async function withCluster(extra, fn) {
   } finally {
     await c.stop();
   }
-}
-
-function tally(responses) {
-  const t = { ok: 0, budget: 0, other: [] };
-  for (const r of responses) {
-    if (r.status === 200) t.ok++;
-    else if (r.status === 429 && r.json?.error?.type === 'budget_exceeded') t.budget++;
-    else t.other.push(`${r.status} ${r.text.slice(0, 160)}`);
-  }
-  return t;
 }
 
 /// Settled charges in the durable ledger (nano-dollars), by settle kind, and reserves with no settle.
@@ -288,15 +278,18 @@ e2e('3 instances: jobs deferred while the group\'s circuits are open each run ex
     const [[n]] = query(c.db.url, "SELECT COUNT(*) FROM tollgate_jobs WHERE status IN ('succeeded', 'failed')");
     return Number(n) === JOBS;
   }, { what: 'every job to finish', timeoutMs: 60000 });
-  const statuses = query(c.db.url, 'SELECT status, attempts, COUNT(*) FROM tollgate_jobs GROUP BY status, attempts');
-  assert.deepEqual(statuses, [['succeeded', '1', String(JOBS)]], 'every job succeeded on its first run');
+  // A run can end before any upstream call: the half-open deployment's one probe for the cluster
+  // was carried by another instance (the job is then queued again). What must hold is that each
+  // job succeeded, reached the upstream once and was charged once (below).
+  const statuses = query(c.db.url, 'SELECT status, COUNT(*) FROM tollgate_jobs GROUP BY status');
+  assert.deepEqual(statuses, [['succeeded', String(JOBS)]], 'every job succeeded');
   const upstream = (await state.mock.model('paid-upstream')).requests - failedBefore;
   assert.equal(upstream, JOBS, 'the upstream saw each job once');
   for (const id of ids) {
     const g = await c.front.fetch(`/v1/tollgate/jobs/${id}`, { method: 'GET', auth: k.key });
     assert.equal(g.status, 200, g.text);
     assert.equal(g.json.status, 'succeeded', g.text);
-    assert.equal(g.json.attempts, 1);
+    assert.ok(g.json.attempts >= 1, g.text);
     assert.equal(g.json.result.object, 'chat.completion');
   }
   const [[runs]] = query(c.db.url, "SELECT COUNT(DISTINCT request_id) FROM tollgate_jobs WHERE request_id <> ''");

@@ -3,9 +3,10 @@
 // rebuilt from the durable ledger before anything paid is admitted: the cap still holds.
 import assert from 'node:assert/strict';
 import { useMock, e2e, gatewayConfig, waitFor } from './harness.mjs';
-import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, nanos, dollars, mockBill, freeBrokenDeployment } from './budget_helpers.mjs';
+import { hi, chat, worstNanos, inputBound, costNanos, paidDeployment, nanos, dollars, mockBill, freeBrokenDeployment, tally } from './budget_helpers.mjs';
 import { RedisServer, haveRedis } from './services.mjs';
 
+const tallyU = (rs) => tally(rs, { unavailable: true });
 const state = useMock();
 const required = process.env.TOLLGATE_REQUIRE_SERVICES === '1';
 const skip = !haveRedis && !required ? 'redis-server is not installed (scripts/install-deps.sh)' : false;
@@ -21,17 +22,6 @@ function gatewayOnRedis(ctx, redis, tollgate_settings) {
   }));
 }
 
-function tally(responses) {
-  const t = { ok: 0, budget: 0, unavailable: 0, other: [] };
-  for (const r of responses) {
-    if (r.status === 200) t.ok++;
-    else if (r.status === 429 && r.json?.error?.type === 'budget_exceeded') t.budget++;
-    else if (r.status === 503 && r.json?.error?.code === 'ledger_unavailable') t.unavailable++;
-    else t.other.push(`${r.status} ${r.text.slice(0, 200)}`);
-  }
-  return t;
-}
-
 e2e('Redis down: paid attempts 503 ledger_unavailable, free served, readiness 503; Redis back empty: rebuilt from the store, the cap holds and spend equals the bill', async (ctx) => {
   const { mock } = state;
   const redis = await RedisServer.start();
@@ -43,12 +33,12 @@ e2e('Redis down: paid attempts 503 ledger_unavailable, free served, readiness 50
     const k = await gw.generateKey({ max_budget: dollars(10 * worst) });
     await waitFor(async () => (await gw.fetch('/health/readiness', { method: 'GET' })).status === 200, { what: 'ready' });
 
-    const first = tally(await Promise.all(Array.from({ length: 4 }, () => chat(gw, k.key, body))));
+    const first = tallyU(await Promise.all(Array.from({ length: 4 }, () => chat(gw, k.key, body))));
     assert.deepEqual(first.other, []);
     assert.equal(first.ok, 4);
 
     await redis.stop();
-    const down = tally(await Promise.all(Array.from({ length: 5 }, () => chat(gw, k.key, body))));
+    const down = tallyU(await Promise.all(Array.from({ length: 5 }, () => chat(gw, k.key, body))));
     assert.equal(down.unavailable, 5, JSON.stringify(down));
     const f = await chat(gw, k.key, hi('free-model'));
     assert.equal(f.status, 200, `a free model is served while Redis is down: ${f.text}`);
@@ -61,7 +51,7 @@ e2e('Redis down: paid attempts 503 ledger_unavailable, free served, readiness 50
     assert.ok(Number(redis.cli('EXISTS', 'tollgate:ready')) === 1);
 
     // 4 spent of 10: a burst of 30 gets exactly 6 more.
-    const after = tally(await Promise.all(Array.from({ length: 30 }, () => chat(gw, k.key, body))));
+    const after = tallyU(await Promise.all(Array.from({ length: 30 }, () => chat(gw, k.key, body))));
     assert.deepEqual(after.other, []);
     assert.equal(after.ok, 6, JSON.stringify(after));
     const bill = await mockBill(mock, 'paid-upstream');
