@@ -67,6 +67,9 @@ class Connection {
   virtual StoreResult<void> commit(std::string_view what) = 0;
   /// Ends a transaction without keeping it; never fails (a lost connection has no transaction).
   virtual void rollback() noexcept = 0;
+  /// Runs one write statement as a transaction of its own, outside any begin(); never retried
+  /// (it may have committed before a connection was lost). Default: begin(write), run, commit.
+  virtual StoreResult<Result> run_atomic(std::string_view sql, const Params& params, std::string_view what);
 };
 
 /// RAII transaction: rolls back unless committed.
@@ -110,6 +113,10 @@ class Backend {
   /// Migration script `sqlite_ddl` (store/sql_store.cpp's migrations(), written for SQLite) in
   /// this backend's dialect.
   virtual std::string translate_ddl(std::string_view sqlite_ddl) const = 0;
+  /// True when one statement can write to several tables (data-modifying CTEs: PostgreSQL), so a
+  /// group commit can be one statement run with Connection::run_atomic: one round trip to a
+  /// server instead of four. SQLite has none, and its round trips cost nothing.
+  virtual bool one_statement_writes() const { return false; }
 };
 
 }  // namespace tollgate::store::sql

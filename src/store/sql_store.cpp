@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "store/group_commit.hpp"
+#include "store/ledger_append.hpp"
 
 namespace tollgate::store::sql {
 
@@ -24,6 +25,15 @@ std::int64_t Row::i64(std::size_t c) const {
     }
   }
   return 0;
+}
+
+StoreResult<Result> Connection::run_atomic(std::string_view sql, const Params& params, std::string_view what) {
+  Txn txn(*this, TxnMode::write, what);
+  if (txn.begin_error()) return std::unexpected(*txn.begin_error());
+  auto r = run(sql, params, what);
+  if (!r) return r;
+  if (auto c = txn.commit(what); !c) return std::unexpected(c.error());
+  return r;
 }
 
 std::string Row::text(std::size_t c) const {
@@ -419,9 +429,6 @@ const Table<SpendLogRow> kTable<SpendLogRow>{
 const Table<TeamMemberRecord>& member_columns() { return kTable<TeamMemberRecord>; }
 const Table<SpendLogRow>& spend_columns() { return kTable<SpendLogRow>; }
 
-const char* kind_name(LedgerKind k) { return k == LedgerKind::reserve ? "reserve" : "settle"; }
-
-constexpr const char* kScopeCols = "scope_kind, scope_id, window_start_ms, window_end_ms, period";
 LedgerScope read_scope(const Row& s, std::size_t first) {
   return LedgerScope{s.text(first), s.text(first + 1), s.i64(first + 2), s.i64(first + 3), s.text(first + 4)};
 }
@@ -1076,81 +1083,43 @@ class SqlStore final : public Store {
     return seqs->at(0);
   }
 
-  // Appends `records` with one multi-row INSERT (and one for all their scopes): a group commit
-  // costs a few round trips to a server, not two per record. The seqs RETURNING gives are matched
-  // to the records in insertion order (an identity/autoincrement column grows row by row within
-  // one statement) and checked; a mismatch falls back to one record at a time.
-  static StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
-                                                                 const std::vector<const LedgerRecord*>& records) {
-    std::string sql =
-        "INSERT INTO ledger (reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, at_ms) "
-        "VALUES ";
-    Params p;
-    p.reserve(records.size() * 8);
-    for (const LedgerRecord* r : records) {
-      sql += p.empty() ? "(?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?)";
-      for (Value v : {Value(static_cast<std::int64_t>(r->reservation_id)), Value(std::string(kind_name(r->kind))),
-                      Value(r->amount_nanos), Value(r->actual_nanos), Value(r->settle_kind), Value(r->request_id),
-                      Value(r->model), Value(r->at_ms)})
-        p.push_back(std::move(v));
-    }
-    auto ins = db.run(sql + " RETURNING seq, reservation_id, kind", p, "append ledger");
-    if (!ins) return std::unexpected(ins.error());
-    auto rows = std::move(ins->rows);
-    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.i64(0) < b.i64(0); });
-    bool matched = rows.size() == records.size();
-    for (std::size_t i = 0; matched && i < rows.size(); ++i)
-      matched = static_cast<std::uint64_t>(rows[i].i64(1)) == records[i]->reservation_id &&
-                rows[i].text(2) == kind_name(records[i]->kind);
-    if (!matched)
-      return std::unexpected(make_error(StoreErrorCode::unavailable, "append ledger: RETURNING rows do not match the batch"));
-    std::vector<std::int64_t> seqs;
-    seqs.reserve(rows.size());
-    for (const auto& row : rows) seqs.push_back(row.i64(0));
-    std::string scope_sql = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
-    Params sp;
-    std::vector<std::size_t> copies;  // settles without scopes: copied once their reserves' are in
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      const LedgerRecord& r = *records[i];
-      const std::int64_t seq = rows[i].i64(0);
-      if (r.scopes.empty()) {
-        if (r.kind == LedgerKind::settle) copies.push_back(i);
-        continue;
-      }
-      for (const auto& sc : r.scopes) {
-        scope_sql += sp.empty() ? "(?,?,?,?,?,?)" : ",(?,?,?,?,?,?)";
-        for (Value v : {Value(seq), Value(sc.kind), Value(sc.id), Value(sc.window_start_ms), Value(sc.window_end_ms),
-                        Value(sc.period)})
-          sp.push_back(std::move(v));
-      }
-    }
-    if (!sp.empty())
-      if (auto s = db.run(scope_sql + " ON CONFLICT DO NOTHING", sp, "append ledger"); !s) return std::unexpected(s.error());
-    for (const std::size_t i : copies)
-      if (auto e = copy_reserve_scopes(db, *records[i], seqs[i])) return std::unexpected(*e);
-    return seqs;
-  }
-
-  // A settle written without scopes charges its reserve's.
-  static std::optional<StoreError> copy_reserve_scopes(Connection& db, const LedgerRecord& r, std::int64_t seq) {
-    auto s = db.run(std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") SELECT ?, " + kScopeCols +
-                        " FROM ledger_scope WHERE seq = (SELECT MAX(seq) FROM ledger WHERE reservation_id = ? "
-                        "AND kind = 'reserve' AND seq < ?) ON CONFLICT DO NOTHING",
-                    {seq, static_cast<std::int64_t>(r.reservation_id), seq}, "append ledger");
-    if (!s) return s.error();
-    return std::nullopt;
-  }
-
+  // A group commit: its ledger records and spend rows in one transaction. Where the engine can
+  // (Backend::one_statement_writes), a batch of ordinary size is one statement in autocommit (one
+  // round trip to a server, which is what a request waits for before its upstream call);
+  // otherwise multi-row INSERTs in a write transaction.
   std::optional<std::string> commit_batch(const std::vector<GroupCommitWriter::Item>& batch) {
     // Statements stay well under both engines' bound on parameters (SQLite 32766, libpq 65535).
     constexpr std::size_t kLedgerChunk = 256, kParamBudget = 30000;
-    auto err = write_on_writer("group commit", [&](Connection& db) -> std::optional<StoreError> {
-      std::vector<const LedgerRecord*> records;
-      std::vector<const SpendLogRow*> rows;
-      for (const auto& item : batch) {
-        if (const auto* l = std::get_if<GroupCommitWriter::LedgerItem>(&item)) records.push_back(&l->record);
-        else rows.push_back(&std::get<GroupCommitWriter::SpendItem>(item).row);
+    std::vector<const LedgerRecord*> records;
+    std::vector<const SpendLogRow*> rows;
+    for (const auto& item : batch) {
+      if (const auto* l = std::get_if<GroupCommitWriter::LedgerItem>(&item)) records.push_back(&l->record);
+      else rows.push_back(&std::get<GroupCommitWriter::SpendItem>(item).row);
+    }
+    const std::size_t per_row = static_cast<std::size_t>(spend_columns().count());
+    const std::size_t chunk_rows = std::max<std::size_t>(1, kParamBudget / per_row);
+    std::vector<Statement> spend;
+    const std::string one = "(" + placeholders(spend_columns().count()) + ")";
+    for (std::size_t i = 0; i < rows.size(); i += chunk_rows) {
+      Statement st{std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES ", {}};
+      for (std::size_t j = i; j < std::min(rows.size(), i + chunk_rows); ++j) {
+        st.sql += j == i ? one : "," + one;
+        for (auto& v : spend_columns().params(*rows[j])) st.params.push_back(std::move(v));
       }
+      spend.push_back(std::move(st));
+    }
+    if (backend_->one_statement_writes() && records.size() <= kLedgerChunk)
+      if (auto st = one_statement_append(records, spend, kParamBudget)) {
+        std::optional<StoreError> out;
+        auto conn_err = backend_->with_writer([&](Connection& db) {
+          auto r = db.run_atomic(st->sql, st->params, "group commit");
+          if (!r) out = r.error();
+          else if (auto seqs = check_returned(std::move(r->rows), records); !seqs) out = seqs.error();
+        });
+        if (auto e = conn_err ? conn_err : out) return e->message;
+        return std::nullopt;
+      }
+    auto err = write_on_writer("group commit", [&](Connection& db) -> std::optional<StoreError> {
       for (std::size_t i = 0; i < records.size(); i += kLedgerChunk) {
         std::vector<const LedgerRecord*> chunk(records.begin() + static_cast<std::ptrdiff_t>(i),
                                                records.begin() + static_cast<std::ptrdiff_t>(std::min(records.size(), i + kLedgerChunk)));
@@ -1163,18 +1132,8 @@ class SqlStore final : public Store {
         }
         if (auto seqs = insert_ledger_rows(db, chunk); !seqs) return seqs.error();
       }
-      const std::size_t per_row = static_cast<std::size_t>(spend_columns().count());
-      const std::size_t chunk_rows = std::max<std::size_t>(1, kParamBudget / per_row);
-      const std::string one = "(" + placeholders(spend_columns().count()) + ")";
-      for (std::size_t i = 0; i < rows.size(); i += chunk_rows) {
-        std::string sql = std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES ";
-        Params p;
-        for (std::size_t j = i; j < std::min(rows.size(), i + chunk_rows); ++j) {
-          sql += j == i ? one : "," + one;
-          for (auto& v : spend_columns().params(*rows[j])) p.push_back(std::move(v));
-        }
-        if (auto s = db.run(sql, p, "append spend log"); !s) return s.error();
-      }
+      for (const auto& st : spend)
+        if (auto s = db.run(st.sql, st.params, "append spend log"); !s) return s.error();
       return std::nullopt;
     });
     if (err) return err->message;

@@ -1,5 +1,7 @@
 #include "store/postgres/pg_connection.hpp"
 
+#include <poll.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -84,6 +86,17 @@ PgConnection::~PgConnection() { disconnect(); }
 void PgConnection::disconnect() {
   if (conn_) PQfinish(conn_);
   conn_ = nullptr;
+  prepared_.clear();  // prepared statements belong to the session
+  lru_.clear();
+}
+
+bool PgConnection::closed_by_server() {
+  if (lost()) return true;
+  pollfd p{PQsocket(conn_), POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  // Idle, yet the server sent something: its goodbye (FATAL on termination, then EOF), or rarely a
+  // parameter report. Either way a fresh connection is the safe one to send a write on.
+  return true;
 }
 
 bool PgConnection::lost() const { return !conn_ || PQstatus(conn_) != CONNECTION_OK; }
@@ -131,13 +144,39 @@ StoreResult<void> PgConnection::simple(const char* text, std::string_view what) 
   return std::unexpected(StoreError{StoreErrorCode::unavailable, std::string(what) + ": " + msg, {}});
 }
 
+PGresult* PgConnection::execute(const std::string& text, const std::vector<Oid>& types,
+                               const std::vector<const char*>& values) {
+  const int n = static_cast<int>(values.size());
+  // The statement's name is keyed by its text and its parameters' types (a NULL is sent untyped).
+  std::string key = text;
+  key += '\x1f';
+  for (std::size_t i = 0; i < values.size(); ++i) key += values[i] ? (types[i] ? 'i' : 't') : 'n';
+  auto it = prepared_.find(key);
+  if (it == prepared_.end()) {
+    if (prepared_.size() >= kPreparedLimit) {
+      const auto& victim = prepared_.find(lru_.back());
+      PQclear(PQexec(conn_, ("DEALLOCATE " + victim->second.name).c_str()));  // fails harmlessly in an aborted transaction
+      prepared_.erase(victim);
+      lru_.pop_back();
+    }
+    const std::string name = "tg" + std::to_string(++prepared_count_);
+    PGresult* p = PQprepare(conn_, name.c_str(), text.c_str(), n, types.data());
+    if (PQresultStatus(p) != PGRES_COMMAND_OK) return p;  // the statement's own error, as executing it would give
+    PQclear(p);
+    lru_.push_front(key);
+    it = prepared_.emplace(std::move(key), Prepared{name, lru_.begin()}).first;
+  } else {
+    lru_.splice(lru_.begin(), lru_, it->second.use);
+  }
+  return PQexecPrepared(conn_, it->second.name.c_str(), n, values.data(), nullptr, nullptr, 0);
+}
+
 StoreResult<sql::Result> PgConnection::exec_once(const std::string& text, const sql::Params& params,
                                                  std::string_view what) {
   // Inside a transaction a lost connection is an error: reconnecting would run the rest outside it.
   if (in_txn_ && lost())
     return std::unexpected(StoreError{StoreErrorCode::unavailable, std::string(what) + ": connection lost", {}});
   if (auto e = ensure_connected()) return std::unexpected(*e);
-  const int n = static_cast<int>(params.size());
   std::vector<Oid> types(params.size(), 0);
   std::vector<std::string> storage(params.size());
   std::vector<const char*> values(params.size(), nullptr);
@@ -150,7 +189,7 @@ StoreResult<sql::Result> PgConnection::exec_once(const std::string& text, const 
       values[i] = s->c_str();
     }
   }
-  ResultPtr r{PQexecParams(conn_, text.c_str(), n, types.data(), values.data(), nullptr, nullptr, 0)};
+  ResultPtr r{execute(text, types, values)};
   const auto st = PQresultStatus(r.r);
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
     StoreError e;
@@ -208,6 +247,15 @@ StoreResult<sql::Result> PgConnection::run(std::string_view sql, const sql::Para
   auto r = exec_once(text, params, what);
   if (!r && !in_txn_ && lost()) return exec_once(text, params, what);
   return r;
+}
+
+StoreResult<sql::Result> PgConnection::run_atomic(std::string_view sql, const sql::Params& params,
+                                                  std::string_view what) {
+  if (in_txn_)
+    return std::unexpected(StoreError{StoreErrorCode::unavailable, std::string(what) + ": inside a transaction", {}});
+  if (closed_by_server()) disconnect();
+  if (auto e = ensure_connected()) return std::unexpected(*e);
+  return exec_once(numbered_placeholders(sql), params, what);
 }
 
 StoreResult<void> PgConnection::script(std::string_view sql, std::string_view what) {

@@ -4,8 +4,12 @@
 
 #include <libpq-fe.h>
 
+#include <cstddef>
+#include <list>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "store/sql.hpp"
 
@@ -29,7 +33,8 @@ class PgConnection final : public sql::Connection {
   std::optional<StoreError> ensure_connected();
 
   /// `?` placeholders become `$1, $2, …`; an integer is sent as int8, text with its type left to
-  /// the server. A statement outside a transaction that fails because the connection was lost is
+  /// the server. Each statement is prepared on its first use and kept (the 64 most recently used
+  /// per connection): parsing and planning cost the server more than the round trip does. A statement outside a transaction that fails because the connection was lost is
   /// retried once on a new connection (statements outside transactions are reads).
   StoreResult<sql::Result> run(std::string_view sql, const sql::Params& params, std::string_view what) override;
   StoreResult<void> script(std::string_view sql, std::string_view what) override;
@@ -39,17 +44,36 @@ class PgConnection final : public sql::Connection {
   StoreResult<void> begin(sql::TxnMode mode, std::string_view what) override;
   StoreResult<void> commit(std::string_view what) override;
   void rollback() noexcept override;
+  /// One statement in autocommit (its own transaction, durable when it returns: synchronous_commit
+  /// is on), one round trip; connects first if needed, never retried.
+  StoreResult<sql::Result> run_atomic(std::string_view sql, const sql::Params& params, std::string_view what) override;
 
  private:
   bool lost() const;
+  /// Before a write that must not be retried: true when the connection is lost, or the server
+  /// sent something while it was idle (a terminated backend's FATAL and EOF show this way before
+  /// any send fails).
+  bool closed_by_server();
   void disconnect();
   StoreResult<sql::Result> exec_once(const std::string& text, const sql::Params& params, std::string_view what);
   StoreResult<void> simple(const char* text, std::string_view what);
+  /// Runs `text` as a prepared statement (preparing it first if this session has not); the
+  /// result is the PREPARE's when that fails. Caller owns the result.
+  PGresult* execute(const std::string& text, const std::vector<Oid>& types, const std::vector<const char*>& values);
+
+  struct Prepared {
+    std::string name;
+    std::list<std::string>::iterator use;  // its place in lru_
+  };
+  static constexpr std::size_t kPreparedLimit = 64;
 
   std::string url_;
   SessionSettings settings_;
   PGconn* conn_ = nullptr;
   bool in_txn_ = false;  // between a successful begin() and commit() / rollback()
+  std::unordered_map<std::string, Prepared> prepared_;  // key: text, 0x1f, a type letter per parameter
+  std::list<std::string> lru_;                         // keys, most recently used first
+  std::uint64_t prepared_count_ = 0;                   // names are never reused within a process
 };
 
 /// `?` → `$n` outside quoted text.

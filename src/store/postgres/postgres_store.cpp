@@ -61,6 +61,7 @@ class PgBackend final : public sql::Backend {
   }
 
   std::string translate_ddl(std::string_view ddl) const override { return postgres_ddl(ddl); }
+  bool one_statement_writes() const override { return true; }
 
  private:
   const std::string url_;

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "store/ledger_append.hpp"
+#include "store/postgres/pg_connection.hpp"
 #include "store/postgres/postgres_store.hpp"
 #include "store/sql_store.hpp"
 #include "test_util.hpp"
@@ -158,7 +160,8 @@ TEST_F(Postgres, ReconnectsAfterTheServerDropsItsConnections) {
   auto terminate = [&] {
     Session admin(db_->url());
     admin.exec(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND "
+        // With a timeout, pg_terminate_backend returns once the backend has exited (PostgreSQL 14+).
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND "
         "pid <> pg_backend_pid()");
   };
   terminate();
@@ -168,7 +171,7 @@ TEST_F(Postgres, ReconnectsAfterTheServerDropsItsConnections) {
   EXPECT_TRUE(created) << created.error().message;
   terminate();
   EXPECT_TRUE(append_sync(*store, reserve(2, 20))) << "the writer reconnects";
-  EXPECT_TRUE(store->health().writable);
+  EXPECT_TRUE(store->health().writable) << store->health().last_error;
   auto ledger = store->read_ledger(0, 100);
   ASSERT_TRUE(ledger);
   EXPECT_EQ(ledger->size(), 2u);
@@ -223,6 +226,56 @@ TEST(PostgresUrl, BadUrlsAreInvalidAnUnreachableServerIsUnavailableWithoutItsPas
   EXPECT_EQ(down.error().code, StoreErrorCode::unavailable);
   EXPECT_EQ(down.error().message.find("secret-pw"), std::string::npos) << down.error().message;
   EXPECT_NE(down.error().message.find("127.0.0.1"), std::string::npos) << down.error().message;
+}
+
+// A group commit on Postgres is one statement (data-modifying CTEs) in autocommit: a reserve and
+// its settle in one batch keep their order, every scope lands on its own row, the batch's other
+// inserts commit with it, and a failing part takes the whole batch back.
+TEST_F(Postgres, OneStatementGroupCommitIsOrderedAndAtomic) {
+  auto store = db_->open();
+  ASSERT_TRUE(store);
+  const LedgerScope key{"key", "k", 0}, team{"team", "t", 0, 86'400'000, "1d"};
+  LedgerRecord r1 = reserve(1, 50), r2 = reserve(2, 70);
+  r1.scopes = {key, team};
+  LedgerRecord s1{.reservation_id = 1, .kind = LedgerKind::settle, .scopes = {key, team}, .amount_nanos = 50,
+                  .actual_nanos = 30, .settle_kind = "actual", .at_ms = 2000};
+  const std::vector<const LedgerRecord*> batch{&r1, &s1, &r2};
+  const std::vector<sql::Statement> meta{{"INSERT INTO store_meta (name, value) VALUES (?, ?)", {std::string("m1"), std::string("v")}}};
+  auto st = sql::one_statement_append(batch, meta, 30000);
+  ASSERT_TRUE(st);
+  postgres::PgConnection conn(db_->url(), {});
+  auto r = conn.run_atomic(st->sql, st->params, "test");
+  ASSERT_TRUE(r) << r.error().message;
+  auto seqs = sql::check_returned(r->rows, batch);
+  ASSERT_TRUE(seqs) << seqs.error().message;
+  ASSERT_EQ(seqs->size(), 3u);
+  EXPECT_LT((*seqs)[0], (*seqs)[1]);
+  EXPECT_LT((*seqs)[1], (*seqs)[2]);
+  auto ledger = store->read_ledger(0, 100);
+  ASSERT_TRUE(ledger);
+  ASSERT_EQ(ledger->size(), 3u);
+  EXPECT_EQ((*ledger)[0].scopes.size(), 2u);
+  EXPECT_EQ((*ledger)[1].kind, LedgerKind::settle);
+  EXPECT_EQ((*ledger)[1].actual_nanos, 30);
+  ASSERT_EQ((*ledger)[1].scopes.size(), 2u);
+  EXPECT_EQ((*ledger)[2].reservation_id, 2u);
+  ASSERT_EQ((*ledger)[2].scopes.size(), 1u);
+  EXPECT_EQ(db_->scalar("SELECT COUNT(*) FROM store_meta WHERE name = 'm1'"), 1);
+
+  // The same store_meta row again fails the statement: none of its ledger rows are kept.
+  LedgerRecord r3 = reserve(3, 10);
+  const std::vector<const LedgerRecord*> failing{&r3};
+  auto bad = sql::one_statement_append(failing, meta, 30000);
+  ASSERT_TRUE(bad);
+  EXPECT_FALSE(conn.run_atomic(bad->sql, bad->params, "test"));
+  EXPECT_EQ(db_->scalar("SELECT COUNT(*) FROM ledger WHERE reservation_id = 3"), 0);
+
+  // Batches one statement cannot express fall back to the transactional path.
+  LedgerRecord bare{.reservation_id = 2, .kind = LedgerKind::settle, .amount_nanos = 70, .actual_nanos = 70, .at_ms = 3000};
+  EXPECT_FALSE(sql::one_statement_append({&bare}, {}, 30000)) << "a settle without scopes copies its reserve's";
+  EXPECT_FALSE(sql::one_statement_append({&r1, &r1}, {}, 30000)) << "two rows with one (reservation_id, kind)";
+  EXPECT_FALSE(sql::one_statement_append({&r1}, {}, 10)) << "over the parameter budget";
+  EXPECT_FALSE(sql::one_statement_append({}, meta, 30000)) << "no ledger rows";
 }
 
 }  // namespace

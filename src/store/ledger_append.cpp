@@ -1,0 +1,136 @@
+#include "store/ledger_append.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace tollgate::store::sql {
+
+namespace {
+
+constexpr const char* kLedgerInsert =
+    "INSERT INTO ledger (reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, at_ms) "
+    "VALUES ";
+constexpr const char* kReturning = " RETURNING seq, reservation_id, kind";
+
+// The ledger rows' VALUES list and parameters.
+void ledger_values(const std::vector<const LedgerRecord*>& records, std::string& sql, Params& p) {
+  bool first = true;
+  for (const LedgerRecord* r : records) {
+    sql += first ? "(?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?)";
+    first = false;
+    for (Value v : {Value(static_cast<std::int64_t>(r->reservation_id)), Value(std::string(kind_name(r->kind))),
+                    Value(r->amount_nanos), Value(r->actual_nanos), Value(r->settle_kind), Value(r->request_id),
+                    Value(r->model), Value(r->at_ms)})
+      p.push_back(std::move(v));
+  }
+}
+
+StoreError unavailable(std::string message) { return StoreError{StoreErrorCode::unavailable, std::move(message), {}}; }
+
+// A settle written without scopes charges its reserve's.
+std::optional<StoreError> copy_reserve_scopes(Connection& db, const LedgerRecord& r, std::int64_t seq) {
+  auto s = db.run(std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") SELECT ?, " + kScopeCols +
+                      " FROM ledger_scope WHERE seq = (SELECT MAX(seq) FROM ledger WHERE reservation_id = ? "
+                      "AND kind = 'reserve' AND seq < ?) ON CONFLICT DO NOTHING",
+                  {seq, static_cast<std::int64_t>(r.reservation_id), seq}, "append ledger");
+  if (!s) return s.error();
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* kind_name(LedgerKind k) { return k == LedgerKind::reserve ? "reserve" : "settle"; }
+
+StoreResult<std::vector<std::int64_t>> check_returned(std::vector<Row> rows,
+                                                      const std::vector<const LedgerRecord*>& records) {
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.i64(0) < b.i64(0); });
+  bool matched = rows.size() == records.size();
+  for (std::size_t i = 0; matched && i < rows.size(); ++i)
+    matched = static_cast<std::uint64_t>(rows[i].i64(1)) == records[i]->reservation_id &&
+              rows[i].text(2) == kind_name(records[i]->kind);
+  if (!matched) return std::unexpected(unavailable("append ledger: RETURNING rows do not match the batch"));
+  std::vector<std::int64_t> seqs;
+  seqs.reserve(rows.size());
+  for (const auto& row : rows) seqs.push_back(row.i64(0));
+  return seqs;
+}
+
+StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
+                                                          const std::vector<const LedgerRecord*>& records) {
+  std::string sql = kLedgerInsert;
+  Params p;
+  p.reserve(records.size() * 8);
+  ledger_values(records, sql, p);
+  auto ins = db.run(sql + kReturning, p, "append ledger");
+  if (!ins) return std::unexpected(ins.error());
+  auto seqs = check_returned(std::move(ins->rows), records);
+  if (!seqs) return seqs;
+  std::string scope_sql = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
+  Params sp;
+  std::vector<std::size_t> copies;  // settles without scopes: copied once their reserves' are in
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const LedgerRecord& r = *records[i];
+    if (r.scopes.empty()) {
+      if (r.kind == LedgerKind::settle) copies.push_back(i);
+      continue;
+    }
+    for (const auto& sc : r.scopes) {
+      scope_sql += sp.empty() ? "(?,?,?,?,?,?)" : ",(?,?,?,?,?,?)";
+      for (Value v : {Value((*seqs)[i]), Value(sc.kind), Value(sc.id), Value(sc.window_start_ms),
+                      Value(sc.window_end_ms), Value(sc.period)})
+        sp.push_back(std::move(v));
+    }
+  }
+  if (!sp.empty())
+    if (auto s = db.run(scope_sql + " ON CONFLICT DO NOTHING", sp, "append ledger"); !s) return std::unexpected(s.error());
+  for (const std::size_t i : copies)
+    if (auto e = copy_reserve_scopes(db, *records[i], (*seqs)[i])) return std::unexpected(*e);
+  return seqs;
+}
+
+std::optional<Statement> one_statement_append(const std::vector<const LedgerRecord*>& records,
+                                              const std::vector<Statement>& spend_inserts, std::size_t max_params) {
+  if (records.empty()) return std::nullopt;
+  std::size_t params = records.size() * 8;
+  std::set<std::pair<std::uint64_t, LedgerKind>> keys;
+  for (const LedgerRecord* r : records) {
+    if (r->kind == LedgerKind::settle && r->scopes.empty()) return std::nullopt;
+    if (!keys.emplace(r->reservation_id, r->kind).second) return std::nullopt;
+    params += r->scopes.size() * 7;
+  }
+  for (const auto& s : spend_inserts) params += s.params.size();
+  if (params > max_params) return std::nullopt;
+
+  Statement out;
+  out.params.reserve(params);
+  out.sql = std::string("WITH l AS (") + kLedgerInsert;
+  ledger_values(records, out.sql, out.params);
+  out.sql += kReturning;
+  out.sql += ")";
+  bool first = true;
+  for (const LedgerRecord* r : records)
+    for (const auto& sc : r->scopes) {
+      if (first)
+        out.sql += std::string(", s AS (INSERT INTO ledger_scope (seq, ") + kScopeCols +
+                   ") SELECT l.seq, v.scope_kind, v.scope_id, v.window_start_ms, v.window_end_ms, v.period FROM (VALUES ";
+      out.sql += first ? "(?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?)";
+      first = false;
+      for (Value v : {Value(static_cast<std::int64_t>(r->reservation_id)), Value(std::string(kind_name(r->kind))),
+                      Value(sc.kind), Value(sc.id), Value(sc.window_start_ms), Value(sc.window_end_ms),
+                      Value(sc.period)})
+        out.params.push_back(std::move(v));
+    }
+  if (!first)
+    out.sql +=
+        ") AS v (reservation_id, kind, scope_kind, scope_id, window_start_ms, window_end_ms, period) "
+        "JOIN l ON l.reservation_id = v.reservation_id AND l.kind = v.kind ON CONFLICT DO NOTHING)";
+  for (std::size_t i = 0; i < spend_inserts.size(); ++i) {
+    out.sql += ", p" + std::to_string(i) + " AS (" + spend_inserts[i].sql + ")";
+    for (const auto& v : spend_inserts[i].params) out.params.push_back(v);
+  }
+  out.sql += " SELECT seq, reservation_id, kind FROM l";
+  return out;
+}
+
+}  // namespace tollgate::store::sql

@@ -1,0 +1,49 @@
+#pragma once
+/// How the SQL store (store/sql_store.cpp) appends ledger records: the SQL of a group commit's
+/// ledger rows and their scopes. Only store implementations include this header.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/records.hpp"
+#include "store/sql.hpp"
+
+namespace tollgate::store::sql {
+
+/// One statement and its parameters (`?` placeholders).
+struct Statement {
+  std::string sql;
+  Params params;
+};
+
+/// "reserve" / "settle": a ledger row's `kind` column.
+const char* kind_name(LedgerKind k);
+
+/// ledger_scope's columns after `seq`, in LedgerScope's order.
+inline constexpr const char* kScopeCols = "scope_kind, scope_id, window_start_ms, window_end_ms, period";
+
+/// Appends `records` on `db`, inside the caller's write transaction, with one multi-row INSERT for
+/// the ledger rows and one for all their scopes (a settle without scopes copies its reserve's, one
+/// statement each). Returns each record's seq, in `records`' order. Errors: the statement's, or
+/// unavailable when RETURNING does not match the batch.
+StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db, const std::vector<const LedgerRecord*>& records);
+
+/// The whole group commit as ONE statement, for engines with data-modifying CTEs (PostgreSQL):
+/// `WITH l AS (INSERT INTO ledger … RETURNING seq, reservation_id, kind), s AS (INSERT INTO
+/// ledger_scope … joined to l on (reservation_id, kind)), p0 AS (<spend insert>) … SELECT … FROM
+/// l`. Run in autocommit it is one transaction and one round trip to the server. `spend_inserts`
+/// are complete INSERT statements (no RETURNING) joined in as further CTEs. nullopt when the
+/// batch cannot be one statement: no records, two records share (reservation_id, kind), a settle
+/// without scopes (its scopes are copied from an earlier row), or more than `max_params`
+/// parameters in all. The result rows are what check_returned() reads.
+std::optional<Statement> one_statement_append(const std::vector<const LedgerRecord*>& records,
+                                              const std::vector<Statement>& spend_inserts, std::size_t max_params);
+
+/// The seqs RETURNING gave (`seq, reservation_id, kind` rows, any order) matched to `records`:
+/// an identity/autoincrement column grows row by row within one statement, so sorted by seq they
+/// are in insertion order. Error (unavailable) when they do not match.
+StoreResult<std::vector<std::int64_t>> check_returned(std::vector<Row> rows, const std::vector<const LedgerRecord*>& records);
+
+}  // namespace tollgate::store::sql
