@@ -55,11 +55,13 @@ start() {
   redis_port=$(free_port)
   while [ "$redis_port" = "$pg_port" ]; do redis_port=$(free_port); done
 
-  # PostgreSQL: trust on the cluster's own socket, passwords over TCP.
+  # PostgreSQL: trust on the cluster's own socket, passwords over TCP. No autovacuum: each test
+  # drops its database WITH (FORCE) as the unprivileged tollgate role, which cannot terminate an
+  # autovacuum worker (owned by the superuser) that happens to be in it.
   as_user postgres "$PG_BIN/initdb" -D "$DIR/pg/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
     --encoding=UTF8 --locale=C >"$DIR/pg/initdb.log" 2>&1 || { cat "$DIR/pg/initdb.log" >&2; exit 1; }
   as_user postgres "$PG_BIN/pg_ctl" -D "$DIR/pg/data" -l "$DIR/pg/server.log" -w -t 30 start \
-    -o "-p $pg_port -c listen_addresses=127.0.0.1 -k $DIR/pg -c fsync=off -c full_page_writes=off -c max_connections=200" \
+    -o "-p $pg_port -c listen_addresses=127.0.0.1 -k $DIR/pg -c fsync=off -c full_page_writes=off -c max_connections=200 -c autovacuum=off" \
     >/dev/null || { cat "$DIR/pg/server.log" >&2; exit 1; }
   as_user postgres "$PG_BIN/psql" -h "$DIR/pg" -p "$pg_port" -U postgres -d postgres -v ON_ERROR_STOP=1 -q \
     -c "CREATE ROLE tollgate LOGIN CREATEDB PASSWORD 'tollgate'" >/dev/null
