@@ -79,6 +79,9 @@ http::Response health_response(std::string_view path, const pipeline::Services& 
   return json_response(draining || !ledger_ok ? 503 : 200, json::serialize(o));
 }
 
+/// The least time between two identity refreshes caused by a refused key (Identities::refresh_after_miss).
+constexpr std::chrono::milliseconds kMissRefreshInterval{5};
+
 /// Authenticates a model call (auth::authenticate); the 401 response in the client's format otherwise.
 std::expected<std::shared_ptr<const auth::Principal>, http::Response> authenticate_request(
     const http::Request& req, const std::string& master, const auth::IdentityIndex& index, Format fmt) {
@@ -165,7 +168,14 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   // Authenticate (master key or virtual key) before anything else is looked at.
-  auto principal = authenticate_request(req, services_->config->general_settings.master_key, *identities_->current(), fmt);
+  const auto arrived = std::chrono::steady_clock::now();
+  const auto index = identities_->current();
+  auto principal = authenticate_request(req, services_->config->general_settings.master_key, *index, fmt);
+  // A key this instance does not know (yet): created or unblocked on another instance since the
+  // last identity poll. One look at the store, rate-limited, before the 401.
+  if (!principal && services_->store && presented_key(req).starts_with("sk-") &&
+      identities_->refresh_after_miss(*services_->store, kMissRefreshInterval, index.get(), arrived))
+    principal = authenticate_request(req, services_->config->general_settings.master_key, *identities_->current(), fmt);
   if (!principal) {
     co_await w.send(std::move(principal.error()));
     co_return;

@@ -28,6 +28,7 @@
 #include "pipeline/job_runner.hpp"
 #include "core/database_url.hpp"
 #include "store/redis/circuit_sync.hpp"
+#include "store/redis/io_connection.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/redis/redis_rate_limits.hpp"
 
@@ -36,14 +37,17 @@ namespace {
 
 /// The shared ledger, rate limits and circuits when router_settings names a Redis server (several
 /// instances share one cap, one rpm_limit, and each other's open circuits), else empty (the
-/// in-process ones). `sync` receives the circuit publisher, to attach once the circuits exist.
+/// in-process ones). `sync` receives the circuit publisher, to attach once the circuits exist;
+/// `client_out` the Redis client, whose connection each worker thread attaches.
 pipeline::SharedState shared_state(const config::Config& cfg, std::shared_ptr<store::Store> db,
-                                   std::shared_ptr<store::redis::CircuitSync>& sync) {
+                                   std::shared_ptr<store::redis::CircuitSync>& sync,
+                                   std::shared_ptr<store::redis::RedisClient>& client_out) {
   const auto& endpoint = cfg.router_settings.redis;
   if (!endpoint.configured()) return {};
   auto redis = store::redis::redis_options_for(endpoint);
   redis.timeout = cfg.tollgate_settings.redis_timeout;
   auto client = std::make_shared<store::redis::RedisClient>(redis);
+  client_out = client;
   store::redis::RedisLedgerOptions o;
   o.key_prefix = cfg.tollgate_settings.redis_key_prefix;
   o.lease = cfg.tollgate_settings.ledger_lease;
@@ -84,6 +88,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   // Spend is rebuilt from the durable ledger before the first request (crash recovery).
   std::shared_ptr<pipeline::Services> services;
   std::shared_ptr<store::redis::CircuitSync> circuit_sync;  // scaled out: circuits shared through Redis
+  std::shared_ptr<store::redis::RedisClient> redis_client;  // scaled out: one connection per worker thread too
   // Declared after `services`, so it runs first on every return: the poll thread stops before the
   // circuits it applies to are destroyed (the circuits' observer keeps the publisher alive).
   struct StopSync {
@@ -93,7 +98,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     }
   } stop_sync{circuit_sync};
   try {
-    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_state(*cfg, db, circuit_sync));
+    services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_state(*cfg, db, circuit_sync, redis_client));
     if (circuit_sync) circuit_sync->attach(services->circuits.get());
   } catch (const std::exception& e) {
     std::cerr << "tollgate: " << e.what() << "\n";
@@ -253,9 +258,12 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
                  options.host, port, threads);
   };
 
-  server.start([copts, &ready, &announce, threads](boost::asio::io_context& ioc) {
-    // One upstream pool per worker thread, alive for the thread's lifetime.
+  server.start([copts, &ready, &announce, threads, redis_client](boost::asio::io_context& ioc) {
+    // One upstream pool per worker thread, alive for the thread's lifetime; so is its Redis
+    // connection (reservations and settlements go out on it from this thread's event loop).
     thread_local std::unique_ptr<http::UpstreamPool> pool;
+    thread_local std::unique_ptr<store::redis::IoConnection> redis;
+    if (redis_client) redis = redis_client->attach(ioc);
     try {
       pool = std::make_unique<http::UpstreamPool>(ioc, copts);
     } catch (const std::exception& e) {

@@ -147,6 +147,22 @@ StoreResult<void> PgConnection::simple(const char* text, std::string_view what) 
 PGresult* PgConnection::execute(const std::string& text, const std::vector<Oid>& types,
                                const std::vector<const char*>& values) {
   const int n = static_cast<int>(values.size());
+  auto unprepared = [&] { return PQexecParams(conn_, text.c_str(), n, types.data(), values.data(), nullptr, nullptr, 0); };
+  if (!prepare_) return unprepared();
+  // A pooler that hands this session's statements to other server connections (PgBouncer in
+  // transaction mode before 1.21) answers "prepared statement … does not exist" (26000) or
+  // "… already exists" (42P05): stop preparing on this connection; outside a transaction the
+  // statement, which did not run, runs again unprepared.
+  auto pooler_said_no = [&](PGresult* r) {
+    const std::string state = field(r, PG_DIAG_SQLSTATE);
+    if (state != "26000" && state != "42P05") return r;
+    prepare_ = false;
+    prepared_.clear();
+    lru_.clear();
+    if (in_txn_) return r;
+    PQclear(r);
+    return unprepared();
+  };
   // The statement's name is keyed by its text and its parameters' types (a NULL is sent untyped).
   std::string key = text;
   key += '\x1f';
@@ -161,14 +177,17 @@ PGresult* PgConnection::execute(const std::string& text, const std::vector<Oid>&
     }
     const std::string name = "tg" + std::to_string(++prepared_count_);
     PGresult* p = PQprepare(conn_, name.c_str(), text.c_str(), n, types.data());
-    if (PQresultStatus(p) != PGRES_COMMAND_OK) return p;  // the statement's own error, as executing it would give
+    if (PQresultStatus(p) != PGRES_COMMAND_OK) return pooler_said_no(p);  // else the statement's own error
     PQclear(p);
     lru_.push_front(key);
     it = prepared_.emplace(std::move(key), Prepared{name, lru_.begin()}).first;
   } else {
     lru_.splice(lru_.begin(), lru_, it->second.use);
   }
-  return PQexecPrepared(conn_, it->second.name.c_str(), n, values.data(), nullptr, nullptr, 0);
+  PGresult* r = PQexecPrepared(conn_, it->second.name.c_str(), n, values.data(), nullptr, nullptr, 0);
+  const auto st = PQresultStatus(r);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return pooler_said_no(r);
+  return r;
 }
 
 StoreResult<sql::Result> PgConnection::exec_once(const std::string& text, const sql::Params& params,

@@ -34,7 +34,9 @@ class PgConnection final : public sql::Connection {
 
   /// `?` placeholders become `$1, $2, …`; an integer is sent as int8, text with its type left to
   /// the server. Each statement is prepared on its first use and kept (the 64 most recently used
-  /// per connection): parsing and planning cost the server more than the round trip does. A statement outside a transaction that fails because the connection was lost is
+  /// per connection): parsing and planning cost the server more than the round trip does. Behind
+  /// a pooler that does not keep prepared statements (PgBouncer transaction mode before 1.21) the
+  /// connection stops preparing at the first refusal. A statement outside a transaction that fails because the connection was lost is
   /// retried once on a new connection (statements outside transactions are reads).
   StoreResult<sql::Result> run(std::string_view sql, const sql::Params& params, std::string_view what) override;
   StoreResult<void> script(std::string_view sql, std::string_view what) override;
@@ -74,6 +76,7 @@ class PgConnection final : public sql::Connection {
   std::unordered_map<std::string, Prepared> prepared_;  // key: text, 0x1f, a type letter per parameter
   std::list<std::string> lru_;                         // keys, most recently used first
   std::uint64_t prepared_count_ = 0;                   // names are never reused within a process
+  bool prepare_ = true;                                // false once a pooler refused prepared statements
 };
 
 /// `?` → `$n` outside quoted text.

@@ -1,5 +1,7 @@
 #include "store/redis/redis_client.hpp"
 
+#include "store/redis/io_connection.hpp"
+
 #include <hiredis/hiredis.h>
 #include <openssl/sha.h>
 
@@ -10,7 +12,7 @@
 namespace tollgate::store::redis {
 namespace {
 
-Reply copy_reply(const redisReply* r) {
+Reply copy(const redisReply* r) {
   Reply out;
   switch (r->type) {
     case REDIS_REPLY_INTEGER: out.type = Reply::Type::integer; out.integer = r->integer; break;
@@ -20,12 +22,16 @@ Reply copy_reply(const redisReply* r) {
     case REDIS_REPLY_ARRAY:
       out.type = Reply::Type::array;
       out.elements.reserve(r->elements);
-      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(copy_reply(r->element[i]));
+      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(copy(r->element[i]));
       break;
     default: out.type = Reply::Type::nil; break;
   }
   return out;
 }
+
+// The connection attached on this thread (RedisClient::attach) and the client it belongs to.
+thread_local IoConnection* tl_connection = nullptr;
+thread_local const RedisClient* tl_owner = nullptr;
 
 timeval to_timeval(std::chrono::milliseconds ms) {
   timeval tv{};
@@ -44,12 +50,30 @@ std::optional<Reply> roundtrip(redisContext* ctx, const std::vector<std::string>
   }
   auto* r = static_cast<redisReply*>(redisCommandArgv(ctx, static_cast<int>(a.size()), a.data(), l.data()));
   if (r == nullptr) return std::nullopt;
-  Reply out = copy_reply(r);
+  Reply out = copy(r);
   freeReplyObject(r);
   return out;
 }
 
 }  // namespace
+
+Reply detail::copy_reply(const void* hiredis_reply) { return copy(static_cast<const redisReply*>(hiredis_reply)); }
+
+std::unique_ptr<IoConnection> RedisClient::attach(boost::asio::io_context& ioc) {
+  auto c = std::make_unique<IoConnection>(ioc, *this);
+  tl_connection = c.get();
+  tl_owner = this;
+  return c;
+}
+
+IoConnection* RedisClient::local() const noexcept { return tl_owner == this ? tl_connection : nullptr; }
+
+void RedisClient::detach(const IoConnection* c) noexcept {
+  if (tl_connection == c) {
+    tl_connection = nullptr;
+    tl_owner = nullptr;
+  }
+}
 
 std::optional<long long> Reply::as_integer() const {
   if (type == Type::integer) return integer;
@@ -95,19 +119,25 @@ RedisClient::~RedisClient() {
 }
 
 void RedisClient::submit(std::vector<std::string> argv, ReplyDone done) {
-  {
-    std::lock_guard lock(mutex_);
-    if (!stop_) {
-      queue_.push_back(Command{std::move(argv), nullptr, std::move(done)});
-      wake_.notify_one();
-      return;
-    }
+  if (IoConnection* c = local()) {
+    c->send(std::move(argv), nullptr, std::move(done));
+    return;
   }
-  done(std::unexpected(ReplyError{"the Redis client is shutting down"}));
+  enqueue(Command{std::move(argv), nullptr, std::move(done)});
 }
 
 void RedisClient::eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                        ReplyDone done) {
+  auto argv = eval_argv(script, std::move(keys), std::move(args));
+  if (IoConnection* c = local()) {
+    c->send(std::move(argv), &script, std::move(done));
+    return;
+  }
+  enqueue(Command{std::move(argv), &script, std::move(done)});
+}
+
+std::vector<std::string> RedisClient::eval_argv(const Script& script, std::vector<std::string> keys,
+                                                std::vector<std::string> args) {
   std::vector<std::string> argv;
   argv.reserve(3 + keys.size() + args.size());
   argv.emplace_back("EVALSHA");
@@ -115,28 +145,35 @@ void RedisClient::eval(const Script& script, std::vector<std::string> keys, std:
   argv.push_back(std::to_string(keys.size()));
   for (auto& k : keys) argv.push_back(std::move(k));
   for (auto& a : args) argv.push_back(std::move(a));
+  return argv;
+}
+
+void RedisClient::enqueue(Command c) {
   {
     std::lock_guard lock(mutex_);
     if (!stop_) {
-      queue_.push_back(Command{std::move(argv), &script, std::move(done)});
+      queue_.push_back(std::move(c));
       wake_.notify_one();
       return;
     }
   }
-  done(std::unexpected(ReplyError{"the Redis client is shutting down"}));
+  c.done(std::unexpected(ReplyError{"the Redis client is shutting down"}));
 }
 
+// Always on the client's thread, never on an attached connection: the caller blocks, and on a
+// worker thread its own event loop would be the one to read the reply.
 ReplyResult RedisClient::call(std::vector<std::string> argv) {
   auto p = std::make_shared<std::promise<ReplyResult>>();
   auto f = p->get_future();
-  submit(std::move(argv), [p](ReplyResult r) { p->set_value(std::move(r)); });
+  enqueue(Command{std::move(argv), nullptr, [p](ReplyResult r) { p->set_value(std::move(r)); }});
   return f.get();
 }
 
 ReplyResult RedisClient::call_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args) {
   auto p = std::make_shared<std::promise<ReplyResult>>();
   auto f = p->get_future();
-  eval(script, std::move(keys), std::move(args), [p](ReplyResult r) { p->set_value(std::move(r)); });
+  enqueue(Command{eval_argv(script, std::move(keys), std::move(args)), &script,
+                  [p](ReplyResult r) { p->set_value(std::move(r)); }});
   return f.get();
 }
 
@@ -237,7 +274,7 @@ void RedisClient::run() {
         break;
       }
       auto* r = static_cast<redisReply*>(raw);
-      Reply reply = copy_reply(r);
+      Reply reply = copy(r);
       freeReplyObject(r);
       Command& c = batch[i];
       if (c.script != nullptr && reply.type == Reply::Type::error && reply.str.starts_with("NOSCRIPT")) {

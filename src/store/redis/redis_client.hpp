@@ -1,10 +1,12 @@
 #pragma once
-/// A Redis connection on its own thread, for the shared ledger (store/redis/redis_ledger.hpp).
+/// A Redis connection on its own thread, for the shared ledger (store/redis/redis_ledger.hpp),
+/// plus one per worker thread that attach()es (store/redis/io_connection.hpp).
 ///
 /// Commands are queued by any thread and sent by the client's thread in pipelined batches: all
 /// commands waiting when the thread wakes go out in one write, and their replies are read in
 /// order, so N concurrent callers cost one round trip, not N. Each command's callback runs on the
-/// client's thread. Protocol: RESP over TCP (https://redis.io/docs/reference/protocol-spec/),
+/// client's thread. A worker thread with an attached connection sends its commands itself and
+/// gets their callbacks on itself, from its own event loop. Protocol: RESP over TCP (https://redis.io/docs/reference/protocol-spec/),
 /// through hiredis's synchronous API; AUTH and SELECT on connect.
 ///
 /// Failure model: a command that could not be written or whose reply did not arrive within
@@ -20,6 +22,7 @@
 #include <deque>
 #include <expected>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,6 +34,10 @@
 #include "store/store.hpp"
 
 struct redisContext;
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace tollgate::store::redis {
 
@@ -79,6 +86,13 @@ struct Script {
   std::string sha1;  ///< lower-case hex
 };
 
+namespace detail {
+/// A hiredis `redisReply*` copied into a Reply (store/redis/ internal).
+Reply copy_reply(const void* hiredis_reply);
+}  // namespace detail
+
+class IoConnection;
+
 /// Counters of what the client sent (cheap copy).
 struct ClientStats {
   std::uint64_t commands = 0;   ///< commands answered (replies, including error replies)
@@ -95,11 +109,20 @@ class RedisClient {
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
 
-  /// Queues one command (argv, binary-safe); `done` is called exactly once.
+  /// Queues one command (argv, binary-safe); `done` is called exactly once. On a thread that
+  /// attach()ed a connection, the command goes out on it at once and `done` runs on that thread.
   void submit(std::vector<std::string> argv, ReplyDone done);
-  /// Queues EVALSHA script keys args (EVAL on NOSCRIPT). `script` must outlive the call.
+  /// Queues EVALSHA script keys args (EVAL on NOSCRIPT). `script` must outlive the call. As
+  /// submit() on an attached thread.
   void eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args, ReplyDone done);
-  /// submit() and wait for the outcome (blocks the caller: start-up, background tasks, tests).
+  /// Gives the calling worker thread a connection of its own, driven by `ioc`, the io_context
+  /// this thread runs (store/redis/io_connection.hpp): its submit() and eval() calls then cost
+  /// the round trip alone, with no hand-over to the client's thread and back. call() and
+  /// call_eval() keep using the client's thread (they block). The thread owns the connection;
+  /// it must destroy it on this thread when `ioc` no longer runs (thread exit), before the client.
+  [[nodiscard]] std::unique_ptr<IoConnection> attach(boost::asio::io_context& ioc);
+  /// submit() on the client's thread (never on an attached connection) and wait for the outcome
+  /// (blocks the caller: start-up, background tasks, tests).
   ReplyResult call(std::vector<std::string> argv);
   /// eval() and wait.
   ReplyResult call_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args);
@@ -113,11 +136,18 @@ class RedisClient {
   [[nodiscard]] const RedisOptions& options() const noexcept { return options_; }
 
  private:
+  friend class IoConnection;
+  /// The connection attached on the calling thread, if it is this client's.
+  IoConnection* local() const noexcept;
+  void detach(const IoConnection* c) noexcept;
   struct Command {
     std::vector<std::string> argv;
     const Script* script = nullptr;  // EVALSHA: argv[1] is the sha; fallback rewrites it
     ReplyDone done;
   };
+  void enqueue(Command c);
+  static std::vector<std::string> eval_argv(const Script& script, std::vector<std::string> keys,
+                                            std::vector<std::string> args);
   void run();
   bool connect();
   void drop();
