@@ -21,19 +21,13 @@
 
 #include "store/redis/io_connection.hpp"
 #include "store/redis/redis_client.hpp"
+#include "redis_test_util.hpp"
 
 namespace tollgate::store::redis {
 namespace {
 
 namespace net = boost::asio;
 
-std::optional<RedisOptions> test_redis() {
-  const char* url = std::getenv("TOLLGATE_TEST_REDIS_URL");
-  if (url == nullptr || *url == '\0') return std::nullopt;
-  auto e = config::parse_redis_url(url);
-  if (!e) return std::nullopt;
-  return redis_options_for(*e);
-}
 
 // A worker thread as serve runs one: an io_context with the client's connection attached; the
 // connection is destroyed on the thread once its io_context stopped.
@@ -96,7 +90,14 @@ class SilentServer {
     port_ = ntohs(a.sin_port);
   }
   ~SilentServer() { ::close(fd_); }
-  int port() const { return port_; }
+  /// Options that connect to it, with `timeout` per command.
+  RedisOptions options(std::chrono::milliseconds timeout) const {
+    RedisOptions o;
+    o.host = "127.0.0.1";
+    o.port = port_;
+    o.timeout = timeout;
+    return o;
+  }
 
  private:
   int fd_ = -1;
@@ -106,13 +107,7 @@ class SilentServer {
 class RedisIoConnection : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto o = test_redis();
-    if (!o) {
-      const char* req = std::getenv("TOLLGATE_REQUIRE_SERVICES");
-      if (req != nullptr && std::string(req) == "1") FAIL() << "TOLLGATE_TEST_REDIS_URL is not set";
-      GTEST_SKIP() << "TOLLGATE_TEST_REDIS_URL is not set (scripts/services.sh start)";
-    }
-    redis_ = *o;
+    TG_REQUIRE_REDIS(redis_);
     std::random_device rd;
     key_ = "tgtest:io:" + std::to_string(rd()) + std::to_string(rd());
   }
@@ -162,13 +157,7 @@ TEST_F(RedisIoConnection, AScriptRunsAgainAfterTheServerForgotIt) {
 
 TEST_F(RedisIoConnection, AServerThatStopsAnsweringTimesOut) {
   SilentServer silent;
-  RedisOptions o = redis_;
-  o.host = "127.0.0.1";
-  o.port = silent.port();
-  o.password.clear();
-  o.db = 0;
-  o.timeout = std::chrono::milliseconds(150);
-  RedisClient client(o);
+  RedisClient client(silent.options(std::chrono::milliseconds(150)));
   Worker w(client);
   const auto t0 = std::chrono::steady_clock::now();
   auto a = w.submit(client, {"PING"});
@@ -220,13 +209,7 @@ TEST_F(RedisIoConnection, AnUnreachableServerFailsAtOnceUntilTheRetryInterval) {
 
 TEST_F(RedisIoConnection, CommandsInFlightFailWhenTheWorkerStops) {
   SilentServer silent;
-  RedisOptions o = redis_;
-  o.host = "127.0.0.1";
-  o.port = silent.port();
-  o.password.clear();
-  o.db = 0;
-  o.timeout = std::chrono::milliseconds(10000);
-  RedisClient client(o);
+  RedisClient client(silent.options(std::chrono::milliseconds(10000)));
   auto w = std::make_unique<Worker>(client);
   auto pending = w->submit(client, {"PING"});
   std::this_thread::sleep_for(std::chrono::milliseconds(50));

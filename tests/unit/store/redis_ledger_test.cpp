@@ -12,6 +12,7 @@
 #include "budget/ledger.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/sqlite/sqlite_store.hpp"
+#include "redis_test_util.hpp"
 
 namespace tollgate::store::redis {
 namespace {
@@ -23,13 +24,6 @@ using budget::ScopeKind;
 using budget::ScopeLimit;
 using budget::SettleKind;
 
-std::optional<RedisOptions> test_redis() {
-  const char* url = std::getenv("TOLLGATE_TEST_REDIS_URL");
-  if (url == nullptr || *url == '\0') return std::nullopt;
-  auto e = config::parse_redis_url(url);
-  if (!e) return std::nullopt;
-  return redis_options_for(*e);
-}
 
 std::string unique_prefix() {
   std::random_device rd;
@@ -39,13 +33,7 @@ std::string unique_prefix() {
 class RedisLedgerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto o = test_redis();
-    if (!o) {
-      const char* req = std::getenv("TOLLGATE_REQUIRE_SERVICES");
-      if (req != nullptr && std::string(req) == "1") FAIL() << "TOLLGATE_TEST_REDIS_URL is not set";
-      GTEST_SKIP() << "TOLLGATE_TEST_REDIS_URL is not set (scripts/services.sh start)";
-    }
-    redis_ = *o;
+    TG_REQUIRE_REDIS(redis_);
     prefix_ = unique_prefix();
     auto s = sqlite::open_sqlite_store(":memory:");
     ASSERT_TRUE(s.has_value());
