@@ -1,5 +1,6 @@
 #include "store/postgres/pg_connection.hpp"
 
+#include <openssl/sha.h>
 #include <poll.h>
 
 #include <cstdlib>
@@ -88,6 +89,8 @@ void PgConnection::disconnect() {
   conn_ = nullptr;
   prepared_.clear();  // prepared statements belong to the session
   lru_.clear();
+  seen_.clear();
+  deallocate_all_ = false;
 }
 
 bool PgConnection::closed_by_server() {
@@ -144,50 +147,89 @@ StoreResult<void> PgConnection::simple(const char* text, std::string_view what) 
   return std::unexpected(StoreError{StoreErrorCode::unavailable, std::string(what) + ": " + msg, {}});
 }
 
+namespace {
+
+// A statement's name on the server: its content (text and parameter types), hashed. The same
+// name always means the same statement, whichever session or instance prepared it, so a pooler
+// that moves statements between server connections can never run another statement by it.
+std::string statement_name(const std::string& key) {
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), d);
+  static const char* hex = "0123456789abcdef";
+  std::string name = "tg_";
+  for (int i = 0; i < 20; ++i) {  // 160 bits; identifiers are limited to 63 bytes
+    name += hex[d[i] >> 4];
+    name += hex[d[i] & 15];
+  }
+  return name;
+}
+
+}  // namespace
+
 PGresult* PgConnection::execute(const std::string& text, const std::vector<Oid>& types,
-                               const std::vector<const char*>& values) {
+                                const std::vector<const char*>& values) {
   const int n = static_cast<int>(values.size());
   auto unprepared = [&] { return PQexecParams(conn_, text.c_str(), n, types.data(), values.data(), nullptr, nullptr, 0); };
   if (!prepare_) return unprepared();
-  // A pooler that hands this session's statements to other server connections (PgBouncer in
-  // transaction mode before 1.21) answers "prepared statement … does not exist" (26000) or
-  // "… already exists" (42P05): stop preparing on this connection; outside a transaction the
-  // statement, which did not run, runs again unprepared.
-  auto pooler_said_no = [&](PGresult* r) {
-    const std::string state = field(r, PG_DIAG_SQLSTATE);
-    if (state != "26000" && state != "42P05") return r;
-    prepare_ = false;
-    prepared_.clear();
-    lru_.clear();
-    if (in_txn_) return r;
-    PQclear(r);
-    return unprepared();
-  };
-  // The statement's name is keyed by its text and its parameters' types (a NULL is sent untyped).
   std::string key = text;
   key += '\x1f';
   for (std::size_t i = 0; i < values.size(); ++i) key += values[i] ? (types[i] ? 'i' : 't') : 'n';
   auto it = prepared_.find(key);
   if (it == prepared_.end()) {
+    // Prepared on its second use: a statement whose shape never comes back (a batch of unusual
+    // size) costs one round trip, not a PREPARE too; and never evicting inside a transaction,
+    // where a failed DEALLOCATE would abort it.
+    const std::size_t h = std::hash<std::string>{}(key);
+    if (seen_.insert(h).second) {
+      if (seen_.size() > kSeenLimit) seen_.clear();
+      return unprepared();
+    }
+    if (in_txn_ && (deallocate_all_ || prepared_.size() >= kPreparedLimit)) return unprepared();
+    if (deallocate_all_) {
+      PQclear(PQexec(conn_, "DEALLOCATE ALL"));
+      deallocate_all_ = false;
+    }
     if (prepared_.size() >= kPreparedLimit) {
-      const auto& victim = prepared_.find(lru_.back());
-      PQclear(PQexec(conn_, ("DEALLOCATE " + victim->second.name).c_str()));  // fails harmlessly in an aborted transaction
+      auto victim = prepared_.find(lru_.back());
+      PQclear(PQexec(conn_, ("DEALLOCATE " + victim->second.name).c_str()));
       prepared_.erase(victim);
       lru_.pop_back();
     }
-    const std::string name = "tg" + std::to_string(++prepared_count_);
+    const std::string name = statement_name(key);
     PGresult* p = PQprepare(conn_, name.c_str(), text.c_str(), n, types.data());
-    if (PQresultStatus(p) != PGRES_COMMAND_OK) return pooler_said_no(p);  // else the statement's own error
-    PQclear(p);
+    const std::string state = PQresultStatus(p) == PGRES_COMMAND_OK ? "" : field(p, PG_DIAG_SQLSTATE);
+    if (!state.empty() && state != "42P05") return p;  // the statement's own error, as executing it would give
+    // Prepared, or already there under its content name (a pooler's other session): the same
+    // statement either way. Inside a transaction that error has aborted it: report it.
     lru_.push_front(key);
     it = prepared_.emplace(std::move(key), Prepared{name, lru_.begin()}).first;
+    if (!state.empty() && in_txn_) return p;
+    PQclear(p);
   } else {
     lru_.splice(lru_.begin(), lru_, it->second.use);
   }
   PGresult* r = PQexecPrepared(conn_, it->second.name.c_str(), n, values.data(), nullptr, nullptr, 0);
   const auto st = PQresultStatus(r);
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return pooler_said_no(r);
-  return r;
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
+  const std::string state = field(r, PG_DIAG_SQLSTATE);
+  if (state == "0A000") {
+    // "cached plan must not change result type" (a column changed under a kept plan): prepare
+    // everything again, from a clean slate once outside a transaction.
+    prepared_.clear();
+    lru_.clear();
+    deallocate_all_ = true;
+    return r;
+  }
+  if (state != "26000") return r;  // the statement's own error; it stays prepared
+  // "prepared statement … does not exist": a pooler that hands this session's statements to
+  // other server connections (PgBouncer in transaction mode before 1.21). Stop preparing on this
+  // connection; outside a transaction the statement, which did not run, runs again unprepared.
+  prepare_ = false;
+  prepared_.clear();
+  lru_.clear();
+  if (in_txn_) return r;
+  PQclear(r);
+  return unprepared();
 }
 
 StoreResult<sql::Result> PgConnection::exec_once(const std::string& text, const sql::Params& params,

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "store/sql.hpp"
@@ -33,11 +34,12 @@ class PgConnection final : public sql::Connection {
   std::optional<StoreError> ensure_connected();
 
   /// `?` placeholders become `$1, $2, …`; an integer is sent as int8, text with its type left to
-  /// the server. Each statement is prepared on its first use and kept (the 64 most recently used
-  /// per connection): parsing and planning cost the server more than the round trip does. Behind
-  /// a pooler that does not keep prepared statements (PgBouncer transaction mode before 1.21) the
-  /// connection stops preparing at the first refusal. A statement outside a transaction that fails because the connection was lost is
-  /// retried once on a new connection (statements outside transactions are reads).
+  /// the server. A statement used a second time on this connection is prepared and kept (the 64
+  /// most recently used), named by its content: parsing and planning cost the server more than
+  /// the round trip does. Behind a pooler that does not keep prepared statements (PgBouncer in
+  /// transaction mode before 1.21) the connection stops preparing at the first refusal. A
+  /// statement outside a transaction that fails because the connection was lost is retried once
+  /// on a new connection (statements outside transactions are reads).
   StoreResult<sql::Result> run(std::string_view sql, const sql::Params& params, std::string_view what) override;
   StoreResult<void> script(std::string_view sql, std::string_view what) override;
   /// read: REPEATABLE READ, READ ONLY (one snapshot); write: READ COMMITTED; migrate: write plus
@@ -68,6 +70,7 @@ class PgConnection final : public sql::Connection {
     std::list<std::string>::iterator use;  // its place in lru_
   };
   static constexpr std::size_t kPreparedLimit = 64;
+  static constexpr std::size_t kSeenLimit = 4096;
 
   std::string url_;
   SessionSettings settings_;
@@ -75,8 +78,9 @@ class PgConnection final : public sql::Connection {
   bool in_txn_ = false;  // between a successful begin() and commit() / rollback()
   std::unordered_map<std::string, Prepared> prepared_;  // key: text, 0x1f, a type letter per parameter
   std::list<std::string> lru_;                         // keys, most recently used first
-  std::uint64_t prepared_count_ = 0;                   // names are never reused within a process
+  std::unordered_set<std::size_t> seen_;               // hashes of keys used once, not yet prepared
   bool prepare_ = true;                                // false once a pooler refused prepared statements
+  bool deallocate_all_ = false;                        // a kept plan went stale: DEALLOCATE ALL first
 };
 
 /// `?` → `$n` outside quoted text.

@@ -37,9 +37,9 @@ void CircuitSync::publish(const policy::CircuitTransition& t) {
   const std::string field = t.scope + "|" + t.id;
   if (t.to == policy::CircuitState::open) {
     const std::string value = std::to_string(now_ms() + t.open_for.count()) + "\t" + instance_ + "\t" + t.reason;
-    client_->submit({"HSET", key_, field, value}, [](ReplyResult) {});
+    client_->submit_in_order({"HSET", key_, field, value}, [](ReplyResult) {});
   } else if (t.to == policy::CircuitState::closed) {
-    client_->submit({"HDEL", key_, field}, [](ReplyResult) {});
+    client_->submit_in_order({"HDEL", key_, field}, [](ReplyResult) {});
   }
 }
 

@@ -19,6 +19,12 @@ IoConnection::IoConnection(net::io_context& ioc, RedisClient& client)
 IoConnection::~IoConnection() {
   closing_ = true;
   client_.detach(this);
+  // Commands never written (waiting for a connection) go out on the client's own connection:
+  // a settle, a rate-limit release or a lease renewal submitted just before the thread stopped
+  // is not lost. Those already written may have run: they fail, as on any lost connection.
+  auto waiting = std::move(waiting_);
+  waiting_.clear();
+  for (auto& p : waiting) client_.enqueue(RedisClient::Command{std::move(p.argv), p.script, std::move(p.done)});
   fail_all("the Redis connection is closing");
   if (reader_ != nullptr) redisReaderFree(reader_);
   reader_ = nullptr;
@@ -100,10 +106,10 @@ void IoConnection::on_connected() {
     std::lock_guard lock(client_.mutex_);
     ++client_.stats_.connects;
   }
-  // A reconnect means the server may have restarted in between: say so, as the client's own
-  // connection does (the ledger re-checks its counters). The first connect follows the client's.
-  if (ever_connected_) ++client_.epoch_;
-  ever_connected_ = true;
+  // No connection_epoch() bump here: that one follows the client's own connection, whose ledger
+  // re-checks the counters on every tick; a reserve on a Redis that came back empty is refused by
+  // the scripts themselves (no `ready` key), and a per-thread reconnect must not make readiness
+  // flap. AUTH and SELECT go first, and nothing else until both answered OK.
   const auto& o = client_.options();
   const auto deadline = Clock::now() + o.timeout;
   if (!o.password.empty()) {
@@ -111,12 +117,22 @@ void IoConnection::on_connected() {
     if (!o.username.empty()) auth.push_back(o.username);
     auth.push_back(o.password);
     write_command(Pending{std::move(auth), nullptr, nullptr, deadline, true});
+    ++setup_left_;
   }
-  if (o.db != 0) write_command(Pending{{"SELECT", std::to_string(o.db)}, nullptr, nullptr, deadline, true});
+  if (o.db != 0) {
+    write_command(Pending{{"SELECT", std::to_string(o.db)}, nullptr, nullptr, deadline, true});
+    ++setup_left_;
+  }
+  if (setup_left_ > 0) state_ = State::setting_up;
+  else release_waiting();
+  read();
+}
+
+void IoConnection::release_waiting() {
+  state_ = State::open;
   auto waiting = std::move(waiting_);
   waiting_.clear();
   for (auto& p : waiting) write_command(std::move(p));
-  read();
 }
 
 void IoConnection::write_command(Pending p) {
@@ -149,7 +165,7 @@ void IoConnection::write_command(Pending p) {
 }
 
 void IoConnection::flush() {
-  if (write_busy_ || out_.empty() || state_ != State::open) return;
+  if (write_busy_ || out_.empty() || (state_ != State::open && state_ != State::setting_up)) return;
   writing_.swap(out_);
   write_busy_ = true;
   const auto gen = generation_;
@@ -209,7 +225,9 @@ void IoConnection::on_reply(void* raw) {
     if (reply.type == Reply::Type::error) {
       next_connect_ = Clock::now() + client_.options().retry_interval;
       fail_all("Redis refused the connection's set-up: " + reply.str);
+      return;
     }
+    if (--setup_left_ == 0) release_waiting();
     return;
   }
   if (p.script != nullptr && reply.type == Reply::Type::error && reply.str.starts_with("NOSCRIPT")) {
@@ -234,7 +252,7 @@ void IoConnection::arm_timer() {
   const auto gen = generation_;
   timer_.expires_at(inflight_.front().deadline);
   timer_.async_wait([this, gen](boost::system::error_code ec) {
-    if (ec || gen != generation_ || state_ != State::open) return;
+    if (ec || gen != generation_ || (state_ != State::open && state_ != State::setting_up)) return;
     if (inflight_.empty()) return;  // armed again by the next command written
     if (Clock::now() >= inflight_.front().deadline) {
       fail_all("Redis did not answer within " + std::to_string(client_.options().timeout.count()) + " ms");
@@ -247,6 +265,7 @@ void IoConnection::arm_timer() {
 void IoConnection::fail_all(const std::string& why) {
   ++generation_;
   state_ = State::closed;
+  setup_left_ = 0;
   boost::system::error_code ec;
   socket_.close(ec);
   timer_.cancel();

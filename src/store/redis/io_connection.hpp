@@ -55,10 +55,11 @@ class IoConnection {
     std::chrono::steady_clock::time_point deadline;
     bool internal = false;  // AUTH / SELECT on connect: an error reply fails the connection
   };
-  enum class State { closed, connecting, open };
+  enum class State { closed, connecting, setting_up, open };  // setting_up: AUTH / SELECT in flight
 
   void connect();
   void on_connected();
+  void release_waiting();  // set-up done: the commands that waited go out
   void write_command(Pending p);
   void flush();
   void read();
@@ -71,7 +72,7 @@ class IoConnection {
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
   State state_ = State::closed;
-  bool ever_connected_ = false;
+  int setup_left_ = 0;  // AUTH / SELECT replies still to come
   bool closing_ = false;  // in the destructor: a callback's new command fails at once
   std::chrono::steady_clock::time_point next_connect_{};
   std::deque<Pending> waiting_;   // submitted while connecting

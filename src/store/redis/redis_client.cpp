@@ -126,6 +126,10 @@ void RedisClient::submit(std::vector<std::string> argv, ReplyDone done) {
   enqueue(Command{std::move(argv), nullptr, std::move(done)});
 }
 
+void RedisClient::submit_in_order(std::vector<std::string> argv, ReplyDone done) {
+  enqueue(Command{std::move(argv), nullptr, std::move(done)});
+}
+
 void RedisClient::eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                        ReplyDone done) {
   auto argv = eval_argv(script, std::move(keys), std::move(args));

@@ -112,6 +112,10 @@ class RedisClient {
   /// Queues one command (argv, binary-safe); `done` is called exactly once. On a thread that
   /// attach()ed a connection, the command goes out on it at once and `done` runs on that thread.
   void submit(std::vector<std::string> argv, ReplyDone done);
+  /// submit() on the client's own connection, even on an attached thread: commands submitted
+  /// from several threads then reach Redis in the order they were submitted (circuit openings
+  /// and closings). `done` runs on the client's thread.
+  void submit_in_order(std::vector<std::string> argv, ReplyDone done);
   /// Queues EVALSHA script keys args (EVAL on NOSCRIPT). `script` must outlive the call. As
   /// submit() on an attached thread.
   void eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args, ReplyDone done);

@@ -278,5 +278,37 @@ TEST_F(Postgres, OneStatementGroupCommitIsOrderedAndAtomic) {
   EXPECT_FALSE(sql::one_statement_append({}, meta, 30000)) << "no ledger rows";
 }
 
+// Kept plans: a statement used again is prepared (same answers), a failing one stays usable, and
+// a column whose type changes under a kept plan costs at most one failed call.
+TEST_F(Postgres, PreparedStatementsSurviveErrorsAndSchemaChanges) {
+  { ASSERT_TRUE(db_->open()); }
+  postgres::PgConnection conn(db_->url(), {});
+  ASSERT_TRUE(conn.run("CREATE TABLE plan_t (id BIGINT PRIMARY KEY, v BIGINT)", {}, "t"));
+  for (std::int64_t i = 1; i <= 3; ++i) {
+    auto r = conn.run("INSERT INTO plan_t (id, v) VALUES (?, ?)", {i, i * 10}, "t");
+    ASSERT_TRUE(r) << r.error().message;
+  }
+  auto dup = conn.run("INSERT INTO plan_t (id, v) VALUES (?, ?)", {std::int64_t{1}, std::int64_t{0}}, "t");
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().code, StoreErrorCode::conflict);
+  ASSERT_TRUE(conn.run("INSERT INTO plan_t (id, v) VALUES (?, ?)", {std::int64_t{4}, std::int64_t{40}}, "t"));
+  for (int i = 0; i < 3; ++i) {
+    auto r = conn.run("SELECT v FROM plan_t WHERE id = ?", {std::int64_t{2}}, "t");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->rows.at(0).i64(0), 20);
+  }
+  ASSERT_TRUE(conn.run("ALTER TABLE plan_t ALTER COLUMN v TYPE TEXT", {}, "t"));
+  int failures = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto r = conn.run("SELECT v FROM plan_t WHERE id = ?", {std::int64_t{2}}, "t");
+    if (!r) {
+      ++failures;
+      continue;
+    }
+    EXPECT_EQ(r->rows.at(0).text(0), "20");
+  }
+  EXPECT_LE(failures, 1);
+}
+
 }  // namespace
 }  // namespace tollgate::store
