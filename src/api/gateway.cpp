@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/caller.hpp"
+#include "core/await_answer.hpp"
 #include "api/errors.hpp"
 #include "api/jobs.hpp"
 #include "api/json_body.hpp"
@@ -79,8 +80,8 @@ http::Response health_response(std::string_view path, const pipeline::Services& 
   return json_response(draining || !ledger_ok ? 503 : 200, json::serialize(o));
 }
 
-/// The least time between two identity refreshes caused by a refused key (Identities::refresh_after_miss).
-constexpr std::chrono::milliseconds kMissRefreshInterval{5};
+/// How long a refused virtual key waits for an identity refresh before its 401.
+constexpr std::chrono::milliseconds kMissRefreshWait{200};
 
 /// Authenticates a model call (auth::authenticate); the 401 response in the client's format otherwise.
 std::expected<std::shared_ptr<const auth::Principal>, http::Response> authenticate_request(
@@ -117,10 +118,11 @@ constexpr std::string_view kGatewayOnlyKeys[] = {"fallbacks", "context_window_fa
 }  // namespace
 
 Gateway::Gateway(std::shared_ptr<pipeline::Services> services, std::shared_ptr<auth::Identities> identities,
-                 std::shared_ptr<Admin> admin)
+                 std::shared_ptr<Admin> admin, std::shared_ptr<auth::IdentityRefresher> refresher)
     : services_(std::move(services)),
       identities_(identities ? std::move(identities) : std::make_shared<auth::Identities>()),
-      admin_(std::move(admin)) {}
+      admin_(std::move(admin)),
+      refresher_(std::move(refresher)) {}
 
 std::string Gateway::protocol_error_body(int status, std::string_view message) {
   const std::string type = status == 413 ? "invalid_request_error" : status >= 500 ? "api_error" : "invalid_request_error";
@@ -172,10 +174,17 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   const auto index = identities_->current();
   auto principal = authenticate_request(req, services_->config->general_settings.master_key, *index, fmt);
   // A key this instance does not know (yet): created or unblocked on another instance since the
-  // last identity poll. One look at the store, rate-limited, before the 401.
-  if (!principal && services_->store && presented_key(req).starts_with("sk-") &&
-      identities_->refresh_after_miss(*services_->store, kMissRefreshInterval, index.get(), arrived))
-    principal = authenticate_request(req, services_->config->general_settings.master_key, *identities_->current(), fmt);
+  // last identity poll. The refresher looks at the store (off this thread) before the 401.
+  if (!principal && refresher_ && presented_key(req).starts_with("sk-")) {
+    auto& refresher = *refresher_;
+    std::function<void(std::function<void(bool)>)> start = [&refresher, refused = index.get(),
+                                                            arrived](std::function<void(bool)> done) {
+      refresher.after_miss(refused, arrived, std::move(done));
+    };
+    auto retry = co_await core::await_answer<bool>(std::move(start), arrived + kMissRefreshWait, [](bool) {});
+    if (retry && *retry)
+      principal = authenticate_request(req, services_->config->general_settings.master_key, *identities_->current(), fmt);
+  }
   if (!principal) {
     co_await w.send(std::move(principal.error()));
     co_return;

@@ -10,6 +10,7 @@
 
 #include "api/admin.hpp"
 #include "auth/identities.hpp"
+#include "auth/identity_refresher.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
 
@@ -20,9 +21,11 @@ namespace tollgate::api {
 /// (auth::may_call) before the attempt loop runs; admin paths go to `admin`.
 class Gateway {
  public:
-  /// `identities` null = an empty snapshot (master key only); `admin` null = no admin API (404).
+  /// `identities` null = an empty snapshot (master key only); `admin` null = no admin API (404);
+  /// `refresher` (over the same identities) set: a refused virtual key waits up to 200 ms for an
+  /// identity refresh before its 401 (a key created on another instance works at once).
   explicit Gateway(std::shared_ptr<pipeline::Services> services, std::shared_ptr<auth::Identities> identities = nullptr,
-                   std::shared_ptr<Admin> admin = nullptr);
+                   std::shared_ptr<Admin> admin = nullptr, std::shared_ptr<auth::IdentityRefresher> refresher = nullptr);
   /// The http::Handler: answers one request.
   boost::asio::awaitable<void> handle(http::Request& req, http::ResponseWriter& w);
   /// Body of errors the HTTP layer answers itself (OpenAI error format).
@@ -46,6 +49,7 @@ class Gateway {
   std::shared_ptr<pipeline::Services> services_;
   std::shared_ptr<auth::Identities> identities_;
   std::shared_ptr<Admin> admin_;
+  std::shared_ptr<auth::IdentityRefresher> refresher_;
   std::atomic<bool> draining_{false};
   /// One thread for admin requests (blocking store calls stay off the I/O workers).
   boost::asio::thread_pool admin_thread_{1};

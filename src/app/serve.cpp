@@ -123,7 +123,10 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   admin_deps.identities = identities;
   admin_deps.spend_for_key = [services](const store::KeyRecord& k) { return api::key_spend_json(*services->ledger, *services->config, k); };
   auto admin = std::make_shared<api::Admin>(std::move(admin_deps));
-  auto gateway = std::make_shared<api::Gateway>(services, identities, admin);
+  // Identity changes made elsewhere (another instance sharing the store) are picked up by polling,
+  // and at once for a key this instance does not know yet.
+  auto refresher = std::make_shared<auth::IdentityRefresher>(identities, db, auth::RefresherOptions{.poll = ts.identity_refresh});
+  auto gateway = std::make_shared<api::Gateway>(services, identities, admin, refresher);
 
   http::ServerLimits limits;
   limits.max_body_bytes = ts.max_request_body_bytes;
@@ -230,20 +233,6 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     });
   };
   arm_sweep();
-  // Identity changes made elsewhere (another instance sharing the store) are picked up here.
-  boost::asio::steady_timer identity_poll(signal_ioc);
-  std::function<void()> arm_identity_poll = [&] {
-    identity_poll.expires_after(ts.identity_refresh);
-    identity_poll.async_wait([&](const boost::system::error_code& ec) {
-      if (ec) return;
-      if (auto r = identities->refresh(*db); !r)
-        spdlog::warn("identity refresh failed ({}); model calls use the previous snapshot", r.error().message);
-      else if (*r)
-        spdlog::debug("identities reloaded (changed in the store)");
-      arm_identity_poll();
-    });
-  };
-  arm_identity_poll();
   std::thread signal_thread([&signal_ioc] { signal_ioc.run(); });
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -290,6 +279,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
                in_flight, ts.drain_timeout.count());
   if (signal_count > 1) server.hurry();
   const auto report = server.finish_drain(deadline);
+  refresher->stop();  // answers a refused key still waiting, while the workers' contexts exist
   gateway->finish_admin();
   {
     std::lock_guard lk(stops.mu);

@@ -109,21 +109,6 @@ std::expected<bool, store::StoreError> Identities::refresh(store::Store& st) {
   return true;
 }
 
-bool Identities::refresh_after_miss(store::Store& st, std::chrono::milliseconds min_interval,
-                                    const IdentityIndex* refused_by, std::chrono::steady_clock::time_point arrived) {
-  std::lock_guard lk(miss_mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  const bool covered = last_miss_refresh_ && *last_miss_refresh_ >= arrived;
-  const bool too_soon = last_miss_refresh_ && now - *last_miss_refresh_ < min_interval;
-  if (!covered && !too_soon) {
-    last_miss_refresh_ = now;
-    (void)refresh(st);  // an error leaves the index as it was
-  }
-  // Whatever was published since the refusal (by this refresh, an earlier one, or the poll) is
-  // worth one more look.
-  return current().get() != refused_by;
-}
-
 AuthResult authenticate(const IdentityIndex& index, std::string_view presented, std::string_view master_key,
                         std::int64_t now_ms) {
   if (presented.empty()) {

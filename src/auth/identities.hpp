@@ -12,12 +12,10 @@
 /// passed", "No api key passed in.", blocked, expired, blocked team).
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -82,28 +80,13 @@ class Identities {
   std::expected<void, store::StoreError> reload(store::Store& store);
   /// Reloads only when the store's identity_generation() moved past the current index's (another
   /// instance, or another thread, changed an identity). Returns whether it reloaded. Cheap when
-  /// nothing changed (one small read): `serve` calls it every tollgate_settings.identity_refresh_ms,
-  /// which is how a key blocked on one instance is refused on every other one.
+  /// nothing changed (one small read): the IdentityRefresher (auth/identity_refresher.hpp) calls
+  /// it every tollgate_settings.identity_refresh_ms and after a refused key, which is how a key
+  /// blocked or created on one instance is refused or served on every other one.
   std::expected<bool, store::StoreError> refresh(store::Store& store);
-  /// After a presented key, in a request that arrived at `arrived`, was refused by `refused_by`
-  /// (unknown, or blocked/expired there): refresh() once, as a LiteLLM proxy reads its database
-  /// on a cache miss, so that a key created or unblocked on another instance works at once rather
-  /// than after the next poll. One such refresh runs at a time; a caller whose request arrived
-  /// before the start of one that has finished since needs none of its own (that refresh read
-  /// everything committed before the request arrived). At most one refresh per `min_interval` in
-  /// the process, so a stream of invalid keys costs one small read per interval: a request
-  /// refused inside that interval is looked at again only against what was published meanwhile
-  /// (a key newer than the last refresh keeps its 401 until the next one or the poll). Returns whether
-  /// the index in force differs from `refused_by` (worth authenticating again); a store error
-  /// counts as no change.
-  bool refresh_after_miss(store::Store& store, std::chrono::milliseconds min_interval, const IdentityIndex* refused_by,
-                          std::chrono::steady_clock::time_point arrived);
-
  private:
   std::atomic<std::shared_ptr<const IdentityIndex>> index_;
   std::mutex reload_mutex_;
-  std::mutex miss_mutex_;                              // one refresh_after_miss at a time
-  std::optional<std::chrono::steady_clock::time_point> last_miss_refresh_;  // its start; under miss_mutex_
 };
 
 /// Result of authentication: the caller, or the 401 to send.

@@ -1,5 +1,7 @@
 #include "pipeline/attempt_loop.hpp"
 
+#include "core/await_answer.hpp"
+
 #include <algorithm>
 #include <ctime>
 #include <mutex>
@@ -215,47 +217,6 @@ net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec, c
   co_return result->value_or(false);
 }
 
-/// Starts an operation that answers through a callback (`start(done)`) and waits for the answer
-/// without blocking the thread: at once when `done` runs before `start` returns (the in-process
-/// ledger and limiter), later when a shared one replies. nullopt once `deadline` passed first; an
-/// answer arriving after that goes to `late` instead (to undo what it granted).
-template <class T>
-net::awaitable<std::optional<T>> await_answer(std::function<void(std::function<void(T)>)> start, core::SteadyTime deadline,
-                                              std::function<void(T)> late) {
-  struct Wait {
-    std::mutex mutex;
-    std::optional<T> result;
-    bool abandoned = false;
-    std::shared_ptr<net::steady_timer> timer;
-  };
-  auto exec = co_await net::this_coro::executor;
-  auto wait = std::make_shared<Wait>();
-  wait->timer = std::make_shared<net::steady_timer>(exec, deadline);
-  start([wait, exec, late](T answer) {
-    std::unique_lock lock(wait->mutex);
-    if (wait->abandoned) {
-      lock.unlock();
-      late(std::move(answer));
-      return;
-    }
-    wait->result.emplace(std::move(answer));
-    auto timer = wait->timer;
-    lock.unlock();
-    net::post(exec, [timer] { timer->cancel(); });
-  });
-  for (;;) {
-    {
-      std::lock_guard lock(wait->mutex);
-      if (wait->result) co_return std::move(wait->result);
-      if (std::chrono::steady_clock::now() >= deadline) {
-        wait->abandoned = true;
-        co_return std::nullopt;
-      }
-    }
-    co_await wait->timer->async_wait(use_nothrow);
-  }
-}
-
 /// Asks `ledger` for a reservation (await_answer). Past `deadline` the attempt is refused as
 /// ledger_unavailable; a reservation granted after that is released (no_usage) when it arrives,
 /// so nothing stays held for an attempt that was never sent.
@@ -269,7 +230,7 @@ net::awaitable<budget::ReserveResult> reserve_on(budget::BudgetLedger& ledger, s
   std::function<void(budget::ReserveResult)> late = [&ledger](budget::ReserveResult r) {
     if (r && !r->empty()) ledger.settle(std::move(*r), 0, budget::SettleKind::no_usage, std::chrono::system_clock::now());
   };
-  auto answer = co_await await_answer<budget::ReserveResult>(std::move(start), deadline, std::move(late));
+  auto answer = co_await core::await_answer<budget::ReserveResult>(std::move(start), deadline, std::move(late));
   if (answer) co_return std::move(*answer);
   budget::Refusal refusal;
   refusal.reason = budget::RefusalReason::observer_rejected;
@@ -371,7 +332,7 @@ class Run {
                                                                         std::optional<policy::RateDenial> d) {
         if (!d) limiter.release(subjects, 0);  // admitted after the request gave up waiting
       };
-      auto answer = co_await await_answer<std::optional<policy::RateDenial>>(std::move(start), deadline_, std::move(late));
+      auto answer = co_await core::await_answer<std::optional<policy::RateDenial>>(std::move(start), deadline_, std::move(late));
       std::optional<policy::RateDenial> denied =
           answer ? std::move(*answer) : std::optional<policy::RateDenial>(policy::RateDenial{"gateway:rate_limits", "rate_limits_unavailable", std::chrono::milliseconds(1000)});
       if (denied) {

@@ -1,11 +1,15 @@
-// Identities::refresh_after_miss over a real (in-memory SQLite) store: a key written to the store
-// after the index was loaded is found on the first refused request; refreshes are rate-limited;
-// a request that arrived before a finished refresh needs none of its own.
+// IdentityRefresher over a real (in-memory SQLite) store: a key written to the store after the
+// index was loaded is found after the first refused request; refreshes asked for by refused keys
+// are rate-limited and cover every request that arrived before they started; the poll picks up
+// changes by itself; stopping answers whoever still waits.
+#include "auth/identity_refresher.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
+#include <thread>
 
-#include "auth/identities.hpp"
 #include "auth/keys.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
@@ -21,48 +25,65 @@ class IdentityRefresh : public ::testing::Test {
     auto s = store::sqlite::open_sqlite_store(":memory:");
     ASSERT_TRUE(s);
     store_ = std::move(*s);
-    ASSERT_TRUE(ids_.reload(*store_));
+    ids_ = std::make_shared<Identities>();
+    ASSERT_TRUE(ids_->reload(*store_));
   }
   void add_key(const std::string& secret) {
     store::KeyRecord k;
     k.token_hash = sha256_hex(secret);
     ASSERT_TRUE(store_->create_key(k));
   }
-  bool knows(const std::string& secret) { return ids_.current()->key(sha256_hex(secret)) != nullptr; }
+  bool knows(const std::string& secret) { return ids_->current()->key(sha256_hex(secret)) != nullptr; }
+  static std::future<bool> miss(IdentityRefresher& r, const IdentityIndex* refused_by, Clock::time_point arrived) {
+    auto p = std::make_shared<std::promise<bool>>();
+    auto f = p->get_future();
+    r.after_miss(refused_by, arrived, [p](bool retry) { p->set_value(retry); });
+    return f;
+  }
 
   std::shared_ptr<store::Store> store_;
-  Identities ids_;
+  std::shared_ptr<Identities> ids_;
 };
 
-TEST_F(IdentityRefresh, AKeyCreatedElsewhereIsFoundOnTheFirstMiss) {
+TEST_F(IdentityRefresh, AKeyCreatedElsewhereIsFoundAfterTheFirstMiss) {
+  IdentityRefresher r(ids_, store_, {.poll = std::chrono::hours(1)});
   add_key("sk-new");  // as another instance would: the store has it, this index does not
   ASSERT_FALSE(knows("sk-new"));
-  const auto before = ids_.current();
-  EXPECT_TRUE(ids_.refresh_after_miss(*store_, milliseconds(5), before.get(), Clock::now()));
+  EXPECT_TRUE(miss(r, ids_->current().get(), Clock::now()).get());
   EXPECT_TRUE(knows("sk-new"));
+  // An unknown key changes nothing: no reason to authenticate again.
+  EXPECT_FALSE(miss(r, ids_->current().get(), Clock::now()).get());
 }
 
-TEST_F(IdentityRefresh, AnUnknownKeyChangesNothingAndRefreshesAreRateLimited) {
-  const auto before = ids_.current();
-  EXPECT_FALSE(ids_.refresh_after_miss(*store_, milliseconds(10000), before.get(), Clock::now()));
-  // Inside the interval a new miss does not read the store: the key stays unknown for now.
+TEST_F(IdentityRefresh, RefreshesAreRateLimitedAndCoverEveryEarlierArrival) {
+  IdentityRefresher r(ids_, store_, {.poll = std::chrono::hours(1), .min_interval = milliseconds(300)});
+  EXPECT_FALSE(miss(r, ids_->current().get(), Clock::now()).get());  // one refresh, nothing new
   add_key("sk-later");
-  EXPECT_FALSE(ids_.refresh_after_miss(*store_, milliseconds(10000), ids_.current().get(), Clock::now()));
-  EXPECT_FALSE(knows("sk-later"));
-  // Once the interval has passed, the next miss refreshes.
-  EXPECT_TRUE(ids_.refresh_after_miss(*store_, milliseconds(0), ids_.current().get(), Clock::now()));
+  const auto t0 = Clock::now();
+  auto a = miss(r, ids_->current().get(), Clock::now());
+  auto b = miss(r, ids_->current().get(), Clock::now());
+  EXPECT_TRUE(a.get());
+  EXPECT_TRUE(b.get());
+  EXPECT_GE(Clock::now() - t0, milliseconds(200)) << "the second refresh waited for the interval";
   EXPECT_TRUE(knows("sk-later"));
 }
 
-TEST_F(IdentityRefresh, ARequestThatArrivedBeforeAFinishedRefreshIsCoveredByIt) {
-  add_key("sk-a");
-  const auto refused_by = ids_.current();
-  const auto arrived = Clock::now();
-  // Another refused request refreshes first (it started after `arrived`)...
-  EXPECT_TRUE(ids_.refresh_after_miss(*store_, milliseconds(10000), refused_by.get(), Clock::now()));
-  // ...so this one, although inside the interval, authenticates again with what it read.
-  EXPECT_TRUE(ids_.refresh_after_miss(*store_, milliseconds(10000), refused_by.get(), arrived));
-  EXPECT_TRUE(knows("sk-a"));
+TEST_F(IdentityRefresh, ThePollPicksUpChangesByItself) {
+  IdentityRefresher r(ids_, store_, {.poll = milliseconds(20)});
+  add_key("sk-polled");
+  for (int i = 0; i < 200 && !knows("sk-polled"); ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_TRUE(knows("sk-polled"));
+}
+
+TEST_F(IdentityRefresh, StoppingAnswersWhoeverStillWaits) {
+  auto r = std::make_unique<IdentityRefresher>(ids_, store_,
+                                               RefresherOptions{.poll = std::chrono::hours(1), .min_interval = std::chrono::hours(1)});
+  EXPECT_FALSE(miss(*r, ids_->current().get(), Clock::now()).get());  // the first refresh: the next is an hour away
+  auto waiting = miss(*r, ids_->current().get(), Clock::now());
+  EXPECT_EQ(waiting.wait_for(milliseconds(50)), std::future_status::timeout);
+  r.reset();
+  ASSERT_EQ(waiting.wait_for(milliseconds(0)), std::future_status::ready);
+  EXPECT_FALSE(waiting.get());
 }
 
 }  // namespace
