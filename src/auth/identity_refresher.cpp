@@ -28,7 +28,7 @@ void IdentityRefresher::stop() {
     std::lock_guard lk(mutex_);
     left.swap(waiting_);
   }
-  for (auto& w : left) w.done(false);
+  answer_each(left, false);
 }
 
 void IdentityRefresher::after_miss(const IdentityIndex* refused_by, Clock::time_point arrived,
@@ -45,11 +45,13 @@ void IdentityRefresher::after_miss(const IdentityIndex* refused_by, Clock::time_
   done(identities_->current().get() != refused_by);
 }
 
-void IdentityRefresher::answer(std::vector<Waiter>& ws) {
+void IdentityRefresher::answer(std::vector<Waiter>& ws) { answer_each(ws, true); }
+
+void IdentityRefresher::answer_each(std::vector<Waiter>& ws, bool compare) {
   const IdentityIndex* now = identities_->current().get();
   for (auto& w : ws) {
     try {
-      w.done(now != w.refused_by);
+      w.done(compare && now != w.refused_by);
     } catch (...) {
       // A callback must not take the refresher down.
     }
@@ -74,7 +76,6 @@ void IdentityRefresher::run() {
     }
     const auto start = Clock::now();
     last_start = start;
-    if (poll_due) next_poll = start + options_.poll;
     lk.unlock();
     auto r = identities_->refresh(*store_);
     if (!r)
@@ -82,15 +83,14 @@ void IdentityRefresher::run() {
     else if (*r)
       spdlog::debug("identities reloaded (changed in the store)");
     lk.lock();
+    if (poll_due) next_poll = Clock::now() + options_.poll;  // the next poll counts from this one's end
     if (!r) backoff_until_ = Clock::now() + options_.error_backoff;
     else backoff_until_.reset();
     // Every request that arrived before this refresh started is covered by it (or, after an
     // error, answered now: the back-off keeps later ones from asking again for a while).
-    std::erase_if(waiting_, [&](Waiter& w) {
-      if (r && w.arrived > start) return false;
-      ready.push_back(std::move(w));
-      return true;
-    });
+    std::vector<Waiter> later;
+    for (auto& w : waiting_) (r && w.arrived > start ? later : ready).push_back(std::move(w));
+    waiting_.swap(later);
     lk.unlock();
     answer(ready);
     lk.lock();

@@ -62,6 +62,7 @@ class IdentityRefresher {
   };
   void run();
   void answer(std::vector<Waiter>& ws);
+  void answer_each(std::vector<Waiter>& ws, bool compare);  // compare false: every answer "no change"
 
   std::shared_ptr<Identities> identities_;
   std::shared_ptr<store::Store> store_;

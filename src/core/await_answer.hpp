@@ -22,20 +22,40 @@ namespace tollgate::core {
 
 /// Starts an operation that answers through a callback (`start(done)`) and waits for the answer
 /// without blocking the thread: at once when `done` runs before `start` returns (the in-process
-/// ledger and limiter), later when a shared one replies. nullopt once `deadline` passed first; an
-/// answer arriving after that goes to `late` instead (to undo what it granted).
+/// ledger and limiter), later when a shared one replies. nullopt once `deadline` passed first. An
+/// answer that nobody takes goes to `late` instead (to undo what it granted), on whichever thread
+/// it arrives or the frame ends: after the deadline, or when the coroutine's frame is destroyed
+/// without resuming (a request cut at shutdown).
 template <class T>
 boost::asio::awaitable<std::optional<T>> await_answer(std::function<void(std::function<void(T)>)> start,
                                                       core::SteadyTime deadline, std::function<void(T)> late) {
   struct Wait {
     std::mutex mutex;
     std::optional<T> result;
-    bool abandoned = false;
+    bool abandoned = false;  // nobody will take the answer: it goes to `late`
     std::shared_ptr<boost::asio::steady_timer> timer;
+  };
+  // Lives in the coroutine's frame: when the frame ends without taking an answer, the answer (or
+  // one still to come) goes to `late`.
+  struct Abandon {
+    std::shared_ptr<Wait> wait;
+    std::function<void(T)> late;
+    bool taken = false;
+    ~Abandon() {
+      if (taken) return;
+      std::optional<T> r;
+      {
+        std::lock_guard lock(wait->mutex);
+        wait->abandoned = true;
+        r.swap(wait->result);
+      }
+      if (r) late(std::move(*r));
+    }
   };
   auto exec = co_await boost::asio::this_coro::executor;
   auto wait = std::make_shared<Wait>();
   wait->timer = std::make_shared<boost::asio::steady_timer>(exec, deadline);
+  Abandon guard{wait, late};
   start([wait, exec, late](T answer) {
     std::unique_lock lock(wait->mutex);
     if (wait->abandoned) {
@@ -44,21 +64,20 @@ boost::asio::awaitable<std::optional<T>> await_answer(std::function<void(std::fu
       return;
     }
     wait->result.emplace(std::move(answer));
-    auto timer = wait->timer;
-    lock.unlock();
-    boost::asio::post(exec, [timer] { timer->cancel(); });
+    boost::asio::post(exec, [timer = wait->timer] { timer->cancel(); });
   });
   for (;;) {
     {
       std::lock_guard lock(wait->mutex);
-      if (wait->result) co_return std::move(wait->result);
-      if (std::chrono::steady_clock::now() >= deadline) {
-        wait->abandoned = true;
-        co_return std::nullopt;
+      if (wait->result) {
+        guard.taken = true;
+        co_return std::move(wait->result);
       }
+      if (std::chrono::steady_clock::now() >= deadline) break;
     }
     co_await wait->timer->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   }
+  co_return std::nullopt;  // the guard hands an answer that comes later to `late`
 }
 
 }  // namespace tollgate::core

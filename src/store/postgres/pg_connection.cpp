@@ -126,9 +126,11 @@ std::optional<StoreError> PgConnection::ensure_connected() {
   PQsetNoticeProcessor(conn_, ignore_notice, nullptr);
   // Durability: a COMMIT returns only once its WAL is flushed on the server (whatever the server's
   // default), so on_durable(true) means committed and durable.
+  // DEALLOCATE ALL: a pooler may hand over a server session with statements still prepared; this
+  // connection's map of what is prepared starts empty, and so must the session.
   const std::string session =
       "SET synchronous_commit = on; SET lock_timeout = " + std::to_string(settings_.lock_timeout_ms) +
-      "; SET client_min_messages = warning";
+      "; SET client_min_messages = warning; DEALLOCATE ALL";
   if (auto r = simple(session.c_str(), "configure session"); !r) {
     disconnect();
     return r.error();
@@ -197,14 +199,15 @@ PGresult* PgConnection::execute(const std::string& text, const std::vector<Oid>&
     }
     const std::string name = statement_name(key);
     PGresult* p = PQprepare(conn_, name.c_str(), text.c_str(), n, types.data());
-    const std::string state = PQresultStatus(p) == PGRES_COMMAND_OK ? "" : field(p, PG_DIAG_SQLSTATE);
-    if (!state.empty() && state != "42P05") return p;  // the statement's own error, as executing it would give
-    // Prepared, or already there under its content name (a pooler's other session): the same
-    // statement either way. Inside a transaction that error has aborted it: report it.
+    if (PQresultStatus(p) != PGRES_COMMAND_OK) {
+      // "already exists": every session starts with DEALLOCATE ALL, so only a pooler sharing
+      // server sessions between clients answers this. Stop preparing on this connection.
+      if (field(p, PG_DIAG_SQLSTATE) == "42P05") return stop_preparing(p, unprepared);
+      return p;  // the statement's own error, as executing it would give
+    }
+    PQclear(p);
     lru_.push_front(key);
     it = prepared_.emplace(std::move(key), Prepared{name, lru_.begin()}).first;
-    if (!state.empty() && in_txn_) return p;
-    PQclear(p);
   } else {
     lru_.splice(lru_.begin(), lru_, it->second.use);
   }
@@ -212,23 +215,33 @@ PGresult* PgConnection::execute(const std::string& text, const std::vector<Oid>&
   const auto st = PQresultStatus(r);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
   const std::string state = field(r, PG_DIAG_SQLSTATE);
-  if (state == "0A000") {
-    // "cached plan must not change result type" (a column changed under a kept plan): prepare
-    // everything again, from a clean slate once outside a transaction.
+  const std::string message = field(r, PG_DIAG_MESSAGE_PRIMARY);
+  if (state == "0A000" && message.find("cached plan must not change result type") != std::string::npos) {
+    // A column changed under a kept plan: prepare everything again, from a clean slate (DEALLOCATE
+    // ALL before the next PREPARE or BEGIN). The statement did not run: outside a transaction it
+    // runs again, unprepared.
     prepared_.clear();
     lru_.clear();
     deallocate_all_ = true;
-    return r;
+    if (in_txn_) return r;
+    PQclear(r);
+    return unprepared();
   }
-  if (state != "26000") return r;  // the statement's own error; it stays prepared
   // "prepared statement … does not exist": a pooler that hands this session's statements to
-  // other server connections (PgBouncer in transaction mode before 1.21). Stop preparing on this
-  // connection; outside a transaction the statement, which did not run, runs again unprepared.
+  // other server connections (PgBouncer in transaction mode before 1.21).
+  if (state == "26000") return stop_preparing(r, unprepared);
+  return r;  // the statement's own error; it stays prepared
+}
+
+template <class F>
+PGresult* PgConnection::stop_preparing(PGresult* failed, F&& unprepared) {
+  // Outside a transaction the statement, which did not run, runs again unprepared; inside one
+  // the error has aborted the transaction: report it.
   prepare_ = false;
   prepared_.clear();
   lru_.clear();
-  if (in_txn_) return r;
-  PQclear(r);
+  if (in_txn_) return failed;
+  PQclear(failed);
   return unprepared();
 }
 
@@ -326,6 +339,10 @@ StoreResult<void> PgConnection::script(std::string_view sql, std::string_view wh
 StoreResult<void> PgConnection::begin(sql::TxnMode mode, std::string_view what) {
   const char* text = mode == sql::TxnMode::read ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN";
   if (auto e = ensure_connected()) return std::unexpected(*e);
+  if (deallocate_all_) {  // a stale plan was seen inside the last transaction
+    PQclear(PQexec(conn_, "DEALLOCATE ALL"));
+    deallocate_all_ = false;
+  }
   auto r = simple(text, what);
   if (!r && lost()) {
     if (auto e = ensure_connected()) return std::unexpected(*e);

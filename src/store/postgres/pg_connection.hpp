@@ -64,6 +64,10 @@ class PgConnection final : public sql::Connection {
   /// Runs `text` as a prepared statement (preparing it first if this session has not); the
   /// result is the PREPARE's when that fails. Caller owns the result.
   PGresult* execute(const std::string& text, const std::vector<Oid>& types, const std::vector<const char*>& values);
+  /// A pooler refused prepared statements: none from now on; `unprepared()` runs the statement
+  /// again outside a transaction, else `failed` is the answer.
+  template <class F>
+  PGresult* stop_preparing(PGresult* failed, F&& unprepared);
 
   struct Prepared {
     std::string name;

@@ -19,12 +19,9 @@ IoConnection::IoConnection(net::io_context& ioc, RedisClient& client)
 IoConnection::~IoConnection() {
   closing_ = true;
   client_.detach(this);
-  // Commands never written (waiting for a connection) go out on the client's own connection:
-  // a settle, a rate-limit release or a lease renewal submitted just before the thread stopped
-  // is not lost. Those already written may have run: they fail, as on any lost connection.
-  auto waiting = std::move(waiting_);
-  waiting_.clear();
-  for (auto& p : waiting) client_.enqueue(RedisClient::Command{std::move(p.argv), p.script, std::move(p.done)});
+  // Everything still here fails now, on this thread, as on any lost connection: a reserve's
+  // failure releases what it may have taken, and a failed settle is retried by the ledger. (Sent
+  // on after the thread stopped, a reserve's grant would reach a request that no longer exists.)
   fail_all("the Redis connection is closing");
   if (reader_ != nullptr) redisReaderFree(reader_);
   reader_ = nullptr;
@@ -116,13 +113,10 @@ void IoConnection::on_connected() {
     std::vector<std::string> auth{"AUTH"};
     if (!o.username.empty()) auth.push_back(o.username);
     auth.push_back(o.password);
-    write_command(Pending{std::move(auth), nullptr, nullptr, deadline, true});
-    ++setup_left_;
+    if (write_command(Pending{std::move(auth), nullptr, nullptr, deadline, true})) ++setup_left_;
   }
-  if (o.db != 0) {
-    write_command(Pending{{"SELECT", std::to_string(o.db)}, nullptr, nullptr, deadline, true});
+  if (o.db != 0 && write_command(Pending{{"SELECT", std::to_string(o.db)}, nullptr, nullptr, deadline, true}))
     ++setup_left_;
-  }
   if (setup_left_ > 0) state_ = State::setting_up;
   else release_waiting();
   read();
@@ -132,10 +126,15 @@ void IoConnection::release_waiting() {
   state_ = State::open;
   auto waiting = std::move(waiting_);
   waiting_.clear();
-  for (auto& p : waiting) write_command(std::move(p));
+  // Their time starts now: the connect and the set-up are not theirs to wait for.
+  const auto deadline = Clock::now() + client_.options().timeout;
+  for (auto& p : waiting) {
+    p.deadline = deadline;
+    write_command(std::move(p));
+  }
 }
 
-void IoConnection::write_command(Pending p) {
+bool IoConnection::write_command(Pending p) {
   if (p.script != nullptr && loaded_.insert(p.script).second) {
     // First use on this connection: EVAL loads the script, so no EVALSHA comes back NOSCRIPT.
     p.argv[0] = "EVAL";
@@ -153,7 +152,7 @@ void IoConnection::write_command(Pending p) {
   const long long n = redisFormatCommandArgv(&cmd, static_cast<int>(a.size()), a.data(), l.data());
   if (n < 0 || cmd == nullptr) {
     if (p.done) p.done(std::unexpected(ReplyError{"cannot format the Redis command"}));
-    return;
+    return false;
   }
   out_.append(cmd, static_cast<std::size_t>(n));
   redisFreeCommand(cmd);
@@ -162,6 +161,7 @@ void IoConnection::write_command(Pending p) {
   inflight_.push_back(std::move(p));
   if (first) arm_timer();
   flush();
+  return true;
 }
 
 void IoConnection::flush() {

@@ -60,7 +60,7 @@ class IoConnection {
   void connect();
   void on_connected();
   void release_waiting();  // set-up done: the commands that waited go out
-  void write_command(Pending p);
+  bool write_command(Pending p);  // false: it could not be formatted (its done was called)
   void flush();
   void read();
   void on_reply(void* raw);
