@@ -124,6 +124,23 @@ Gateway::Gateway(std::shared_ptr<pipeline::Services> services, std::shared_ptr<a
       admin_(std::move(admin)),
       refresher_(std::move(refresher)) {}
 
+net::awaitable<std::shared_ptr<const auth::IdentityIndex>> Gateway::index_for(const http::Request& req) {
+  const auto arrived = std::chrono::steady_clock::now();
+  auto index = identities_->current();
+  if (!refresher_ || !presented_key(req).starts_with("sk-") ||
+      authenticate(req, services_->config->general_settings.master_key, *index))
+    co_return index;
+  // A key this instance does not know (yet): created or unblocked on another instance since the
+  // last identity poll. The refresher looks at the store (off this thread) before the 401.
+  auto& refresher = *refresher_;
+  std::function<void(std::function<void(bool)>)> start = [&refresher, refused = index.get(),
+                                                          arrived](std::function<void(bool)> done) {
+    refresher.after_miss(refused, arrived, std::move(done));
+  };
+  auto retry = co_await core::await_answer<bool>(std::move(start), arrived + kMissRefreshWait, [](bool) {});
+  co_return retry && *retry ? identities_->current() : index;
+}
+
 std::string Gateway::protocol_error_body(int status, std::string_view message) {
   const std::string type = status == 413 ? "invalid_request_error" : status >= 500 ? "api_error" : "invalid_request_error";
   return openai_error_json(core::Error::caller(status, type, std::string(message)));
@@ -152,9 +169,10 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   if (path.starts_with(kJobsPrefix)) {
+    auto index = co_await index_for(req);
     // A store read: on the admin thread, like the admin API.
-    auto run_job = [this, &req, path]() -> net::awaitable<http::Response> {
-      co_return job_response(req, path.substr(kJobsPrefix.size()), *services_, *identities_->current());
+    auto run_job = [this, &req, path, index]() -> net::awaitable<http::Response> {
+      co_return job_response(req, path.substr(kJobsPrefix.size()), *services_, *index);
     };
     auto op = net::co_spawn(admin_thread_.get_executor(), run_job, net::use_awaitable);
     auto res = co_await std::move(op);
@@ -170,21 +188,8 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   // Authenticate (master key or virtual key) before anything else is looked at.
-  const auto arrived = std::chrono::steady_clock::now();
-  const auto index = identities_->current();
+  const auto index = co_await index_for(req);
   auto principal = authenticate_request(req, services_->config->general_settings.master_key, *index, fmt);
-  // A key this instance does not know (yet): created or unblocked on another instance since the
-  // last identity poll. The refresher looks at the store (off this thread) before the 401.
-  if (!principal && refresher_ && presented_key(req).starts_with("sk-")) {
-    auto& refresher = *refresher_;
-    std::function<void(std::function<void(bool)>)> start = [&refresher, refused = index.get(),
-                                                            arrived](std::function<void(bool)> done) {
-      refresher.after_miss(refused, arrived, std::move(done));
-    };
-    auto retry = co_await core::await_answer<bool>(std::move(start), arrived + kMissRefreshWait, [](bool) {});
-    if (retry && *retry)
-      principal = authenticate_request(req, services_->config->general_settings.master_key, *identities_->current(), fmt);
-  }
   if (!principal) {
     co_await w.send(std::move(principal.error()));
     co_return;

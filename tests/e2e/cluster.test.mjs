@@ -172,8 +172,11 @@ e2e('a key blocked on instance A is refused on instance B within 1 s; rpm_limit 
   const [a, b, d] = c.gateways;
   const k = await a.generateKey({ max_budget: 10 });
   // A key created on A works on B at once: B looks at the store before refusing a key it does not know.
-  const first = await chat(b, k.key, body);
+  // The jobs endpoint on C too: the new key is authenticated (the job is just not there).
+  const [first, job] = await Promise.all([chat(b, k.key, body),
+    d.fetch('/v1/tollgate/jobs/no-such-job', { method: 'GET', auth: k.key })]);
   assert.equal(first.status, 200, `B's first answer for a key created on A: ${first.status} ${first.text}`);
+  assert.equal(job.status, 404, `C's first jobs answer for a key created on A: ${job.status} ${job.text}`);
   await a.admin('/key/block', { key: k.key });
   const t0 = Date.now();
   await waitFor(async () => (await chat(b, k.key, body)).status >= 400, { what: 'B refuses the blocked key', timeoutMs: 1000, intervalMs: 20 });
