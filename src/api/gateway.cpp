@@ -83,14 +83,10 @@ http::Response health_response(std::string_view path, const pipeline::Services& 
 /// How long a refused virtual key waits for an identity refresh before its 401.
 constexpr std::chrono::milliseconds kMissRefreshWait{200};
 
-/// Authenticates a model call (auth::authenticate); the 401 response in the client's format otherwise.
-std::expected<std::shared_ptr<const auth::Principal>, http::Response> authenticate_request(
-    const http::Request& req, const std::string& master, const auth::IdentityIndex& index, Format fmt) {
-  auto p = authenticate(req, master, index);
-  if (p) return *p;
-  auto e = p.error();
+/// A refused model call's 401, in the client's format.
+http::Response auth_error_response(core::Error e, Format fmt) {
   if (fmt == Format::anthropic) e.type = "authentication_error";
-  return std::unexpected(json_response(e.status, error_json(fmt, e)));
+  return json_response(e.status, error_json(fmt, e));
 }
 
 http::Response models_response(const pipeline::Services& s, const auth::Principal& principal) {
@@ -124,12 +120,12 @@ Gateway::Gateway(std::shared_ptr<pipeline::Services> services, std::shared_ptr<a
       admin_(std::move(admin)),
       refresher_(std::move(refresher)) {}
 
-net::awaitable<std::shared_ptr<const auth::IdentityIndex>> Gateway::index_for(const http::Request& req) {
+net::awaitable<auth::AuthResult> Gateway::authenticate_fresh(const http::Request& req) {
   const auto arrived = std::chrono::steady_clock::now();
-  auto index = identities_->current();
-  if (!refresher_ || !presented_key(req).starts_with("sk-") ||
-      authenticate(req, services_->config->general_settings.master_key, *index))
-    co_return index;
+  const auto& master = services_->config->general_settings.master_key;
+  const auto index = identities_->current();
+  auto p = authenticate(req, master, *index);
+  if (p || !refresher_ || !presented_key(req).starts_with("sk-")) co_return p;
   // A key this instance does not know (yet): created or unblocked on another instance since the
   // last identity poll. The refresher looks at the store (off this thread) before the 401.
   auto& refresher = *refresher_;
@@ -138,7 +134,8 @@ net::awaitable<std::shared_ptr<const auth::IdentityIndex>> Gateway::index_for(co
     refresher.after_miss(refused, arrived, std::move(done));
   };
   auto retry = co_await core::await_answer<bool>(std::move(start), arrived + kMissRefreshWait, [](bool) {});
-  co_return retry && *retry ? identities_->current() : index;
+  if (retry && *retry) p = authenticate(req, master, *identities_->current());
+  co_return p;
 }
 
 std::string Gateway::protocol_error_body(int status, std::string_view message) {
@@ -169,10 +166,10 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   if (path.starts_with(kJobsPrefix)) {
-    auto index = co_await index_for(req);
+    (void)co_await authenticate_fresh(req);  // a key new to this instance: refreshed before job_response checks it
     // A store read: on the admin thread, like the admin API.
-    auto run_job = [this, &req, path, index]() -> net::awaitable<http::Response> {
-      co_return job_response(req, path.substr(kJobsPrefix.size()), *services_, *index);
+    auto run_job = [this, &req, path]() -> net::awaitable<http::Response> {
+      co_return job_response(req, path.substr(kJobsPrefix.size()), *services_, *identities_->current());
     };
     auto op = net::co_spawn(admin_thread_.get_executor(), run_job, net::use_awaitable);
     auto res = co_await std::move(op);
@@ -188,10 +185,9 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   // Authenticate (master key or virtual key) before anything else is looked at.
-  const auto index = co_await index_for(req);
-  auto principal = authenticate_request(req, services_->config->general_settings.master_key, *index, fmt);
+  auto principal = co_await authenticate_fresh(req);
   if (!principal) {
-    co_await w.send(std::move(principal.error()));
+    co_await w.send(auth_error_response(std::move(principal.error()), fmt));
     co_return;
   }
   if (is_models) {

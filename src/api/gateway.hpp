@@ -42,10 +42,10 @@ class Gateway {
   /// to answer in the endpoint's format.
   std::expected<pipeline::ChatCall, core::Error> prepare_call(const http::Request& req, bool anthropic,
                                                               std::shared_ptr<const auth::Principal> principal);
-  /// The identity index to authenticate `req` against: the one in force, or, when it refuses
-  /// the presented virtual key, the one in force after an identity refresh (waited for up to
-  /// 200 ms without blocking this thread).
-  boost::asio::awaitable<std::shared_ptr<const auth::IdentityIndex>> index_for(const http::Request& req);
+  /// auth::authenticate for `req` (one key hash and lookup), against the identity index in
+  /// force or, when it refuses a presented virtual key, the one in force after an identity
+  /// refresh (waited for up to 200 ms without blocking this thread).
+  boost::asio::awaitable<auth::AuthResult> authenticate_fresh(const http::Request& req);
   boost::asio::awaitable<void> chat_completions(http::Request& req, http::ResponseWriter& w,
                                                 std::shared_ptr<const auth::Principal> principal);
   boost::asio::awaitable<void> messages(http::Request& req, http::ResponseWriter& w,
