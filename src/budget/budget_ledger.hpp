@@ -9,6 +9,7 @@
 /// ledger answers through a callback, which the pipeline turns into an awaitable.
 
 #include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <functional>
 #include <optional>
@@ -39,6 +40,27 @@ class BudgetLedger {
   /// ledger cannot be reached: the caller fails closed, 503 ledger_unavailable).
   virtual void reserve_async(std::vector<ScopeLimit> scopes, AmountRange amount, SystemTime now,
                              ReserveDone done) = 0;
+
+  /// The id the next reservation against `scopes` will be granted under, when this ledger can
+  /// name it before asking (a shared ledger takes ids from a local block) and the last answers it
+  /// saw suggest the grant (no scope is known to be spent past `amount.min`'s room). The caller
+  /// may then write the durable reserve record while the ledger decides, and passes the id to
+  /// reserve_as_async. nullopt (the default, and the in-process ledger): the id is known only
+  /// from the grant. An id taken and not used is simply never seen again.
+  [[nodiscard]] virtual std::optional<std::uint64_t> take_reservation_id(const std::vector<ScopeLimit>& scopes,
+                                                                         AmountRange amount, SystemTime now) {
+    (void)scopes, (void)amount, (void)now;
+    return std::nullopt;
+  }
+
+  /// reserve_async, granting under `id` (from take_reservation_id) where it can. A ledger may
+  /// still grant under another id (the id turned out to be unusable): the caller compares the
+  /// granted reservation's id with `id`. The default ignores `id`.
+  virtual void reserve_as_async(std::uint64_t id, std::vector<ScopeLimit> scopes, AmountRange amount, SystemTime now,
+                                ReserveDone done) {
+    (void)id;
+    reserve_async(std::move(scopes), amount, now, std::move(done));
+  }
 
   /// Settles a reservation this ledger handed out (it becomes empty): `reserved` leaves every
   /// scope and the charge is added to its spend in the window containing `now` — actual:

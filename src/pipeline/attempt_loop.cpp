@@ -201,31 +201,49 @@ struct GroupResult {
   bool commercial_block = false;   ///< not tried: its provider's circuit is open for a commercial limit
 };
 
-/// Appends `rec` to the durable ledger and waits (without blocking the thread) until the
-/// store's writer reports it committed. Returns false when it could not be written.
-net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec, core::SteadyTime deadline) {
-  auto exec = co_await net::this_coro::executor;
-  auto timer = std::make_shared<net::steady_timer>(exec, deadline);
-  auto result = std::make_shared<std::optional<bool>>();
-  st.append_ledger(std::move(rec), [exec, timer, result](bool ok) {
+/// A durable append under way: started by start_append, awaited by await_append.
+struct PendingAppend {
+  std::shared_ptr<net::steady_timer> timer;
+  std::shared_ptr<std::optional<bool>> result;
+};
+
+/// Appends `rec` to the durable ledger; the store's writer answers on its own thread.
+PendingAppend start_append(store::Store& st, store::LedgerRecord rec, const net::any_io_executor& exec,
+                           core::SteadyTime deadline) {
+  PendingAppend p{std::make_shared<net::steady_timer>(exec, deadline), std::make_shared<std::optional<bool>>()};
+  st.append_ledger(std::move(rec), [exec, timer = p.timer, result = p.result](bool ok) {
     net::post(exec, [timer, result, ok] {
       *result = ok;
       timer->cancel();
     });
   });
-  while (!result->has_value() && std::chrono::steady_clock::now() < deadline) co_await timer->async_wait(use_nothrow);
-  co_return result->value_or(false);
+  return p;
+}
+
+/// Waits (without blocking the thread) until the store's writer reports `p` committed. Returns
+/// false when it could not be written by `deadline`.
+net::awaitable<bool> await_append(PendingAppend p, core::SteadyTime deadline) {
+  while (!p.result->has_value() && std::chrono::steady_clock::now() < deadline) co_await p.timer->async_wait(use_nothrow);
+  co_return p.result->value_or(false);
+}
+
+/// Appends `rec` to the durable ledger and waits until it is committed (false: it was not).
+net::awaitable<bool> append_durably(store::Store& st, store::LedgerRecord rec, core::SteadyTime deadline) {
+  auto exec = co_await net::this_coro::executor;
+  co_return co_await await_append(start_append(st, std::move(rec), exec, deadline), deadline);
 }
 
 /// Asks `ledger` for a reservation (await_answer). Past `deadline` the attempt is refused as
 /// ledger_unavailable; a reservation granted after that is released (no_usage) when it arrives,
 /// so nothing stays held for an attempt that was never sent.
+/// `id`: the id from take_reservation_id, if one was taken.
 net::awaitable<budget::ReserveResult> reserve_on(budget::BudgetLedger& ledger, std::vector<budget::ScopeLimit> scopes,
                                                  budget::AmountRange range, budget::SystemTime now,
-                                                 core::SteadyTime deadline) {
+                                                 core::SteadyTime deadline, std::optional<std::uint64_t> id) {
   std::function<void(std::function<void(budget::ReserveResult)>)> start =
-      [&ledger, scopes = std::move(scopes), range, now](std::function<void(budget::ReserveResult)> done) mutable {
-        ledger.reserve_async(std::move(scopes), range, now, std::move(done));
+      [&ledger, scopes = std::move(scopes), range, now, id](std::function<void(budget::ReserveResult)> done) mutable {
+        if (id) ledger.reserve_as_async(*id, std::move(scopes), range, now, std::move(done));
+        else ledger.reserve_async(std::move(scopes), range, now, std::move(done));
       };
   std::function<void(budget::ReserveResult)> late = [&ledger](budget::ReserveResult r) {
     if (r && !r->empty()) ledger.settle(std::move(*r), 0, budget::SettleKind::no_usage, std::chrono::system_clock::now());
@@ -1137,12 +1155,27 @@ class Run {
       for (auto& sc : scopes) sc.max_budget = budget::kMaxNanos;
     const auto now = std::chrono::system_clock::now();
     AdmissionDecision adm;
+    // A shared ledger that names the id first: the reserve record (at the worst case asked for)
+    // is written while the ledger decides, one wait instead of two. Nothing is sent before both
+    // answered; a record nothing was granted under is closed by a release after it.
+    std::optional<std::uint64_t> early_id;
+    std::optional<PendingAppend> early;
     if (auto unreserved = admit_unreserved(cfg_, s_->prices[dep], scopes)) {
       adm = std::move(*unreserved);
     } else {
-      auto reserved = co_await reserve_on(*s_->ledger, scopes, plan.range, now, deadline_);
+      if (s_->store) early_id = s_->ledger->take_reservation_id(scopes, plan.range, now);
+      if (early_id)
+        early = start_append(*s_->store, ledger_record(store::LedgerKind::reserve, *early_id, scopes, plan.range.max, 0, {}, dep, now),
+                             co_await net::this_coro::executor, deadline_);
+      auto reserved = co_await reserve_on(*s_->ledger, scopes, plan.range, now, deadline_, early_id);
       adm = admission_decision(std::move(reserved), s_->prices[dep], scopes, plan);
     }
+    const bool granted_early = early_id && adm.outcome == AdmissionDecision::Outcome::admitted &&
+                               !adm.reservation.empty() && adm.reservation.id() == *early_id;
+    if (early_id && !granted_early)  // after the reserve record in the writer's queue
+      s_->store->append_ledger(ledger_record(store::LedgerKind::settle, *early_id, scopes, plan.range.max, 0,
+                                             budget::SettleKind::no_usage, dep, now),
+                               [](bool) {});
     if (adm.outcome != AdmissionDecision::Outcome::admitted) co_return Refusal{std::move(adm.error), std::move(adm.reason)};
     if (adm.price_status == budget::PriceStatus::unpriced) unpriced_ = true;
     held.reservation = std::move(adm.reservation);
@@ -1154,15 +1187,13 @@ class Run {
     held.worst = adm.worst;
     if (held.reservation.empty() || !s_->store) co_return std::nullopt;
     held.limits = std::move(scopes);
-    store::LedgerRecord rec;
-    rec.reservation_id = held.reservation.id();
-    rec.kind = store::LedgerKind::reserve;
-    rec.scopes = ledger_scopes(held.limits, s_->ledger->reset_timezone(), now);
-    rec.amount_nanos = held.reservation.amount();
-    rec.request_id = call_.call_id;
-    rec.model = cfg_.model_list[dep].id;
-    rec.at_ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
-    if (co_await append_durably(*s_->store, std::move(rec), deadline_)) co_return std::nullopt;
+    const bool durable =
+        granted_early ? co_await await_append(std::move(*early), deadline_)
+                      : co_await append_durably(*s_->store,
+                                                ledger_record(store::LedgerKind::reserve, held.reservation.id(), held.limits,
+                                                              held.reservation.amount(), 0, {}, dep, now),
+                                                deadline_);
+    if (durable) co_return std::nullopt;
     // Fail closed: a paid attempt that cannot be recorded is not sent. Its settle record follows
     // the reserve in the writer's queue, in case the reserve commits after all.
     settle_held(held, dep, budget::SettleKind::no_usage, 0);
@@ -1206,17 +1237,28 @@ class Run {
     const auto now = std::chrono::system_clock::now();
     s_->ledger->settle(std::move(held.reservation), actual, kind, now);
     if (!s_->store) return;
+    s_->store->append_ledger(ledger_record(store::LedgerKind::settle, id, held.limits, reserved, charged, kind, dep, now),
+                             [](bool) {});
+  }
+
+  /// A durable ledger record of this request's attempt on `dep`: a reserve of `amount`, or a
+  /// settle (`settle_kind`) releasing `amount` and charging `charged`, against `limits` in the
+  /// windows that contain `now`.
+  store::LedgerRecord ledger_record(store::LedgerKind kind, std::uint64_t id, const std::vector<budget::ScopeLimit>& limits,
+                                    budget::Nanos amount, budget::Nanos charged,
+                                    std::optional<budget::SettleKind> settle_kind, std::size_t dep,
+                                    budget::SystemTime now) const {
     store::LedgerRecord rec;
     rec.reservation_id = id;
-    rec.kind = store::LedgerKind::settle;
-    rec.scopes = ledger_scopes(held.limits, s_->ledger->reset_timezone(), now);
-    rec.amount_nanos = reserved;
+    rec.kind = kind;
+    rec.scopes = ledger_scopes(limits, s_->ledger->reset_timezone(), now);
+    rec.amount_nanos = amount;
     rec.actual_nanos = charged;
-    rec.settle_kind = std::string(budget::to_string(kind));
+    if (settle_kind) rec.settle_kind = std::string(budget::to_string(*settle_kind));
     rec.request_id = call_.call_id;
     rec.model = cfg_.model_list[dep].id;
     rec.at_ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
-    s_->store->append_ledger(std::move(rec), [](bool) {});
+    return rec;
   }
 
   net::awaitable<void> sleep(milliseconds d) {

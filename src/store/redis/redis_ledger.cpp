@@ -163,18 +163,18 @@ std::pair<std::int64_t, std::int64_t> RedisLedger::window_ms(const std::optional
   return {to_ms(w.start), to_ms(w.end)};
 }
 
-void RedisLedger::reserve_async(std::vector<ScopeLimit> scopes, budget::AmountRange amount, budget::SystemTime now,
-                                budget::ReserveDone done) {
+std::shared_ptr<RedisLedger::ScopeArgs> RedisLedger::prepare(std::vector<ScopeLimit>& scopes, budget::AmountRange amount,
+                                                             budget::SystemTime now, budget::ReserveDone& done) const {
   if (amount.min < 0 || amount.max < amount.min || amount.share_percent < 1 || amount.share_percent > 100) {
     budget::Refusal r;
     r.reason = budget::RefusalReason::invalid_amount;
     r.requested = amount.min < 0 ? amount.min : amount.max;
     done(std::unexpected(std::move(r)));
-    return;
+    return nullptr;
   }
   if (amount.max == 0 || scopes.empty()) {
     done(budget::Reservation{});
-    return;
+    return nullptr;
   }
   auto args = std::make_shared<ScopeArgs>();
   boost::json::array sc;
@@ -196,7 +196,34 @@ void RedisLedger::reserve_async(std::vector<ScopeLimit> scopes, budget::AmountRa
     args->scopes.push_back(std::move(s));
   }
   args->json = boost::json::serialize(sc);
-  reserve_args(std::move(args), amount, now, std::move(done), 0);
+  return args;
+}
+
+void RedisLedger::reserve_async(std::vector<ScopeLimit> scopes, budget::AmountRange amount, budget::SystemTime now,
+                                budget::ReserveDone done) {
+  if (auto args = prepare(scopes, amount, now, done)) reserve_args(std::move(args), amount, now, std::move(done), 0);
+}
+
+void RedisLedger::reserve_as_async(std::uint64_t id, std::vector<ScopeLimit> scopes, budget::AmountRange amount,
+                                   budget::SystemTime now, budget::ReserveDone done) {
+  if (auto args = prepare(scopes, amount, now, done)) reserve_with_id(id, std::move(args), amount, now, std::move(done), 0);
+}
+
+std::optional<std::uint64_t> RedisLedger::take_reservation_id(const std::vector<ScopeLimit>& scopes,
+                                                              budget::AmountRange amount, budget::SystemTime now) {
+  if (amount.max == 0 || scopes.empty()) return std::nullopt;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& s : scopes) {
+      auto it = cache_.find(s.scope);
+      if (it == cache_.end() || now >= it->second.window_end) continue;  // unknown, or a fresh window
+      if (s.max_budget < budget::kMaxNanos && budget::saturating_add(it->second.spent, amount.min) > s.max_budget)
+        return std::nullopt;  // most likely refused: ask first, and write nothing
+    }
+  }
+  std::lock_guard lock(ids_mutex_);
+  if (next_id_ >= end_id_) return std::nullopt;
+  return next_id_++;
 }
 
 void RedisLedger::reserve_args(std::shared_ptr<ScopeArgs> args, budget::AmountRange amount, budget::SystemTime now,

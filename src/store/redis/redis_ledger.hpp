@@ -77,6 +77,15 @@ class RedisLedger final : public budget::BudgetLedger {
 
   void reserve_async(std::vector<budget::ScopeLimit> scopes, budget::AmountRange amount, budget::SystemTime now,
                      budget::ReserveDone done) override;
+  /// An id from this instance's block (none when the block is used up: the next reserve takes a
+  /// new one), when every scope's last known spend leaves room for `amount.min`.
+  [[nodiscard]] std::optional<std::uint64_t> take_reservation_id(const std::vector<budget::ScopeLimit>& scopes,
+                                                                 budget::AmountRange amount,
+                                                                 budget::SystemTime now) override;
+  /// Grants under `id` unless the script refuses it (an id used already, or below a rebuild's
+  /// floor): then under an id of a new block.
+  void reserve_as_async(std::uint64_t id, std::vector<budget::ScopeLimit> scopes, budget::AmountRange amount,
+                        budget::SystemTime now, budget::ReserveDone done) override;
   void settle(budget::Reservation&& reservation, budget::Nanos actual, budget::SettleKind kind,
               budget::SystemTime now) noexcept override;
   [[nodiscard]] std::optional<budget::ScopeState> state(const budget::ScopeId& scope,
@@ -104,6 +113,9 @@ class RedisLedger final : public budget::BudgetLedger {
                        budget::SystemTime now, budget::ReserveDone done, int attempt);
   void reserve_args(std::shared_ptr<ScopeArgs> args, budget::AmountRange amount, budget::SystemTime now,
                     budget::ReserveDone done, int attempt);
+  /// reserve_async's checks and the distinct scopes; nullptr when `done` was answered already.
+  std::shared_ptr<ScopeArgs> prepare(std::vector<budget::ScopeLimit>& scopes, budget::AmountRange amount,
+                                     budget::SystemTime now, budget::ReserveDone& done) const;
   void drop_id_block();
   /// Wraps a callback of a command this ledger sent: the destructor waits for every one of them.
   ReplyDone tracked(ReplyDone done);

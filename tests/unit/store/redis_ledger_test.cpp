@@ -304,5 +304,52 @@ TEST_F(RedisLedgerTest, AfterRedisComesBackEmptyIdsStartPastTheFloorAndBlocksFro
   l->settle(std::move(*next), 0, SettleKind::no_usage, std::chrono::system_clock::now());
 }
 
+TEST_F(RedisLedgerTest, AnIdNamedBeforeTheGrantIsTheOneGrantedUnlessTheScopeIsKnownSpent) {
+  auto l = make("a");
+  const std::vector<ScopeLimit> scopes{key_scope("k", 100)};
+  const auto now = std::chrono::system_clock::now();
+  EXPECT_FALSE(l->take_reservation_id(scopes, AmountRange{10, 10, 100}, now).has_value()) << "no block taken yet";
+  auto first = reserve(*l, scopes, AmountRange{10, 10, 100});  // takes a block of 16
+  ASSERT_TRUE(first.has_value());
+  const auto id = l->take_reservation_id(scopes, AmountRange{10, 10, 100}, now);
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(*id, first->id() + 1);
+  std::promise<budget::ReserveResult> p;
+  l->reserve_as_async(*id, scopes, AmountRange{10, 10, 100}, now, [&p](budget::ReserveResult r) { p.set_value(std::move(r)); });
+  auto second = p.get_future().get();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->id(), *id);
+  EXPECT_NE(l->take_reservation_id(scopes, AmountRange{10, 10, 100}, now), id) << "an id is named once";
+  l->settle(std::move(*first), 95, SettleKind::actual, now);
+  l->settle(std::move(*second), 0, SettleKind::no_usage, now);
+  sync(*l);
+  // 95 of 100 spent, as the last answer said: a reserve of 10 would be refused, so no id (the
+  // caller asks first and writes nothing); 5 still fits.
+  ASSERT_TRUE(reserve(*l, {key_scope("k", 100)}, AmountRange{1, 1, 100}).has_value());
+  EXPECT_FALSE(l->take_reservation_id(scopes, AmountRange{10, 10, 100}, now).has_value());
+  EXPECT_TRUE(l->take_reservation_id(scopes, AmountRange{2, 10, 100}, now).has_value());
+  EXPECT_FALSE(l->take_reservation_id({}, AmountRange{2, 10, 100}, now).has_value()) << "nothing to reserve";
+}
+
+TEST_F(RedisLedgerTest, AnIdTheScriptRefusesIsReplacedByOneOfANewBlock) {
+  auto l = make("a");
+  const std::vector<ScopeLimit> scopes{key_scope("k", 1000)};
+  auto first = reserve(*l, scopes, AmountRange{10, 10, 100});
+  ASSERT_TRUE(first.has_value());
+  const auto used = first->id();
+  // An id already in use (its reservation still open): granted under another id.
+  std::promise<budget::ReserveResult> p;
+  l->reserve_as_async(used, scopes, AmountRange{10, 10, 100}, std::chrono::system_clock::now(),
+                      [&p](budget::ReserveResult r) { p.set_value(std::move(r)); });
+  auto again = p.get_future().get();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_NE(again->id(), used);
+  EXPECT_EQ(again->amount(), 10);
+  auto held = reserve(*l, {key_scope("k", 30)}, AmountRange{11, 11, 100});
+  EXPECT_FALSE(held.has_value()) << "both are held: 20 of 30, no room for 11";
+  l->settle(std::move(*again), 0, SettleKind::no_usage, std::chrono::system_clock::now());
+  l->settle(std::move(*first), 0, SettleKind::no_usage, std::chrono::system_clock::now());
+}
+
 }  // namespace
 }  // namespace tollgate::store::redis
