@@ -1119,6 +1119,24 @@ class Run {
     budget::Nanos worst = 0;  ///< the attempt's worst case at that bound (priced models)
   };
 
+  /// The release of a reserve record written before its grant: appended (behind the record in the
+  /// writer's queue) when nothing was granted under its id, also when the frame ends before the
+  /// answer (a request cut at shutdown). `store` null: a grant took the record over.
+  struct EarlyRelease {
+    EarlyRelease(store::Store* s, store::LedgerRecord r) : store(s), release(std::move(r)) {}
+    EarlyRelease(const EarlyRelease&) = delete;
+    EarlyRelease& operator=(const EarlyRelease&) = delete;
+    ~EarlyRelease() {
+      if (store == nullptr) return;
+      try {
+        store->append_ledger(std::move(release), [](bool) {});
+      } catch (...) {  // not queued: the record stays open, held conservatively by a rebuild
+      }
+    }
+    store::Store* store;
+    store::LedgerRecord release;
+  };
+
   const auth::Principal& principal() const { return *principal_; }
 
   /// The request's input bound for deployment `dep`, computed once per (model, context limit) per
@@ -1160,22 +1178,24 @@ class Run {
     // answered; a record nothing was granted under is closed by a release after it.
     std::optional<std::uint64_t> early_id;
     std::optional<PendingAppend> early;
+    std::optional<EarlyRelease> early_release;
     if (auto unreserved = admit_unreserved(cfg_, s_->prices[dep], scopes)) {
       adm = std::move(*unreserved);
     } else {
       if (s_->store) early_id = s_->ledger->take_reservation_id(scopes, plan.range, now);
-      if (early_id)
+      if (early_id) {
         early = start_append(*s_->store, ledger_record(store::LedgerKind::reserve, *early_id, scopes, plan.range.max, 0, {}, dep, now),
                              co_await net::this_coro::executor, deadline_);
+        early_release.emplace(s_->store.get(), ledger_record(store::LedgerKind::settle, *early_id, scopes, plan.range.max,
+                                                             0, budget::SettleKind::no_usage, dep, now));
+      }
       auto reserved = co_await reserve_on(*s_->ledger, scopes, plan.range, now, deadline_, early_id);
       adm = admission_decision(std::move(reserved), s_->prices[dep], scopes, plan);
     }
     const bool granted_early = early_id && adm.outcome == AdmissionDecision::Outcome::admitted &&
                                !adm.reservation.empty() && adm.reservation.id() == *early_id;
-    if (early_id && !granted_early)  // after the reserve record in the writer's queue
-      s_->store->append_ledger(ledger_record(store::LedgerKind::settle, *early_id, scopes, plan.range.max, 0,
-                                             budget::SettleKind::no_usage, dep, now),
-                               [](bool) {});
+    if (granted_early) early_release->store = nullptr;  // the grant's own settle closes it
+    early_release.reset();
     if (adm.outcome != AdmissionDecision::Outcome::admitted) co_return Refusal{std::move(adm.error), std::move(adm.reason)};
     if (adm.price_status == budget::PriceStatus::unpriced) unpriced_ = true;
     held.reservation = std::move(adm.reservation);

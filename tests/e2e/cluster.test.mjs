@@ -83,6 +83,11 @@ function ledgerTotals(dbUrl) {
   return { by, total, open: Number(open) };
 }
 
+/// Releases in the durable ledger: settle records that charged nothing (no_usage).
+function releases(dbUrl) {
+  return Number(query(dbUrl, "SELECT COUNT(*) FROM ledger WHERE kind = 'settle' AND settle_kind = 'no_usage' AND actual_nanos = 0")[0][0]);
+}
+
 const body = hi('paid-model');
 const worst = worstNanos(body);
 const cost = costNanos(inputBound(body), 10);
@@ -112,6 +117,7 @@ e2e('3 instances behind nginx: 300 concurrent requests on a key, a team, an end 
   const t1 = await c.front.generateKey({ team_id: team.team_id });
   const t2 = await c.front.generateKey({ team_id: team.team_id });
   const before = ledgerTotals(c.db.url).total;
+  const releasesBefore = releases(c.db.url);
   await state.mock.script('paid-upstream', [{ prompt_tokens: inputBound(body), latency_ms: 50 }]);
   const billBefore = (await mockBill(state.mock, 'paid-upstream')).nanos;
   const t = tally(await Promise.all(Array.from({ length: 300 }, (_, i) => chat(c.front, i % 2 ? t1.key : t2.key, body))));
@@ -123,6 +129,9 @@ e2e('3 instances behind nginx: 300 concurrent requests on a key, a team, an end 
   }, { what: 'team spend settled', timeoutMs: 10000 });
   const billAfter = (await mockBill(state.mock, 'paid-upstream')).nanos;
   assert.ok(teamSpend - (billAfter - billBefore) <= 20, 'team: ledger == bill');
+  // Nothing was known of the team's scope yet: the instances wrote reserve records while Redis
+  // decided, and closed each refused one with a release (none is left open, checked above).
+  assert.ok(releases(c.db.url) - releasesBefore > 0, 'refused reserves recorded early were released');
 
   const rich = await c.front.generateKey({});
   await c.front.admin('/customer/new', { user_id: 'cluster-cust', max_budget: dollars(20 * worst) });
