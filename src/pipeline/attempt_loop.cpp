@@ -1130,7 +1130,7 @@ class Run {
       if (store == nullptr) return;
       try {
         store->append_ledger(std::move(release), [](bool) {});
-      } catch (...) {  // not queued: the record stays open, held conservatively by a rebuild
+      } catch (...) {  // not queued: the record stays open; a rebuild would charge it as recovered
       }
     }
     store::Store* store;

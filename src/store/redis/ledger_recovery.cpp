@@ -2,6 +2,7 @@
 // the durable store after Redis lost them, and settling what a dead instance left open.
 
 #include <atomic>
+#include <future>
 #include <thread>
 #include <boost/json.hpp>
 #include <map>
@@ -221,8 +222,40 @@ void RedisLedger::recover_instance(const std::string& instance) {
     spdlog::warn("redis ledger: instance {} is gone (lease expired); settled {} reservation(s) it left open", instance,
                  settled);
   }
+  if (!release_refused(instance)) return;  // the next round tries again
   auto left = client_->call({"SCARD", own});
   if (left && left->as_integer() == 0) client_->call({"SREM", key("instances"), instance});
+}
+
+bool RedisLedger::release_refused(const std::string& instance) {
+  const std::string set = key("refused:" + instance);
+  auto ids = client_->call({"ZRANGE", set, "0", "-1"});
+  if (!ids || ids->type != Reply::Type::array) return false;
+  std::vector<std::future<bool>> written;
+  for (const auto& e : ids->elements) {
+    const auto id = e.as_integer();
+    if (!id || *id <= 0) continue;
+    // Granted nothing under this id: its reserve record, if it committed, charged nothing. The
+    // dead instance's own release may have committed already (a second one is not counted again).
+    auto recorded = store_->settle_record(static_cast<std::uint64_t>(*id));
+    if (!recorded) return false;
+    if (*recorded) continue;
+    LedgerRecord rec;
+    rec.reservation_id = static_cast<std::uint64_t>(*id);
+    rec.kind = LedgerKind::settle;
+    rec.settle_kind = std::string(budget::to_string(budget::SettleKind::no_usage));
+    rec.at_ms = now_ms();
+    auto done = std::make_shared<std::promise<bool>>();
+    written.push_back(done->get_future());
+    store_->append_ledger(std::move(rec), [done](bool ok) { done->set_value(ok); });
+  }
+  for (auto& w : written)
+    if (!w.get()) return false;  // kept: written again next round (a duplicate release counts nothing)
+  client_->call({"DEL", set});
+  if (!written.empty())
+    spdlog::warn("redis ledger: instance {} is gone; released {} reserve record(s) it left open for attempts granted "
+                 "nothing", instance, written.size());
+  return true;
 }
 
 }  // namespace tollgate::store::redis

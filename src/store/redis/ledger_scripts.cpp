@@ -38,17 +38,29 @@ end
 
 std::string reserve_text() {
   return std::string(kRoll) + R"lua(
+-- An id named before the reserve (ARGV[8] > 0) whose reserve grants nothing is kept in the
+-- instance's `refused` set for ARGV[8] ms: should the instance die before the release of its
+-- durable reserve record commits, a survivor writes that release.
+local function refused(code)
+  local keep = tonumber(ARGV[8])
+  if keep > 0 then
+    redis.call('ZADD', KEYS[4], ARGV[6], ARGV[1])
+    redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. string.format('%.0f', tonumber(ARGV[6]) - keep))
+    redis.call('PEXPIRE', KEYS[4], keep)
+  end
+  return code
+end
 local floor = redis.call('GET', KEYS[1])
-if not floor then return {-2} end
-if redis.call('EXISTS', KEYS[2]) == 1 or tonumber(ARGV[1]) <= tonumber(floor) then return {-3} end
-local n = #KEYS - 3
+if not floor then return refused({-2}) end
+if redis.call('EXISTS', KEYS[2]) == 1 or tonumber(ARGV[1]) <= tonumber(floor) then return refused({-3}) end
+local n = #KEYS - 4
 local minv, maxv, share = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local spent = {}
 local head = nil
 local tight = 0
 for i = 1, n do
-  local k = KEYS[3 + i]
-  local b = 7 + (i - 1) * 3
+  local k = KEYS[4 + i]
+  local b = 8 + (i - 1) * 3
   roll(k, ARGV[b + 2], ARGV[b + 3])
   local v = redis.call('HMGET', k, 'spent', 'reserved')
   local sp, rs = tonumber(v[1] or '0'), tonumber(v[2] or '0')
@@ -59,7 +71,7 @@ for i = 1, n do
     local room = 0
     if committed <= limit then room = limit - committed end
     if committed > limit or room < minv then
-      return {-1, i - 1, ARGV[b + 1], string.format('%.0f', committed)}
+      return refused({-1, i - 1, ARGV[b + 1], string.format('%.0f', committed)})
     end
     if head == nil or room < head then head = room; tight = i - 1 end
   end
@@ -73,9 +85,9 @@ if head ~= nil then
     gs = string.format('%.0f', g)
   end
 end
-if g <= 0 then return {0} end
+if g <= 0 then return refused({0}) end
 for i = 1, n do
-  local k = KEYS[3 + i]
+  local k = KEYS[4 + i]
   redis.call('HINCRBY', k, 'reserved', gs)
   expire(k)
 end

@@ -10,6 +10,8 @@
 ///    unknown, reserved (nano-dollars)
 ///  - P r:<id>         hash: amt, own (owning instance), at (ms), sc (JSON scopes)
 ///  - P own:<instance> set of that instance's open reservation ids
+///  - P refused:<instance>  sorted set (score: ms) of ids the instance named before their reserve
+///    and that were granted nothing: their durable reserve records need a release
 ///  - P lease:<instance>  string with a TTL: the instance is alive while it exists
 ///  - P instances      set of instances that ever held reservations
 ///  - P seq            reservation id counter (blocks handed out with INCRBY)
@@ -20,9 +22,11 @@
 
 namespace tollgate::store::redis {
 
-/// reserve. KEYS: ready, r:<id>, own:<instance>, then each distinct scope key.
-/// ARGV: id, min, max, share_percent, instance, now_ms, scopes JSON, then per scope: limit
-/// (nano-dollars, -1 = tracked, never refused), window start ms, window end ms.
+/// reserve. KEYS: ready, r:<id>, own:<instance>, refused:<instance>, then each distinct scope key.
+/// ARGV: id, min, max, share_percent, instance, now_ms, scopes JSON, keep ms (> 0: the id was
+/// named before the reserve; if nothing is granted it is added to `refused` with score now_ms,
+/// and entries older than keep ms are dropped), then per scope: limit (nano-dollars, -1 =
+/// tracked, never refused), window start ms, window end ms.
 /// Reply: {1, grant, tightest index (0-based), spent of each scope...} | {0} nothing granted |
 /// {-1, refusing index, limit, committed} | {-2} not ready | {-3} id already used, or at or below
 /// the floor in `ready` (a block taken before a rebuild: take a new one).

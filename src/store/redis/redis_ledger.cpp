@@ -42,6 +42,9 @@ std::string limit_text(Nanos max_budget) {
   return std::to_string(max_budget < 0 ? 0 : max_budget);
 }
 
+/// How long a scope's refusal keeps an attempt that would not fit from naming its id early.
+constexpr std::chrono::milliseconds kRefusalMemory{1000};
+
 bool is_code(const ReplyResult& r, long long code) {
   if (!r) return false;
   if (r->type == Reply::Type::integer) return r->integer == code;
@@ -149,7 +152,8 @@ void RedisLedger::renew_loop() {
 
 void RedisLedger::drop_id_block() {
   std::lock_guard lock(ids_mutex_);
-  next_id_ = end_id_ = 0;
+  next_id_ = end_id_ = block_start_ = 0;
+  block_confirmed_ = false;
 }
 
 std::string RedisLedger::scope_key(const budget::ScopeId& scope) const {
@@ -206,7 +210,8 @@ void RedisLedger::reserve_async(std::vector<ScopeLimit> scopes, budget::AmountRa
 
 void RedisLedger::reserve_as_async(std::uint64_t id, std::vector<ScopeLimit> scopes, budget::AmountRange amount,
                                    budget::SystemTime now, budget::ReserveDone done) {
-  if (auto args = prepare(scopes, amount, now, done)) reserve_with_id(id, std::move(args), amount, now, std::move(done), 0);
+  if (auto args = prepare(scopes, amount, now, done))
+    reserve_with_id(id, std::move(args), amount, now, std::move(done), 0, true);
 }
 
 std::optional<std::uint64_t> RedisLedger::take_reservation_id(const std::vector<ScopeLimit>& scopes,
@@ -214,15 +219,23 @@ std::optional<std::uint64_t> RedisLedger::take_reservation_id(const std::vector<
   if (amount.max == 0 || scopes.empty()) return std::nullopt;
   {
     std::lock_guard lock(mutex_);
+    const auto steady = std::chrono::steady_clock::now();
     for (const auto& s : scopes) {
+      if (s.max_budget >= budget::kMaxNanos) continue;
+      // Most likely refused: ask first, and write nothing.
+      if (auto r = refused_.find(s.scope); r != refused_.end() && steady < r->second.until &&
+                                           r->second.limit == s.max_budget &&
+                                           budget::saturating_add(r->second.committed, amount.min) > s.max_budget)
+        return std::nullopt;
       auto it = cache_.find(s.scope);
       if (it == cache_.end() || now >= it->second.window_end) continue;  // unknown, or a fresh window
-      if (s.max_budget < budget::kMaxNanos && budget::saturating_add(it->second.spent, amount.min) > s.max_budget)
-        return std::nullopt;  // most likely refused: ask first, and write nothing
+      if (budget::saturating_add(it->second.spent, amount.min) > s.max_budget) return std::nullopt;
     }
   }
   std::lock_guard lock(ids_mutex_);
-  if (next_id_ >= end_id_) return std::nullopt;
+  // Only from a block a grant has confirmed: a block taken from a Redis that lost its data (its
+  // `seq` restarted) holds ids the durable ledger may have already.
+  if (!block_confirmed_ || next_id_ >= end_id_) return std::nullopt;
   return next_id_++;
 }
 
@@ -234,7 +247,7 @@ void RedisLedger::reserve_args(std::shared_ptr<ScopeArgs> args, budget::AmountRa
     if (next_id_ < end_id_) id = next_id_++;
   }
   if (id != 0) {
-    reserve_with_id(id, std::move(args), amount, now, std::move(done), attempt);
+    reserve_with_id(id, std::move(args), amount, now, std::move(done), attempt, false);
     return;
   }
   const auto block = options_.id_block;
@@ -248,26 +261,31 @@ void RedisLedger::reserve_args(std::shared_ptr<ScopeArgs> args, budget::AmountRa
                     std::uint64_t first = 0;
                     {
                       std::lock_guard lock(ids_mutex_);
-                      next_id_ = static_cast<std::uint64_t>(*top) - block + 1;
+                      next_id_ = block_start_ = static_cast<std::uint64_t>(*top) - block + 1;
                       end_id_ = static_cast<std::uint64_t>(*top) + 1;
+                      block_confirmed_ = false;
                       first = next_id_++;
                     }
-                    reserve_with_id(first, std::move(args), amount, now, std::move(done), attempt);
+                    reserve_with_id(first, std::move(args), amount, now, std::move(done), attempt, false);
                   }));
 }
 
 void RedisLedger::reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> args, budget::AmountRange amount,
-                                  budget::SystemTime now, budget::ReserveDone done, int attempt) {
+                                  budget::SystemTime now, budget::ReserveDone done, int attempt, bool named) {
   const std::string ids = std::to_string(id);
-  std::vector<std::string> keys{key("ready"), key("r:" + ids), key("own:" + options_.instance_id)};
+  std::vector<std::string> keys{key("ready"), key("r:" + ids), key("own:" + options_.instance_id),
+                                key("refused:" + options_.instance_id)};
   keys.insert(keys.end(), args->keys.begin(), args->keys.end());
+  // Kept past the lease and a survivor's round after it, so that the survivor finds it.
+  const auto keep_ms = named ? 3 * options_.lease.count() + 1000 : 0;
   std::vector<std::string> argv{ids,
                                 std::to_string(amount.min),
                                 std::to_string(amount.max),
                                 std::to_string(amount.share_percent),
                                 options_.instance_id,
                                 std::to_string(to_ms(now)),
-                                args->json};
+                                args->json,
+                                std::to_string(keep_ms)};
   for (std::size_t i = 0; i < args->scopes.size(); ++i) {
     argv.push_back(limit_text(args->scopes[i].max_budget));
     argv.push_back(std::to_string(args->windows[i].first));
@@ -332,17 +350,24 @@ void RedisLedger::reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> a
                     const auto i = static_cast<std::size_t>(el[1].as_integer().value_or(0));
                     budget::Refusal f;
                     f.reason = budget::RefusalReason::budget_exceeded;
+                    f.limit = el[2].as_integer().value_or(0);
+                    f.committed = el[3].as_integer().value_or(0);
                     if (i < args->scopes.size()) {
                       f.scope = args->scopes[i].scope;
                       f.resets_at = args->windows[i].second == 0
                                         ? budget::SystemTime::max()
                                         : budget::SystemTime(milliseconds(args->windows[i].second));
+                      std::lock_guard lock(mutex_);
+                      refused_[f.scope] = Refused{f.committed, args->scopes[i].max_budget,
+                                                  std::chrono::steady_clock::now() + kRefusalMemory};
                     }
-                    f.limit = el[2].as_integer().value_or(0);
-                    f.committed = el[3].as_integer().value_or(0);
                     f.requested = amount.min;
                     done(std::unexpected(std::move(f)));
                     return;
+                  }
+                  {
+                    std::lock_guard lock(ids_mutex_);
+                    if (id >= block_start_ && id < end_id_) block_confirmed_ = true;
                   }
                   const Nanos grant = el[1].as_integer().value_or(0);
                   const auto tight = static_cast<std::size_t>(el[2].as_integer().value_or(0));
@@ -438,6 +463,8 @@ std::optional<budget::ScopeState> RedisLedger::state(const budget::ScopeId& scop
 
 std::size_t RedisLedger::forget_ended(budget::SystemTime now) {
   std::lock_guard lock(mutex_);
+  const auto steady = std::chrono::steady_clock::now();
+  std::erase_if(refused_, [steady](const auto& kv) { return steady >= kv.second.until; });
   return std::erase_if(cache_, [now](const auto& kv) { return now >= kv.second.window_end; });
 }
 

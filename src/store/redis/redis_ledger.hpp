@@ -109,8 +109,9 @@ class RedisLedger final : public budget::BudgetLedger {
  private:
   struct Pending;
   struct ScopeArgs;
+  /// `named`: the id came from take_reservation_id (the caller may have recorded it durably).
   void reserve_with_id(std::uint64_t id, std::shared_ptr<ScopeArgs> args, budget::AmountRange amount,
-                       budget::SystemTime now, budget::ReserveDone done, int attempt);
+                       budget::SystemTime now, budget::ReserveDone done, int attempt, bool named);
   void reserve_args(std::shared_ptr<ScopeArgs> args, budget::AmountRange amount, budget::SystemTime now,
                     budget::ReserveDone done, int attempt);
   /// reserve_async's checks and the distinct scopes; nullptr when `done` was answered already.
@@ -125,6 +126,9 @@ class RedisLedger final : public budget::BudgetLedger {
   void rebuild();
   void recover_dead();
   void recover_instance(const std::string& instance);
+  /// Writes the releases a dead instance owed for ids it named and was granted nothing under
+  /// (its `refused` set); false when the store could not be read or written (try again later).
+  bool release_refused(const std::string& instance);
   void retry_pending();
   void remember(const budget::ScopeLimit& scope, budget::Nanos spent, std::int64_t ws, std::int64_t we);
   std::pair<std::int64_t, std::int64_t> window_ms(const std::optional<budget::BudgetPeriod>& period,
@@ -138,6 +142,8 @@ class RedisLedger final : public budget::BudgetLedger {
   std::mutex ids_mutex_;
   std::uint64_t next_id_ = 0;  // next id of the current block
   std::uint64_t end_id_ = 0;   // one past the block
+  std::uint64_t block_start_ = 0;
+  bool block_confirmed_ = false;  // a reserve was granted under an id of the block: its ids are safe to name
 
   mutable std::mutex mutex_;  // pending_, cache_, stats_, rebuild_token_
   std::string rebuild_token_;  // non-empty while this instance rebuilds (the lease thread renews its lock)
@@ -145,6 +151,14 @@ class RedisLedger final : public budget::BudgetLedger {
   std::condition_variable idle_;
   std::vector<std::shared_ptr<Pending>> pending_;
   std::unordered_map<budget::ScopeId, budget::ScopeState> cache_;
+  /// A scope's last refusal: while it is fresh, an attempt that would not fit either is asked
+  /// first (no id named, nothing written for it).
+  struct Refused {
+    budget::Nanos committed = 0;
+    budget::Nanos limit = 0;
+    std::chrono::steady_clock::time_point until{};
+  };
+  std::unordered_map<budget::ScopeId, Refused> refused_;
   RedisLedgerStats stats_;
   std::atomic<bool> counters_ready_{false};
   bool persistence_checked_ = false;  // background thread only

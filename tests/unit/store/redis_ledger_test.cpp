@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "budget/ledger.hpp"
+#include "store/ledger_state.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 #include "redis_test_util.hpp"
@@ -349,6 +350,74 @@ TEST_F(RedisLedgerTest, AnIdTheScriptRefusesIsReplacedByOneOfANewBlock) {
   EXPECT_FALSE(held.has_value()) << "both are held: 20 of 30, no room for 11";
   l->settle(std::move(*again), 0, SettleKind::no_usage, std::chrono::system_clock::now());
   l->settle(std::move(*first), 0, SettleKind::no_usage, std::chrono::system_clock::now());
+}
+
+TEST_F(RedisLedgerTest, NoIdIsNamedFromABlockNoGrantHasConfirmedNorForAScopeThatJustRefused) {
+  auto l = make("a");
+  const auto now = std::chrono::system_clock::now();
+  // The first reserve takes a block, and is refused: the block is not confirmed (a Redis that
+  // lost `seq` hands out ids the durable ledger may hold; only a grant proves the block good).
+  EXPECT_FALSE(reserve(*l, {key_scope("empty", 0)}, AmountRange{10, 10, 100}).has_value());
+  EXPECT_FALSE(l->take_reservation_id({key_scope("k", 100)}, AmountRange{10, 10, 100}, now).has_value());
+  auto held = reserve(*l, {key_scope("k", 100)}, AmountRange{100, 100, 100});
+  ASSERT_TRUE(held.has_value());
+  EXPECT_TRUE(l->take_reservation_id({key_scope("other", 100)}, AmountRange{10, 10, 100}, now).has_value());
+  // k just refused (100 of 100 held): an attempt that would not fit names no id either.
+  auto refused = reserve(*l, {key_scope("k", 100)}, AmountRange{10, 10, 100});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_FALSE(l->take_reservation_id({key_scope("k", 100)}, AmountRange{10, 10, 100}, now).has_value());
+  EXPECT_FALSE(l->take_reservation_id({key_scope("other", 100), key_scope("k", 100)}, AmountRange{10, 10, 100}, now));
+  EXPECT_TRUE(l->take_reservation_id({key_scope("k", 200)}, AmountRange{10, 10, 100}, now).has_value())
+      << "a raised limit: the refusal does not apply";
+  l->settle(std::move(*held), 0, SettleKind::no_usage, now);
+}
+
+TEST_F(RedisLedgerTest, ASurvivorReleasesReserveRecordsADeadInstanceNamedAndWasGrantedNothingUnder) {
+  auto survivor = make("survivor", std::chrono::milliseconds(300));
+  const std::vector<ScopeLimit> scopes{key_scope("k", 100)};
+  std::uint64_t named = 0;
+  budget::Reservation open;
+  {
+    auto dead = make("dead", std::chrono::milliseconds(300));
+    auto a = reserve(*dead, scopes, AmountRange{60, 60, 100});  // confirms its block
+    ASSERT_TRUE(a.has_value());
+    open = std::move(*a);
+    auto b = reserve(*survivor, scopes, AmountRange{40, 40, 100});
+    ASSERT_TRUE(b.has_value());
+    survivor->settle(std::move(*b), 40, SettleKind::actual, std::chrono::system_clock::now());
+    sync(*survivor);
+    // By what `dead` last heard, 30 fits: it names an id and writes the reserve record durably
+    // while Redis decides (as the pipeline does); Redis refuses.
+    const auto id = dead->take_reservation_id(scopes, AmountRange{30, 30, 100}, std::chrono::system_clock::now());
+    ASSERT_TRUE(id.has_value());
+    named = *id;
+    LedgerRecord rec;
+    rec.reservation_id = named;
+    rec.kind = LedgerKind::reserve;
+    rec.scopes = {LedgerScope{"key", "k", 0, 0, ""}};
+    rec.amount_nanos = 30;
+    std::promise<bool> p;
+    store_->append_ledger(rec, [&p](bool ok) { p.set_value(ok); });
+    ASSERT_TRUE(p.get_future().get());
+    std::promise<budget::ReserveResult> q;
+    dead->reserve_as_async(named, scopes, AmountRange{30, 30, 100}, std::chrono::system_clock::now(),
+                           [&q](budget::ReserveResult r) { q.set_value(std::move(r)); });
+    auto r = q.get_future().get();
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().reason, budget::RefusalReason::budget_exceeded);
+  }  // killed before its release was written (one reservation still open: its lease lapses)
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  survivor->tick();
+  EXPECT_EQ(survivor->stats().recovered, 1u);
+  ASSERT_TRUE(store_->flush());
+  auto state = read_ledger_state(*store_);
+  ASSERT_TRUE(state.has_value());
+  for (const auto& o : state->open) EXPECT_NE(o.reservation_id, named) << "the refused attempt's record is closed";
+  auto release = store_->settle_record(named);
+  ASSERT_TRUE(release.has_value() && release->has_value());
+  EXPECT_EQ((*release)->settle_kind, "no_usage");
+  EXPECT_EQ((*release)->actual_nanos, 0);
+  open.clear();
 }
 
 }  // namespace
