@@ -1,0 +1,233 @@
+#include "pipeline/attempt.hpp"
+
+#include <ctime>
+
+#include "pipeline/admission.hpp"
+#include "pipeline/request_body.hpp"
+#include "pipeline/response_headers.hpp"
+#include "pipeline/run_metrics.hpp"
+#include "pipeline/stream_relay.hpp"
+#include "pipeline/upstream_errors.hpp"
+#include "routing/backoff.hpp"
+
+namespace tollgate::pipeline {
+
+using Usage = providers::Usage;
+
+net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t dep) {
+  const auto& d = st_.cfg.model_list[dep];
+  const auto& provider = providers::provider_for(d.provider);
+  AttemptResult r;
+  const auto started = st_.svc->clock->now();
+  st_.svc->router->on_attempt_start(dep);
+  st_.last_dep = dep;
+
+  write_output_bound(d, provider);
+  auto req = provider.build_request(d, st_.call.body, st_.call.stream);
+  if (!req) {
+    r.failure = FailureClass::deployment_misconfigured;
+    r.error = malformed_error(d, "is misconfigured: " + req.error());
+    record(group, dep, 0, r.failure, started, 0, r.evidence);
+    co_return r;
+  }
+  const auto dl = attempt_deadline(d);
+  http::CancelToken token;
+  st_.token = &token;
+  auto started_ex = co_await st_.svc->transport->start(*req, dl, &token);
+  st_.token = nullptr;
+  if (!started_ex) {
+    policy::Outcome oc;
+    oc.transport = transport_event(started_ex.error());
+    r.failure = st_.table->classify(oc);
+    r.error = transport_error(started_ex.error(), d);
+    r.evidence = started_ex.error().sent ? budget::Evidence::no_answer : budget::Evidence::not_sent;
+    record(group, dep, 0, r.failure, started, 0, r.evidence);
+    co_return r;
+  }
+  std::unique_ptr<http::UpstreamExchange> ex = std::move(*started_ex);
+  st_.exchange = ex.get();
+  if (st_.gone) ex->cancel();
+  const auto limit = static_cast<std::size_t>(st_.cfg.tollgate_settings.max_upstream_body_bytes);
+  const int status = ex->status();
+
+  if (status < 200 || status >= 300) {
+    auto body = co_await ex->read_all(limit, dl);
+    r = upstream_failure(d, provider, *ex, body ? std::move(*body) : std::string());
+    // A documented error answer (the API's JSON error body) is unbilled; anything else after
+    // the send (an HTML page from a proxy, a body cut off) may have been processed.
+    // A timeout status (408, 504) says the answer was not waited for, not that nothing was
+    // generated: its outcome is unknown whatever its body.
+    const bool timed_out = status == 408 || status == 504;
+    r.evidence = body && r.error_body && !timed_out ? budget::Evidence::error_response : budget::Evidence::unreadable;
+    ex->finish();
+    st_.exchange = nullptr;
+    record(group, dep, status, r.failure, started, 0, r.evidence);
+    co_return r;
+  }
+
+  if (!st_.call.stream) {
+    auto body = co_await ex->read_all(limit, dl);
+    if (!body) {
+      policy::Outcome oc;
+      oc.transport = transport_event(body.error());
+      r.failure = st_.table->classify(oc);
+      r.error = body.error().kind == http::TransportError::Kind::body_too_large
+                    ? malformed_error(d, "answered a body larger than " + std::to_string(limit) + " bytes")
+                    : transport_error(body.error(), d);
+      r.evidence = budget::Evidence::unreadable;  // answered 2xx: billed, but its usage cannot be read
+      st_.exchange = nullptr;
+      record(group, dep, status, r.failure, started, 0, r.evidence);
+      co_return r;
+    }
+    ex->finish();
+    st_.exchange = nullptr;
+    auto parsed = provider.parse_response(d, *body);
+    if (!parsed) {
+      r.failure = classify_event(policy::TransportEvent::malformed_body, status);
+      r.error = malformed_error(d, "answered an invalid response: " + parsed.error());
+      r.evidence = budget::Evidence::unreadable;
+      record(group, dep, status, r.failure, started, 0, r.evidence);
+      co_return r;
+    }
+    auto* completion = &parsed->completion;
+    Usage u = parsed->usage;
+    count_search_calls(dep, u);
+    // Served: the answer is the client's. Its usage is the bill when it can be read; when it
+    // cannot (absent, malformed), the reservation is.
+    r.evidence = u.reported ? budget::Evidence::answered : budget::Evidence::unreadable;
+    record(group, dep, status, std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
+    r.usage = u;
+    st_.usage = u;
+    st_.cost_preview = u.reported ? attempt_charge(st_.svc->prices[dep], u).total : st_.reserved_now;
+    auto headers = response_headers(st_, dep);
+    std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
+    remember_answer(*completion, raw);
+    st_.first_byte_ms = wall_ms();
+    if (!co_await st_.sink.send_completion(*completion, std::move(raw), headers)) st_.gone = true;
+    r.ok = true;
+    co_return r;
+  }
+
+  co_return co_await relay_stream(st_, *this, group, dep, std::move(ex), started, dl);
+}
+
+core::SteadyTime Attempter::attempt_deadline(const config::Deployment& d) {
+  auto dl = st_.deadline;
+  const auto& t = st_.call.stream && d.stream_timeout ? d.stream_timeout : d.timeout;
+  if (t) dl = std::min(dl, st_.svc->clock->now() + *t);
+  st_.attempt_cut_by_deadline = dl == st_.deadline;
+  return dl;
+}
+
+AttemptResult Attempter::upstream_failure(const config::Deployment& d, const providers::Provider& p, http::UpstreamExchange& ex,
+                               std::string body) {
+  AttemptResult r;
+  const int status = ex.status();
+  r.status = status;
+  policy::Outcome oc = p.parse_error(status, body);
+  r.failure = st_.table->classify(oc);
+  r.error_body = oc.error_body;
+  core::Error& e = r.error;
+  e.status = status;
+  e.origin = core::ErrorOrigin::upstream;
+  e.type = oc.error_type.empty() ? "api_error" : oc.error_type;
+  e.code = oc.error_code;
+  e.message = oc.message.empty() ? "upstream answered " + std::to_string(status) : oc.message;
+  e.upstream_body = std::move(body);
+  e.upstream_content_type = std::string(ex.header("content-type"));
+  e.upstream_api = d.provider == config::ProviderKind::anthropic ? "anthropic" : "openai";
+  const long long now_unix = static_cast<long long>(std::time(nullptr));
+  if (auto v = ex.header("retry-after-ms"); !v.empty()) r.retry_after = routing::parse_retry_after_ms(v);
+  if (!r.retry_after)
+    if (auto v = ex.header("retry-after"); !v.empty()) r.retry_after = routing::parse_retry_after(v, now_unix);
+  for (std::string_view name : {"retry-after", "retry-after-ms"})
+    if (auto v = ex.header(name); !v.empty()) e.headers.emplace_back(std::string(name), std::string(v));
+  return r;
+}
+
+void Attempter::remember_answer(const json::object& completion, const std::string& raw) {
+  if (!st_.degradation.empty()) return;
+  if (st_.svc->policies->for_group(st_.call.model).degradation.mode != config::DegradationMode::stale_cache) return;
+  st_.svc->stale_cache->put(cache_key(st_), raw.empty() ? json::serialize(completion) : raw, st_.svc->clock->now());
+}
+
+FailureClass Attempter::classify_event(policy::TransportEvent ev, int status) const {
+  policy::Outcome oc;
+  oc.transport = ev;
+  oc.status = status;
+  return st_.table->classify(oc);
+}
+
+void Attempter::record(const std::string& group, std::size_t dep, int status, std::optional<FailureClass> failure,
+            core::SteadyTime started, long long tokens, budget::Evidence evidence) {
+  const auto now = st_.svc->clock->now();
+  const auto dur = ms_between(started, now);
+  st_.upstream_ms += dur;
+  st_.attempts.push_back(AttemptRecord{group, dep, status, failure, dur});
+  const auto& d = st_.cfg.model_list[dep];
+  TraceStep st;
+  st.kind = TraceStep::Kind::attempt;
+  st.group = group;
+  st.deployment = d.id;
+  st.provider = d.provider_prefix;
+  st.circuit = st_.permit == policy::Permit::probe ? "half_open" : "closed";
+  st.status = status;
+  if (failure) {
+    st.failure_class = std::string(policy::to_string(*failure));
+    st.action = std::string(policy::to_string(st_.table->action(*failure)));
+  }
+  st.duration_ms = dur;
+  st.reserved = st_.reserved_now;
+  st.evidence = std::string(budget::to_string(evidence));
+  st.output_bound = st_.bound.tokens.value_or(0);
+  if (st_.bound.reduced) st.output_capped_by = st_.bound.by;
+  st_.trace.steps.push_back(std::move(st));
+  st_.svc->router->on_attempt_end(dep, failure.has_value(), milliseconds(dur), tokens);
+  // Only the deployment's own failures count against its circuit: not the caller's errors,
+  // and not an attempt the client abandoned by hanging up.
+  // Nor a timeout the caller's own tightened deadline caused: one caller's short deadline
+  // must not open a circuit every caller shares.
+  const bool cut_by_caller = failure && *failure == FailureClass::unknown_outcome && st_.attempt_cut_by_deadline &&
+                             st_.caller_tightened_deadline;
+  if (!failure) {
+    st_.svc->circuits->on_success(dep);
+  } else if (!st_.gone && !st_.cut && !cut_by_caller && policy::counts_against_deployment(*failure)) {
+    st_.svc->circuits->on_failure(dep, *failure);
+  } else {
+    st_.svc->circuits->release(dep, st_.permit);
+  }
+  st_.permit = policy::Permit::closed;
+  st_.permit_dep.reset();
+  if (st_.svc->metrics) count_attempt(st_, group, d, failure);
+}
+
+void Attempter::count_search_calls(std::size_t dep, providers::Usage& u) const {
+  if (!u.reported) return;
+  if (u.web_search_calls == 0 && searches_every_request(dep)) u.web_search_calls = 1;
+  // A response that names no tier was served in the one the request asked for (if any).
+  const auto& asked = st_.call.output.service_tier;
+  if (u.service_tier.empty() && (asked == "priority" || asked == "flex")) u.service_tier = asked;
+}
+
+bool Attempter::searches_every_request(std::size_t dep) const {
+  const auto& d = st_.cfg.model_list[dep];
+  const auto& price = st_.svc->prices[dep].price;
+  if (d.provider == config::ProviderKind::anthropic || !price.web_search_call) return false;
+  return price.matched_key.find("search") != std::string::npos ||
+         d.upstream_model.find("search") != std::string::npos;
+}
+
+void Attempter::write_output_bound(const config::Deployment& d, const providers::Provider& provider) {
+  for (const char* k : {"max_tokens", "max_completion_tokens"}) {
+    st_.call.body.erase(k);
+    if (const auto* v = st_.call.caller_output_fields.if_contains(k)) st_.call.body[k] = *v;
+  }
+  if (!st_.bound.tokens) return;
+  providers::OutputField caller = st_.call.caller_output_fields.contains("max_completion_tokens")
+                                      ? providers::OutputField::max_completion_tokens
+                                  : st_.call.caller_output_fields.contains("max_tokens") ? providers::OutputField::max_tokens
+                                                                                       : providers::OutputField::none;
+  provider.set_output_limit(d, st_.call.body, *st_.bound.tokens, caller);
+}
+
+}  // namespace tollgate::pipeline

@@ -1,0 +1,57 @@
+#pragma once
+/// One upstream attempt of a run: the output bound written into the request, the request built
+/// by the deployment's provider adapter and sent, the answer read (or relayed, for a stream:
+/// stream_relay.hpp) and classified, and the attempt recorded (trace step, routing statistics,
+/// circuits, metrics). The only code that sends a request upstream. Internal to pipeline/.
+
+#include <optional>
+#include <string>
+
+#include "pipeline/run_state.hpp"
+
+namespace tollgate::pipeline {
+
+/// Attempts of one run.
+class Attempter {
+ public:
+  explicit Attempter(RunState& st) : st_(st) {}
+  Attempter(const Attempter&) = delete;
+  Attempter& operator=(const Attempter&) = delete;
+
+  net::awaitable<AttemptResult> attempt(std::string group, std::size_t dep);
+
+  core::SteadyTime attempt_deadline(const config::Deployment& d);
+
+  /// Fills in the failure of an attempt that got an HTTP error status.
+  AttemptResult upstream_failure(const config::Deployment& d, const providers::Provider& p, http::UpstreamExchange& ex,
+                                 std::string body);
+
+  /// Keeps a full (not degraded) answer for the stale_cache mode of the requested group.
+  void remember_answer(const json::object& completion, const std::string& raw);
+
+  /// The class of a transport-level event through the group's table.
+  FailureClass classify_event(policy::TransportEvent ev, int status) const;
+
+  /// Records a finished attempt: headers, trace, routing statistics and the circuits.
+  void record(const std::string& group, std::size_t dep, int status, std::optional<FailureClass> failure,
+              core::SteadyTime started, long long tokens, budget::Evidence evidence);
+
+  /// OpenAI's search models (gpt-4o-search-preview, …) search the web on every Chat Completions
+  /// request and bill the call, but their usage does not count it: a model of an OpenAI-style
+  /// deployment with a per-call web-search price is charged one call when none is reported.
+  void count_search_calls(std::size_t dep, providers::Usage& u) const;
+
+  /// OpenAI's search models (a name with "search", e.g. gpt-4o-search-preview) on an OpenAI-style
+  /// deployment with a per-call search price: every request is one billed search.
+  bool searches_every_request(std::size_t dep) const;
+
+  /// The output bound of the attempt about to be sent: written into the request in the
+  /// deployment's field (the reservation is the contract with the upstream), or the caller's own
+  /// fields restored when nothing was reserved against it (free or unpriced models).
+  void write_output_bound(const config::Deployment& d, const providers::Provider& provider);
+
+ private:
+  RunState& st_;
+};
+
+}  // namespace tollgate::pipeline

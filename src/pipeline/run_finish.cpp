@@ -1,0 +1,42 @@
+#include "pipeline/run_finish.hpp"
+
+#include "pipeline/response_headers.hpp"
+#include "pipeline/run_metrics.hpp"
+#include "pipeline/spend_log_row.hpp"
+
+namespace tollgate::pipeline {
+
+void finish_run(RunState& st, bool ok, std::optional<int> status) {
+  st.finished = true;
+  st.outcome.served = ok;
+  st.outcome.status = ok ? 200 : status.value_or(0);
+  if (!ok && !st.attempts.empty() && st.attempts.back().failure) {
+    const auto c = *st.attempts.back().failure;
+    st.outcome.retryable = c == FailureClass::retryable_capacity || c == FailureClass::transient_provider_error ||
+                         c == FailureClass::unknown_outcome;
+  } else if (!ok && st.attempts.empty()) {
+    st.outcome.retryable = status.value_or(0) == 429 || status.value_or(0) >= 500;
+  }
+  st.trace.elapsed_ms = ms_between(st.call.start, st.svc->clock->now());
+  st.trace.charged_total = st.cost;
+  if (st.trace.outcome.empty()) st.trace.outcome = ok ? (st.trace.degradation.empty() ? "served" : "degraded") : st.gone ? "client_gone" : "failed";
+  if (ok && st.served_dep) st.trace.served_by = st.cfg.model_list[*st.served_dep].model_name + "/" + st.cfg.model_list[*st.served_dep].id;
+  if (ok && st.trace.degradation == "stale_cache") st.trace.served_by = "stale_cache";
+  if (st.svc->metrics) count_request(st, ok, st.outcome.status);
+  if (!st.svc->store || st.cfg.general_settings.disable_spend_logs) return;
+  st.svc->store->append_spend_log(spend_log_row(st, ok, status));
+}
+
+net::awaitable<void> fail_run(RunState& st, std::optional<core::Error> error) {
+  core::Error err = error ? *error
+                          : core::Error::gateway(503, "api_error",
+                                                 "no deployment of model group '" + st.call.model + "' is available",
+                                                 "no_deployments_available");
+  st.trace.outcome = "failed";
+  auto headers = response_headers(st, std::nullopt);
+  for (const auto& h : err.headers) headers.push_back(h);
+  co_await st.sink.send_error(err, headers);
+  finish_run(st, false, err.status);
+}
+
+}  // namespace tollgate::pipeline

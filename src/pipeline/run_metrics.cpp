@@ -1,0 +1,67 @@
+#include "pipeline/run_metrics.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace tollgate::pipeline {
+namespace {
+
+/// Circuit states as gauges, read at scrape time: 0 closed, 1 half-open, 2 open.
+void watch_circuits(telemetry::Registry& metrics, const policy::Circuits& circuits) {
+  metrics.on_collect([&circuits](telemetry::Exposition& out) {
+    for (const auto& c : circuits.snapshot()) {
+      const double v = c.state == policy::CircuitState::closed ? 0 : c.state == policy::CircuitState::half_open ? 1 : 2;
+      out.gauge("tollgate_circuit_state", "Circuit state: 0 closed, 1 half-open, 2 open", {{"scope", c.scope}, {"id", c.id}}, v);
+    }
+  });
+}
+
+}  // namespace
+
+std::function<void(const policy::CircuitTransition&)> circuit_logger(std::shared_ptr<telemetry::Registry> metrics,
+                                                                     std::shared_ptr<telemetry::Alerts> alerts) {
+  return [metrics, alerts](const policy::CircuitTransition& t) {
+    spdlog::warn("circuit {} {}: {} -> {} ({})", t.scope, t.id, policy::to_string(t.from), policy::to_string(t.to),
+                 t.reason);
+    metrics->counter("tollgate_circuit_transitions_total", "Circuit state changes", {"scope", "id", "to"})
+        .inc({t.scope, t.id, std::string(policy::to_string(t.to))});
+    if (t.scope == "provider" && t.to == policy::CircuitState::open)
+      alerts->raise("provider_circuit_open", t.id, "provider " + t.id + " circuit opened: " + t.reason);
+  };
+}
+
+void register_loop_metrics(Services& s) {
+  watch_circuits(*s.metrics, *s.circuits);
+  auto& m = *s.metrics;
+  s.loop_metrics.requests = &m.counter("tollgate_requests_total", "Model requests by requested model group and result",
+                                        {"model_group", "result", "degradation"});
+  s.loop_metrics.duration = &m.histogram("tollgate_request_duration_ms",
+                                          "Whole-request latency in milliseconds, all attempts included", {"model_group"},
+                                          {50, 100, 250, 500, 1000, 2000, 5000, 10000, 30000, 60000});
+  s.loop_metrics.overruns = &m.counter("tollgate_deadline_overruns_total",
+                                        "Requests that ended later than their deadline plus deadline_slack_ms",
+                                        {"model_group"});
+  s.loop_metrics.retries = &m.counter("tollgate_retries_total", "Retries spent", {"model_group"});
+  s.loop_metrics.fallbacks = &m.counter("tollgate_fallbacks_total", "Fallback targets attempted", {"model_group"});
+  s.loop_metrics.attempts = &m.counter("tollgate_upstream_attempts_total",
+                                        "Upstream attempts by deployment and outcome (ok or failure class)",
+                                        {"model_group", "deployment", "provider", "outcome"});
+}
+
+void count_request(const RunState& st, bool ok, int status) {
+  const auto& m = st.svc->loop_metrics;
+  m.requests->inc({st.call.model, st.trace.outcome == "deferred" ? "deferred" : ok ? "served" : std::to_string(status),
+                   st.trace.degradation.empty() ? "none" : st.trace.degradation});
+  m.duration->observe({st.call.model}, static_cast<double>(st.trace.elapsed_ms));
+  const auto limit = st.trace.budget.deadline + st.cfg.fallback_policy.deadline_slack;
+  if (st.trace.elapsed_ms > limit.count()) m.overruns->inc({st.call.model});
+  if (st.trace.retries_used > 0) m.retries->add({st.call.model}, st.trace.retries_used);
+  if (st.trace.fallbacks_used > 0) m.fallbacks->add({st.call.model}, st.trace.fallbacks_used);
+}
+
+void count_attempt(const RunState& st, const std::string& group, const config::Deployment& d,
+                   std::optional<FailureClass> failure) {
+  st.svc->loop_metrics.attempts->inc(
+      {group, d.id, d.provider_prefix, failure ? std::string(policy::to_string(*failure)) : std::string("ok")});
+}
+
+}  // namespace tollgate::pipeline

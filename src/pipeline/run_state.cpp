@@ -1,0 +1,57 @@
+#include "pipeline/run_state.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace tollgate::pipeline {
+
+RunState::RunState(std::shared_ptr<Services> services, ChatCall c, ResponseSink& s)
+    : svc(std::move(services)), cfg(*svc->config), call(std::move(c)), sink(s) {
+  deadline = call.start + cfg.effective_timeout;
+  principal_ptr = call.principal ? call.principal : std::make_shared<const auth::Principal>();
+  table = &svc->policies->for_group(call.model).classes;
+}
+
+milliseconds RunState::time_left() const {
+  return std::chrono::duration_cast<milliseconds>(deadline - svc->clock->now());
+}
+
+bool RunState::time_for_an_attempt() const {
+  const auto left = time_left();
+  return left.count() > 0 && left >= trace.budget.min_time_left;
+}
+
+void RunState::step_skip(const std::string& group, const std::string& reason) {
+  TraceStep s;
+  s.kind = TraceStep::Kind::skip;
+  s.group = group;
+  s.reason = reason;
+  trace.steps.push_back(std::move(s));
+}
+
+void RunState::step_stop(const std::string& reason) {
+  TraceStep s;
+  s.kind = TraceStep::Kind::stop;
+  s.reason = reason;
+  trace.steps.push_back(std::move(s));
+}
+
+void RunState::decide(const std::string& decision) {
+  for (auto it = trace.steps.rbegin(); it != trace.steps.rend(); ++it)
+    if (it->kind == TraceStep::Kind::attempt) {
+      if (it->decision.empty()) it->decision = decision;
+      return;
+    }
+}
+
+void RunState::alert(const std::string& kind, const std::string& subject, const std::string& message) {
+  if (svc->alerts) svc->alerts->raise(kind, subject, message);
+  else spdlog::error("ALERT {} {}: {}", kind, subject, message);
+}
+
+void RunState::cancel_in_flight() {
+  if (exchange) exchange->cancel();
+  if (token) token->cancel();
+  if (timer) timer->cancel();
+}
+
+}  // namespace tollgate::pipeline

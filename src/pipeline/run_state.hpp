@@ -1,0 +1,161 @@
+#pragma once
+/// The state of one run of the attempt loop (pipeline/attempt_loop.hpp), shared by its units:
+/// the walk over targets (attempt_loop.cpp), one attempt (attempt.hpp), the stream relay
+/// (stream_relay.hpp), degradation (degrade.hpp) and accounting (accounting.hpp). It holds what
+/// the request asked, what happened so far (the decision trace, the attempts, the cost) and what
+/// is in flight; the observers (response_headers.hpp, spend_log_row.hpp, run_metrics.hpp) render
+/// it. Internal to pipeline/.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include "budget/pricing.hpp"
+#include "budget/settlement.hpp"
+#include "core/error.hpp"
+#include "http/client.hpp"
+#include "pipeline/attempt_loop.hpp"
+#include "pipeline/trace.hpp"
+#include "policy/failure.hpp"
+#include "providers/provider.hpp"
+
+namespace tollgate::pipeline {
+
+namespace net = boost::asio;
+namespace json = boost::json;
+using std::chrono::milliseconds;
+using policy::FailureClass;
+
+/// Awaits an Asio operation without throwing: its error comes back in a tuple.
+constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
+
+/// Milliseconds from `a` to `b`.
+inline long long ms_between(core::SteadyTime a, core::SteadyTime b) {
+  return std::chrono::duration_cast<milliseconds>(b - a).count();
+}
+
+/// Wall-clock now, Unix milliseconds.
+inline std::int64_t wall_ms() {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+/// One upstream attempt as recorded for headers and logs.
+struct AttemptRecord {
+  std::string group;
+  std::size_t deployment = 0;
+  int status = 0;                      ///< upstream status, 0 for transport failures
+  std::optional<FailureClass> failure; ///< nullopt = success
+  long long duration_ms = 0;
+};
+
+/// Why a target was not attempted: the client-facing error and a short reason for skip lists.
+struct Refusal {
+  core::Error error;
+  std::string reason;
+};
+
+/// How one attempt ended.
+struct AttemptResult {
+  bool ok = false;                           ///< served (response sent or stream committed)
+  providers::Usage usage;                    ///< what the upstream reported (success)
+  /// What was sent and what came back: the charge follows it (budget/settlement.hpp).
+  budget::Evidence evidence = budget::Evidence::not_sent;
+  bool error_body = false;                   ///< an error status came with the API's JSON error body
+  FailureClass failure = FailureClass::transient_provider_error;
+  core::Error error;                         ///< the error as the client would see it
+  std::optional<milliseconds> retry_after;   ///< upstream hint
+  int status = 0;                            ///< upstream HTTP status, 0 = transport failure
+};
+
+/// How a whole group (its deployments and retries) ended.
+struct GroupResult {
+  bool ok = false;
+  bool attempted = false;  ///< at least one upstream attempt was made
+  FailureClass failure = FailureClass::transient_provider_error;
+  std::optional<core::Error> error;
+  std::optional<Refusal> refusal;  ///< the last admission refusal (set when a target was refused)
+  std::string stop_reason;         ///< why the group was left (budget, deadline, Retry-After, circuit)
+  bool circuit_blocked = false;    ///< a deployment was not tried because its circuit was open
+  bool deadline_hit = false;       ///< the group was left because too little time was left
+  bool commercial_block = false;   ///< not tried: its provider's circuit is open for a commercial limit
+};
+
+/// The output bound of the attempt in flight (what its reservation pays for).
+struct AttemptBound {
+  std::optional<std::int64_t> tokens;  ///< per choice; nullopt = sent as the caller asked (free or unpriced)
+  bool reduced = false;                ///< a budget lowered it below what was asked
+  std::string by;                      ///< the scope that did
+};
+
+/// One run's state. Not thread-safe: a run lives on one executor.
+struct RunState {
+  /// `call.principal` null: an anonymous caller (no auth configured).
+  RunState(std::shared_ptr<Services> services, ChatCall c, ResponseSink& s);
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
+
+  std::shared_ptr<Services> svc;
+  const config::Config& cfg;
+  ChatCall call;
+  ResponseSink& sink;
+  core::SteadyTime deadline{};  ///< the request's deadline (set_budget)
+  bool gone = false;            ///< the client hung up
+  bool cut = false;             ///< the gateway's drain ran out: end now
+  http::UpstreamExchange* exchange = nullptr;  ///< the upstream exchange in flight (cancelled on gone/cut)
+  http::CancelToken* token = nullptr;          ///< the connect in flight
+  net::steady_timer* timer = nullptr;          ///< the backoff wait in flight
+  RunOutcome outcome;
+  DecisionTrace trace;
+  const policy::ClassTable* table = nullptr;       ///< classification table of the group being tried
+  policy::Permit permit = policy::Permit::closed;  ///< circuit permit of the attempt in flight
+  std::optional<std::size_t> permit_dep;           ///< its deployment, until its outcome is reported
+  policy::Permit feature_permit = policy::Permit::closed;  ///< the group's feature-circuit permit
+  bool caller_tightened_deadline = false;  ///< the key or request set a shorter deadline than the group's
+  bool attempt_cut_by_deadline = false;    ///< the attempt in flight ends at the request deadline
+  bool finished = false;                   ///< finish_run() ran (spend-log row written)
+  budget::Nanos reserved_now = 0;          ///< reservation of the attempt in flight
+  std::optional<std::size_t> served_dep;
+  std::string degradation;  ///< label of a degraded answer ("reduced", ...)
+  std::string caveat;
+  milliseconds cache_age{0};
+  long long upstream_ms = 0;  ///< time spent in upstream attempts
+  std::optional<std::size_t> last_dep;
+  std::vector<AttemptRecord> attempts;
+  std::shared_ptr<const auth::Principal> principal_ptr;
+  std::vector<std::pair<std::string, std::string>> skipped;  ///< fallback targets skipped: (group, reason)
+  budget::Nanos cost = 0;          ///< what this request's attempts cost (settled)
+  budget::Nanos cost_preview = 0;  ///< the served attempt's cost, known before it is settled
+  budget::Charge charge;           ///< the served attempt's bill, line by line
+  AttemptBound bound;              ///< the output bound of the attempt in flight
+  std::int64_t first_byte_ms = 0;  ///< when the answer's first byte went to the client (Unix ms)
+  std::string stream_status;       ///< a served stream that did not end cleanly: "failure" | "unknown_outcome"
+  bool unpriced = false;
+  bool unknown = false;
+  providers::Usage usage;
+
+  const auth::Principal& principal() const { return *principal_ptr; }
+  /// Time left before the request's deadline (negative once past).
+  milliseconds time_left() const;
+  /// Whether an attempt may still start: at least min_time_left_ms is left.
+  bool time_for_an_attempt() const;
+  /// Trace steps: a target not attempted, and the walk's end without an answer.
+  void step_skip(const std::string& group, const std::string& reason);
+  void step_stop(const std::string& reason);
+  /// Sets the decision on the last attempt step (what the loop does after it).
+  void decide(const std::string& decision);
+  /// Raises an operator alert (telemetry/alerts.hpp), or logs it when there is no sink.
+  void alert(const std::string& kind, const std::string& subject, const std::string& message);
+  /// Cancels whatever is in flight (the upstream exchange, a connect, a backoff wait).
+  void cancel_in_flight();
+};
+
+}  // namespace tollgate::pipeline

@@ -1,0 +1,89 @@
+// Services::make (pipeline/attempt_loop.hpp): the per-process services of the pipeline, and the
+// in-process ledger recovered from the durable store.
+
+#include "pipeline/attempt_loop.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "budget/money.hpp"
+#include "pipeline/admission.hpp"
+#include "pipeline/run_metrics.hpp"
+
+namespace tollgate::pipeline {
+
+using std::chrono::milliseconds;
+
+std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
+                                         std::shared_ptr<store::Store> store, SharedState shared) {
+  auto s = std::make_shared<Services>();
+  s->config = cfg;
+  s->clock = &clock;
+  s->groups = std::make_unique<routing::ModelGroups>(*cfg);
+  s->policies = std::make_unique<policy::PolicySet>(*cfg);
+  s->metrics = std::make_shared<telemetry::Registry>();
+  s->alerts = std::make_shared<telemetry::Alerts>();
+  s->circuits = std::make_unique<policy::Circuits>(policy::Circuits::setup_from(*cfg), clock,
+                                                   [log = circuit_logger(s->metrics, s->alerts),
+                                                    also = std::move(shared.on_circuit_transition)](
+                                                       const policy::CircuitTransition& t) {
+                                                     log(t);
+                                                     if (also) also(t);
+                                                   });
+  s->router = std::make_unique<routing::RouterState>(cfg, clock, s->circuits.get());
+  s->stale_cache = std::make_unique<policy::StaleCache>();
+  s->transport = std::make_shared<http::PooledTransport>();
+  register_loop_metrics(*s);
+  s->alerts->register_metrics(*s->metrics);
+  if (shared.limits) s->limiter = std::move(shared.limits);
+  else s->limiter = std::make_unique<policy::RateLimiter>(clock);
+  s->prices = budget::resolve_deployment_prices(*cfg);
+  if (shared.ledger) {
+    s->ledger = std::move(shared.ledger);
+    s->store = std::move(store);
+    return s;
+  }
+  budget::LedgerOptions lo;
+  std::string tz_warning;
+  lo.reset_timezone = budget::reset_timezone_or_utc(cfg->general_settings.budget_reset_timezone, &tz_warning);
+  if (!tz_warning.empty()) spdlog::warn("general_settings.budget_reset_timezone: {}", tz_warning);
+  std::optional<store::RecoveryResult> recovered;
+  if (store) {
+    const auto now = std::chrono::system_clock::now();
+    const auto now_ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
+    // A reservation left open by a crash is charged to the window that contains now, as a late
+    // settle is in memory: both ledgers agree on every window after the restart.
+    const auto tz = lo.reset_timezone;
+    store::ScopeRoller roll = [tz](const store::LedgerScope& sc, std::int64_t at_ms) { return ledger_scope_at(sc, tz, at_ms); };
+    auto r = store->recover_ledger(now_ms, roll);
+    if (!r) throw std::runtime_error("cannot recover the spend ledger: " + r.error().message);
+    lo.first_reservation_id = r->max_reservation_id + 1;
+    if (!r->recovered.empty())
+      spdlog::warn("ledger recovery: {} reservation(s) left open by an earlier run settled at their reserved amount",
+                   r->recovered.size());
+    recovered = std::move(*r);
+  }
+  auto local = std::make_unique<budget::Ledger>(lo);
+  s->local_ledger = local.get();
+  s->ledger = std::move(local);
+  if (recovered) {
+    const auto now_ms =
+        std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (const auto& sp : recovered->spent) {
+      auto kind = budget::parse_scope_kind(sp.scope.kind);
+      if (!kind) continue;
+      // A window that has ended holds nothing admission needs: it is not loaded (memory stays
+      // bounded by the scopes of current windows and lifetime budgets).
+      if (sp.scope.window_end_ms != 0 && sp.scope.window_end_ms <= now_ms) continue;
+      std::optional<budget::BudgetPeriod> period;
+      if (!sp.scope.period.empty())
+        if (auto p = budget::parse_budget_duration(sp.scope.period)) period = *p;
+      const auto start = std::chrono::system_clock::time_point(milliseconds(sp.scope.window_start_ms));
+      s->local_ledger->load(budget::ScopeId{*kind, sp.scope.id}, sp.spent_nanos,
+                      sp.scope.window_start_ms == 0 ? budget::SystemTime{} : start, period);
+    }
+  }
+  s->store = std::move(store);
+  return s;
+}
+
+}  // namespace tollgate::pipeline
