@@ -276,6 +276,14 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
   if (auto refused = anonymous_budget_refusal(*call.principal, call.model, *services_->config))
     return std::unexpected(std::move(*refused));
   if (auto err = read_budget_overrides(req, call)) return std::unexpected(std::move(*err));
+  // W3C Trace Context: a valid traceparent makes the run a child of the caller's span; an
+  // invalid one is ignored (a new trace starts), as the spec asks.
+  if (auto tp = req.find("traceparent"); tp != req.end()) {
+    call.parent_trace = telemetry::parse_traceparent(std::string_view(tp->value().data(), tp->value().size()));
+    if (call.parent_trace)
+      if (auto ts = req.find("tracestate"); ts != req.end() && ts->value().size() <= 512)
+        call.parent_trace->tracestate = std::string(ts->value());
+  }
   return call;
 }
 

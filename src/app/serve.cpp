@@ -31,6 +31,7 @@
 #include "store/redis/io_connection.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/redis/redis_rate_limits.hpp"
+#include "telemetry/otlp_exporter.hpp"
 
 namespace tollgate::app {
 namespace {
@@ -100,6 +101,21 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   try {
     services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_state(*cfg, db, circuit_sync, redis_client));
     if (circuit_sync) circuit_sync->attach(services->circuits.get());
+    if (const auto& o = cfg->tollgate_settings.otel; o.enabled) {
+      telemetry::OtlpOptions opts;
+      opts.traces_url = o.traces_endpoint;
+      opts.headers = o.headers;
+      opts.resource.attributes.emplace_back("service.name", o.service_name);
+      for (const auto& [k, v] : o.resource_attributes)
+        if (k != "service.name") opts.resource.attributes.emplace_back(k, v);
+      opts.queue_capacity = static_cast<std::size_t>(o.queue_size);
+      opts.timeout = o.timeout;
+      opts.client.ca_file = cfg->tollgate_settings.ca_file;
+      opts.client.verify = cfg->tollgate_settings.tls_verify;
+      services->spans = std::make_shared<telemetry::OtlpExporter>(std::move(opts));
+      services->spans->register_metrics(*services->metrics);
+      spdlog::info("otel: exporting spans to {}", o.traces_endpoint);
+    }
   } catch (const std::exception& e) {
     std::cerr << "tollgate: " << e.what() << "\n";
     return 1;

@@ -196,6 +196,24 @@ struct GeneralSettings {
   std::string budget_reset_timezone = "UTC";
 };
 
+/// `tollgate_settings.otel:` — span export over OTLP/HTTP JSON (docs/observability.md). Unset
+/// fields come from the OpenTelemetry environment variables (OTEL_EXPORTER_OTLP_ENDPOINT,
+/// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME,
+/// OTEL_RESOURCE_ATTRIBUTES), read when the config is loaded.
+struct OtelSettings {
+  /// Export spans: `enabled: true`, or LiteLLM's `litellm_settings.callbacks` naming "otel".
+  bool enabled = false;
+  /// Full URL of the traces endpoint; default http://localhost:4318/v1/traces (OTLP/HTTP).
+  std::string traces_endpoint;
+  std::vector<std::pair<std::string, std::string>> headers;  ///< sent with every export request
+  std::string service_name = "tollgate";
+  std::vector<std::pair<std::string, std::string>> resource_attributes;
+  /// Prompt and completion text as span attributes; off by default (they may hold personal data).
+  bool capture_content = false;
+  milliseconds timeout{5000};   ///< one export request
+  std::int64_t queue_size = 4096;  ///< spans waiting for export; beyond it new spans are dropped
+};
+
 /// `tollgate_settings:` — Tollgate's own knobs; every field has a safe default.
 struct TollgateSettings {
   std::int64_t max_request_body_bytes = 8 * 1024 * 1024;   ///< larger client bodies get 413
@@ -237,6 +255,7 @@ struct TollgateSettings {
   milliseconds ledger_lease{10000};
   /// Prefix of every Redis key Tollgate writes (several clusters may share one Redis).
   std::string redis_key_prefix = "tollgate:";
+  OtelSettings otel;
   /// Connect, write and read timeout of one Redis round trip, milliseconds (10..60000). Past it a
   /// paid attempt is refused 503 ledger_unavailable.
   milliseconds redis_timeout{1000};

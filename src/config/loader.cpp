@@ -2,6 +2,7 @@
 
 #include "core/database_url.hpp"
 
+#include <boost/url/parse.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -773,11 +774,135 @@ class Loader {
           if (valid_budget_duration(*d)) s.budget_duration = *d;
           else error(p, line_of(val, l), "expected a duration like 30s, 30m, 24h, 30d or 1mo, got \"" + *d + "\"");
         }
+      } else if (k == "callbacks" || k == "success_callback") {
+        // LiteLLM's switch for OpenTelemetry export; other callbacks are logging integrations.
+        if (val.IsSequence())
+          for (const auto& e : val)
+            if (e.IsScalar() && e.as<std::string>() == "otel") otel_callback_ = true;
       } else if (is_silent_litellm_setting(k)) {
       } else {
         unknown(p, l, kIgnored);
       }
     });
+  }
+
+  /// An absolute http(s) URL with a host, or why not.
+  static std::expected<void, std::string> check_http_url(const std::string& url) {
+    auto u = boost::urls::parse_uri(url);
+    if (!u) return std::unexpected("'" + url + "' is not a URL");
+    if (u->scheme() != "http" && u->scheme() != "https")
+      return std::unexpected("'" + url + "' must be an http:// or https:// URL");
+    if (u->host().empty()) return std::unexpected("'" + url + "' has no host");
+    return {};
+  }
+
+  /// `key=value,key2=value2` as OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES write
+  /// them (values percent-decoded); malformed entries are skipped.
+  static std::vector<std::pair<std::string, std::string>> otel_pairs(std::string_view text) {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto decode = [](std::string_view v) {
+      std::string r;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i] == '%' && i + 2 < v.size()) {
+          const auto hex = std::string(v.substr(i + 1, 2));
+          char* end = nullptr;
+          const long c = std::strtol(hex.c_str(), &end, 16);
+          if (end == hex.c_str() + 2) {
+            r.push_back(static_cast<char>(c));
+            i += 2;
+            continue;
+          }
+        }
+        r.push_back(v[i]);
+      }
+      return r;
+    };
+    auto trim = [](std::string_view v) {
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      return v;
+    };
+    while (!text.empty()) {
+      const auto comma = text.find(',');
+      auto item = text.substr(0, comma);
+      text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+      const auto eq = item.find('=');
+      if (eq == std::string_view::npos) continue;
+      auto k = trim(item.substr(0, eq));
+      if (k.empty()) continue;
+      out.emplace_back(decode(k), decode(trim(item.substr(eq + 1))));
+    }
+    return out;
+  }
+
+  void load_otel(const YAML::Node& v, const std::string& path, int line, OtelSettings& o) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val, const std::string& p, int l) {
+      if (k == "enabled") {
+        if (auto b = boolean(val, p, l)) {
+          o.enabled = *b;
+          otel_enabled_set_ = true;
+        }
+      } else if (k == "endpoint" || k == "traces_endpoint") {
+        if (auto s = str(val, p, l)) {
+          std::string url = *s;
+          // `endpoint` is the OTLP base URL (as OTEL_EXPORTER_OTLP_ENDPOINT): /v1/traces is appended.
+          if (k == "endpoint") url = (url.ends_with("/") ? url.substr(0, url.size() - 1) : url) + "/v1/traces";
+          if (auto t = check_http_url(url); !t) error(p, line_of(val, l), t.error());
+          else o.traces_endpoint = url;
+        }
+      } else if (k == "headers") {
+        for_each_entry(val, p, l, [&](const std::string& hk, const YAML::Node& hv, const std::string& hp, int hl) {
+          if (auto s = str(hv, hp, hl)) o.headers.emplace_back(hk, *s);
+        });
+      } else if (k == "service_name") {
+        if (auto s = str(val, p, l)) {
+          if (s->empty()) error(p, line_of(val, l), "service_name must not be empty");
+          else o.service_name = *s;
+        }
+      } else if (k == "resource_attributes") {
+        for_each_entry(val, p, l, [&](const std::string& rk, const YAML::Node& rv, const std::string& rp, int rl) {
+          if (auto s = str(rv, rp, rl)) o.resource_attributes.emplace_back(rk, *s);
+        });
+      } else if (k == "capture_content") {
+        if (auto b = boolean(val, p, l)) o.capture_content = *b;
+      } else if (k == "timeout_ms") {
+        if (auto d = millis(val, p, l)) o.timeout = *d;
+      } else if (k == "queue_size") {
+        if (auto n = integer(val, p, l, 1)) {
+          if (*n > 1000000) error(p, line_of(val, l), "queue_size must be 1..1000000");
+          else o.queue_size = *n;
+        }
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  /// The OpenTelemetry environment variables under what the file left unset.
+  void load_otel_from_environment(Config& cfg) {
+    auto& o = cfg.tollgate_settings.otel;
+    if (otel_callback_ && !otel_enabled_set_) o.enabled = true;
+    if (o.traces_endpoint.empty()) {
+      if (auto t = lookup_env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); t && !t->empty()) {
+        o.traces_endpoint = *t;
+      } else if (auto e = lookup_env("OTEL_EXPORTER_OTLP_ENDPOINT"); e && !e->empty()) {
+        std::string base = *e;
+        if (base.ends_with("/")) base.pop_back();
+        o.traces_endpoint = base + "/v1/traces";
+      } else {
+        o.traces_endpoint = "http://localhost:4318/v1/traces";
+      }
+      if (auto t = check_http_url(o.traces_endpoint); !t && o.enabled)
+        error("tollgate_settings.otel.traces_endpoint", 0, "from the environment: " + t.error());
+    }
+    if (o.headers.empty())
+      if (auto h = lookup_env("OTEL_EXPORTER_OTLP_TRACES_HEADERS").value_or(lookup_env("OTEL_EXPORTER_OTLP_HEADERS").value_or(""));
+          !h.empty())
+        o.headers = otel_pairs(h);
+    if (o.service_name == "tollgate")
+      if (auto n = lookup_env("OTEL_SERVICE_NAME"); n && !n->empty()) o.service_name = *n;
+    if (o.resource_attributes.empty())
+      if (auto r = lookup_env("OTEL_RESOURCE_ATTRIBUTES"); r && !r->empty()) o.resource_attributes = otel_pairs(*r);
   }
 
   void default_fallbacks(const YAML::Node& val, const std::string& p, int l, LitellmSettings& s) {
@@ -1028,6 +1153,8 @@ class Loader {
           if (*n > 60000) error(p, line_of(val, l), "redis_timeout_ms must be 10..60000");
           else t.redis_timeout = milliseconds(*n);
         }
+      } else if (k == "otel") {
+        load_otel(val, p, l, t.otel);
       } else if (k == "price_file") {
         if (auto s = str(val, p, l)) {
           if (s->empty()) {
@@ -1380,6 +1507,7 @@ class Loader {
 
     merge_router_fallbacks(cfg);
     load_database_url_from_environment(cfg);
+    load_otel_from_environment(cfg);
     if (cfg.model_list.empty() && (errors.empty() || !has_model_list))
       warn("model_list", 0, "model_list is empty: no model can be served");
     assign_ids(cfg);
@@ -1532,6 +1660,8 @@ class Loader {
   EnvLookup env_;
   std::map<std::string, std::string> overlay_;
   std::vector<GroupRef> refs_;
+  bool otel_callback_ = false;     ///< litellm_settings.callbacks names "otel"
+  bool otel_enabled_set_ = false;  ///< tollgate_settings.otel.enabled was written
   std::set<std::string> broken_groups_;
   struct RouterFallbacks {
     std::string key;

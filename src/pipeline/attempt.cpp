@@ -21,6 +21,8 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   const auto started = st_.svc->clock->now();
   st_.svc->router->on_attempt_start(dep);
   st_.last_dep = dep;
+  st_.attempt_span_id = telemetry::new_span_id();
+  st_.attempt_start_unix_nano = wall_ns();
 
   write_output_bound(d, provider);
   auto req = provider.build_request(d, st_.call.body, st_.call.stream);
@@ -30,6 +32,13 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     record(group, dep, 0, r.failure, started, 0, r.evidence);
     co_return r;
   }
+  // W3C Trace Context: the upstream call is a child of this attempt's span.
+  std::erase_if(req->headers, [](const auto& h) { return h.first == "traceparent" || h.first == "tracestate"; });
+  req->headers.emplace_back("traceparent", telemetry::format_traceparent(
+                                               st_.trace_id, st_.attempt_span_id,
+                                               !st_.call.parent_trace || st_.call.parent_trace->sampled));
+  if (st_.call.parent_trace && !st_.call.parent_trace->tracestate.empty())
+    req->headers.emplace_back("tracestate", st_.call.parent_trace->tracestate);
   const auto dl = attempt_deadline(d);
   http::CancelToken token;
   st_.token = &token;
@@ -163,7 +172,8 @@ void Attempter::record(const std::string& group, std::size_t dep, int status, st
   const auto now = st_.svc->clock->now();
   const auto dur = ms_between(started, now);
   st_.upstream_ms += dur;
-  st_.attempts.push_back(AttemptRecord{group, dep, status, failure, dur});
+  st_.attempts.push_back(
+      AttemptRecord{group, dep, status, failure, dur, st_.attempt_span_id, st_.attempt_start_unix_nano, wall_ns()});
   const auto& d = st_.cfg.model_list[dep];
   TraceStep st;
   st.kind = TraceStep::Kind::attempt;

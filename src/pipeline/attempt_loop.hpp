@@ -27,6 +27,8 @@
 #include "policy/stale_cache.hpp"
 #include "telemetry/alerts.hpp"
 #include "telemetry/metrics.hpp"
+#include "telemetry/otlp_exporter.hpp"
+#include "telemetry/trace_context.hpp"
 #include "routing/router.hpp"
 #include "store/store.hpp"
 
@@ -66,6 +68,8 @@ struct Services {
     telemetry::CounterFamily* attempts = nullptr;      ///< tollgate_upstream_attempts_total{model_group,deployment,provider,outcome}
   } loop_metrics;
   std::shared_ptr<telemetry::Alerts> alerts;
+  /// Where a run's spans go (tollgate_settings.otel); null = no span export.
+  std::shared_ptr<telemetry::OtlpExporter> spans;
   /// How attempts reach upstreams: the network (PooledTransport), or scripted (`tollgate simulate`).
   std::shared_ptr<http::Transport> transport;
   /// Simulation only: time is virtual, waits (backoff, Retry-After) advance this clock instead.
@@ -117,6 +121,9 @@ struct ChatCall {
   policy::BudgetOverride request_budget;
   /// False for the run of a deferred job: it may not be degraded (deferred) again.
   bool allow_degradation = true;
+  /// The caller's W3C trace context (`traceparent`, `tracestate`), when it sent a valid one: the
+  /// run's span is its child. Otherwise the run starts a trace.
+  std::optional<telemetry::TraceContext> parent_trace;
 };
 
 /// What a run ended with, for callers that need it (the deferred-job runner).

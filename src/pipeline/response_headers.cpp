@@ -11,6 +11,7 @@ Headers response_headers(const RunState& st, std::optional<std::size_t> dep) {
   const auto now = st.svc->clock->now();
   const long long total = ms_between(st.call.start, now);
   h.emplace_back("x-litellm-call-id", st.call.call_id);
+  h.emplace_back("x-tollgate-trace-id", st.trace_id);
   h.emplace_back("x-litellm-attempted-retries", std::to_string(st.trace.retries_used));
   h.emplace_back("x-litellm-max-retries", std::to_string(st.trace.budget.max_retries));
   h.emplace_back("x-litellm-attempted-fallbacks", std::to_string(st.trace.fallbacks_used));

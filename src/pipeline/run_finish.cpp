@@ -2,6 +2,7 @@
 
 #include "pipeline/response_headers.hpp"
 #include "pipeline/run_metrics.hpp"
+#include "pipeline/run_spans.hpp"
 #include "pipeline/spend_log_row.hpp"
 
 namespace tollgate::pipeline {
@@ -23,6 +24,7 @@ void finish_run(RunState& st, bool ok, std::optional<int> status) {
   if (ok && st.served_dep) st.trace.served_by = st.cfg.model_list[*st.served_dep].model_name + "/" + st.cfg.model_list[*st.served_dep].id;
   if (ok && st.trace.degradation == "stale_cache") st.trace.served_by = "stale_cache";
   if (st.svc->metrics) count_request(st, ok, st.outcome.status);
+  if (st.svc->spans) st.svc->spans->submit(run_spans(st, ok, status));
   if (!st.svc->store || st.cfg.general_settings.disable_spend_logs) return;
   st.svc->store->append_spend_log(spend_log_row(st, ok, status));
 }

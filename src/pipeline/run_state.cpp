@@ -9,6 +9,10 @@ RunState::RunState(std::shared_ptr<Services> services, ChatCall c, ResponseSink&
   deadline = call.start + cfg.effective_timeout;
   principal_ptr = call.principal ? call.principal : std::make_shared<const auth::Principal>();
   table = &svc->policies->for_group(call.model).classes;
+  trace_id = call.parent_trace ? call.parent_trace->trace_id : telemetry::new_trace_id();
+  span_id = telemetry::new_span_id();
+  // The request was accepted at call.start (steady clock): the span starts there.
+  start_unix_nano = wall_ns() - std::chrono::duration_cast<std::chrono::nanoseconds>(svc->clock->now() - call.start).count();
 }
 
 milliseconds RunState::time_left() const {

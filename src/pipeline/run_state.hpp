@@ -43,6 +43,11 @@ inline long long ms_between(core::SteadyTime a, core::SteadyTime b) {
   return std::chrono::duration_cast<milliseconds>(b - a).count();
 }
 
+/// Wall-clock now, Unix nanoseconds.
+inline std::int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 /// Wall-clock now, Unix milliseconds.
 inline std::int64_t wall_ms() {
   return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -55,6 +60,9 @@ struct AttemptRecord {
   int status = 0;                      ///< upstream status, 0 for transport failures
   std::optional<FailureClass> failure; ///< nullopt = success
   long long duration_ms = 0;
+  std::string span_id;               ///< the attempt's span (sent upstream in `traceparent`)
+  std::int64_t start_unix_nano = 0;
+  std::int64_t end_unix_nano = 0;
 };
 
 /// Why a target was not attempted: the client-facing error and a short reason for skip lists.
@@ -141,6 +149,13 @@ struct RunState {
   bool unpriced = false;
   bool unknown = false;
   providers::Usage usage;
+  /// The run's span: its trace (the caller's, or a new one) and its own id.
+  std::string trace_id;
+  std::string span_id;
+  std::int64_t start_unix_nano = 0;
+  /// The attempt in flight: its span id (sent upstream) and start.
+  std::string attempt_span_id;
+  std::int64_t attempt_start_unix_nano = 0;
 
   const auth::Principal& principal() const { return *principal_ptr; }
   /// Time left before the request's deadline (negative once past).

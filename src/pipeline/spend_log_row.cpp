@@ -66,6 +66,7 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
   if (status) row.error_status = std::to_string(*status);
   row.degradation = st.trace.degradation;
   row.decision = json::serialize(st.trace.to_json());
+  row.metadata = json::serialize(json::object{{"trace_id", st.trace_id}, {"span_id", st.span_id}});
   return row;
 }
 

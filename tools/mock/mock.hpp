@@ -124,6 +124,8 @@ void stats_request_begin(const std::string* model, bool stream);  ///< model nul
 /// Ends a request begun with a model; `bill` null = nothing billed (errors, most faults).
 void stats_request_end(const std::string& model, Outcome outcome, const Bill* bill);
 void stats_note_model(const std::string& model);
+/// Records the `traceparent` / `tracestate` a request for `model` came with (empty when none).
+void stats_note_trace(const std::string& model, std::string traceparent, std::string tracestate);
 std::string stats_json();
 std::string models_json();
 void stats_reset();

@@ -362,6 +362,13 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
   bool stream = false;
   if (auto* st = body.if_contains("stream"); st && st->is_bool()) stream = st->get_bool();
   stats_request_begin(&model, stream);
+  {
+    auto header = [&req](const char* name) {
+      auto it = req.find(name);
+      return it == req.end() ? std::string() : std::string(it->value());
+    };
+    stats_note_trace(model, header("traceparent"), header("tracestate"));
+  }
   invalid.model = model;
 
   auto reject = [&](std::string message) {

@@ -5,6 +5,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <array>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -86,6 +87,8 @@ struct Stats {
   std::set<std::string> seen;
   Totals totals;
   std::deque<BillEntry> bills;  ///< the newest kMaxBills, oldest first
+  /// The W3C trace context of the newest kMaxBills requests: {model, traceparent, tracestate}.
+  std::deque<std::array<std::string, 3>> traces;
 };
 
 Stats& stats() {
@@ -167,6 +170,13 @@ void stats_request_end(const std::string& model, Outcome outcome, const Bill* bi
   s.bills.push_back({*bill, outcome});
 }
 
+void stats_note_trace(const std::string& model, std::string traceparent, std::string tracestate) {
+  auto& s = stats();
+  std::lock_guard lock(s.mu);
+  if (s.traces.size() >= kMaxBills) s.traces.pop_front();
+  s.traces.push_back({model, std::move(traceparent), std::move(tracestate)});
+}
+
 void stats_note_model(const std::string& model) {
   auto& s = stats();
   std::lock_guard lock(s.mu);
@@ -200,6 +210,13 @@ std::string stats_json() {
   root["totals"] = std::move(totals);
   root["models"] = std::move(models);
   root["bills"] = std::move(bills);
+  boost::json::array traces;
+  {
+    std::lock_guard lock(s.mu);
+    for (const auto& t : s.traces)
+      traces.push_back(boost::json::object{{"model", t[0]}, {"traceparent", t[1]}, {"tracestate", t[2]}});
+  }
+  root["traces"] = std::move(traces);
   return boost::json::serialize(root);
 }
 
@@ -227,6 +244,7 @@ void stats_reset() {
   s.seen.clear();
   s.totals = Totals{};
   s.bills.clear();
+  s.traces.clear();
 }
 
 }  // namespace tollgate::mock

@@ -950,5 +950,57 @@ TEST(ConfigLoader, DatabaseUrlEnvironmentVariableWhenTheConfigHasNone) {
   EXPECT_TRUE(load("model_list: []\n").config->general_settings.database_url.empty());
 }
 
+// Span export (tollgate_settings.otel): off by default; on by `enabled` or LiteLLM's callbacks;
+// the OpenTelemetry environment variables under what the file leaves unset; bad values are
+// errors with their paths.
+TEST(ConfigLoader, OtelSettingsFromTheFileLitellmCallbacksAndTheEnvironment) {
+  auto none = load("model_list: []\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none.config->tollgate_settings.otel.enabled);
+  auto cb = load("model_list: []\nlitellm_settings:\n  callbacks: [\"otel\", \"langfuse\"]\n",
+                 {{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/"},
+                  {"OTEL_EXPORTER_OTLP_HEADERS", "api-key=s%3Dcret, x-tenant = t1,broken"},
+                  {"OTEL_SERVICE_NAME", "gw"},
+                  {"OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=prod,service.version=1"}});
+  ASSERT_TRUE(cb.ok()) << all(cb.errors);
+  const auto& o = cb.config->tollgate_settings.otel;
+  EXPECT_TRUE(o.enabled);
+  EXPECT_EQ(o.traces_endpoint, "http://collector:4318/v1/traces");
+  ASSERT_EQ(o.headers.size(), 2u);
+  EXPECT_EQ(o.headers[0], (std::pair<std::string, std::string>{"api-key", "s=cret"}));
+  EXPECT_EQ(o.headers[1], (std::pair<std::string, std::string>{"x-tenant", "t1"}));
+  EXPECT_EQ(o.service_name, "gw");
+  ASSERT_EQ(o.resource_attributes.size(), 2u);
+  EXPECT_EQ(o.resource_attributes[0].second, "prod");
+  auto file = load(
+      "model_list: []\nlitellm_settings:\n  callbacks: [otel]\ntollgate_settings:\n  otel:\n    enabled: false\n"
+      "    endpoint: https://otel.example.com\n    service_name: mine\n    capture_content: true\n"
+      "    timeout_ms: 2000\n    queue_size: 10\n    headers: {authorization: Bearer t}\n",
+      {{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://ignored:4318/v1/traces"}, {"OTEL_SERVICE_NAME", "ignored"}});
+  ASSERT_TRUE(file.ok()) << all(file.errors);
+  const auto& f = file.config->tollgate_settings.otel;
+  EXPECT_FALSE(f.enabled) << "the file's enabled: false wins over the callback";
+  EXPECT_EQ(f.traces_endpoint, "https://otel.example.com/v1/traces");
+  EXPECT_EQ(f.service_name, "mine");
+  EXPECT_TRUE(f.capture_content);
+  EXPECT_EQ(f.timeout.count(), 2000);
+  EXPECT_EQ(f.queue_size, 10);
+  ASSERT_EQ(f.headers.size(), 1u);
+  auto traces = load("model_list: []\n", {{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t:1/custom"}});
+  EXPECT_EQ(traces.config->tollgate_settings.otel.traces_endpoint, "http://t:1/custom") << "used as is";
+  EXPECT_EQ(none.config->tollgate_settings.otel.traces_endpoint, "http://localhost:4318/v1/traces");
+  for (const char* bad : {"tollgate_settings:\n  otel:\n    endpoint: ftp://x\n",
+                          "tollgate_settings:\n  otel:\n    traces_endpoint: 'not a url'\n",
+                          "tollgate_settings:\n  otel:\n    queue_size: 0\n",
+                          "tollgate_settings:\n  otel:\n    enabled: maybe\n",
+                          "tollgate_settings:\n  otel:\n    service_name: ''\n"}) {
+    auto r = load(bad);
+    ASSERT_FALSE(r.errors.empty()) << bad;
+    EXPECT_EQ(r.errors.front().path.rfind("tollgate_settings.otel", 0), 0u) << bad << ": " << r.errors.front().path;
+  }
+  auto unknown = load("tollgate_settings:\n  otel:\n    bogus: 1\n");
+  EXPECT_EQ(only(unknown.warnings, "tollgate_settings.otel.bogus").path, "tollgate_settings.otel.bogus");
+}
+
 }  // namespace
 }  // namespace tollgate::config

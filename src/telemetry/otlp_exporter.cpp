@@ -1,0 +1,181 @@
+#include "telemetry/otlp_exporter.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <ctime>
+#include <spdlog/spdlog.h>
+
+#include "telemetry/metrics.hpp"
+
+namespace tollgate::telemetry {
+namespace {
+
+namespace net = boost::asio;
+
+/// One POST: the status (0 = not delivered) and the Retry-After it came with, in ms.
+struct Answer {
+  int status = 0;
+  std::chrono::milliseconds retry_after{0};
+  std::string error;
+};
+
+std::chrono::milliseconds parse_retry_after(std::string_view v) {
+  std::int64_t seconds = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return std::chrono::milliseconds(0);  // an HTTP-date: the default backoff
+    seconds = seconds * 10 + (c - '0');
+    if (seconds > 86400) break;
+  }
+  return std::chrono::milliseconds(seconds * 1000);
+}
+
+}  // namespace
+
+OtlpExporter::OtlpExporter(OtlpOptions options) : options_(std::move(options)) {
+  auto t = http::parse_url(options_.traces_url);
+  if (!t) throw std::invalid_argument("otel endpoint: " + t.error());
+  target_ = std::move(*t);
+  if (options_.max_batch == 0) options_.max_batch = 1;
+  thread_ = std::thread([this] { run(); });
+}
+
+OtlpExporter::~OtlpExporter() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void OtlpExporter::submit(std::vector<Span> spans) {
+  std::size_t dropped = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& s : spans) {
+      if (queue_.size() >= options_.queue_capacity) {
+        ++dropped;
+        continue;
+      }
+      queue_.push_back(std::move(s));
+    }
+    stats_.dropped_queue_full += dropped;
+  }
+  if (dropped > 0) spdlog::debug("otel: queue full, {} span(s) dropped", dropped);
+  wake_.notify_one();
+}
+
+bool OtlpExporter::drain(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mu_);
+  wake_.notify_one();
+  return idle_.wait_for(lock, wait, [this] { return queue_.empty() && in_flight_ == 0; });
+}
+
+OtlpStats OtlpExporter::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void OtlpExporter::register_metrics(Registry& registry) const {
+  registry.on_collect([this](Exposition& out) {
+    const auto s = stats();
+    out.begin("tollgate_otel_spans_exported_total", "Spans the OTLP collector accepted", MetricType::counter);
+    out.sample("tollgate_otel_spans_exported_total", {}, static_cast<double>(s.exported));
+    out.begin("tollgate_otel_spans_dropped_total", "Spans dropped: the queue was full, or the collector refused or could not be reached",
+              MetricType::counter);
+    out.sample("tollgate_otel_spans_dropped_total", {{"reason", "queue_full"}}, static_cast<double>(s.dropped_queue_full));
+    out.sample("tollgate_otel_spans_dropped_total", {{"reason", "export_failed"}}, static_cast<double>(s.dropped_refused));
+  });
+}
+
+void OtlpExporter::run() {
+  for (;;) {
+    std::vector<Span> batch;
+    bool stopping = false;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, options_.flush_interval, [this] { return stop_ || queue_.size() >= options_.max_batch; });
+      if (queue_.empty()) {
+        idle_.notify_all();
+        if (stop_) return;
+        continue;
+      }
+      stopping = stop_;
+      const auto n = std::min(queue_.size(), options_.max_batch);
+      batch.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      in_flight_ = batch.size();
+    }
+    bool ok = false;
+    try {
+      ok = send(encode_export_request(options_.resource, batch), !stopping);
+    } catch (const std::exception& e) {
+      spdlog::warn("otel: export failed: {}", e.what());
+    }
+    std::lock_guard lock(mu_);
+    if (ok) stats_.exported += batch.size();
+    else stats_.dropped_refused += batch.size();
+    in_flight_ = 0;
+    if (queue_.empty()) idle_.notify_all();
+  }
+}
+
+bool OtlpExporter::send(const std::string& body, bool retry) {
+  net::io_context ioc;
+  http::UpstreamPool pool(ioc, options_.client);
+  http::UpstreamPool::install(&pool);
+  struct Uninstall {
+    ~Uninstall() { http::UpstreamPool::install(nullptr); }
+  } uninstall;
+  http::OutgoingRequest req;
+  req.target = target_;
+  req.headers = options_.headers;
+  req.body = body;
+  const int attempts = retry ? std::max(1, options_.max_attempts) : 1;
+  std::chrono::milliseconds backoff{250};
+  for (int n = 0; n < attempts; ++n) {
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.batches;
+    }
+    Answer a;
+    net::co_spawn(
+        ioc,
+        [&]() -> net::awaitable<void> {
+          const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+          http::PooledTransport transport;
+          auto ex = co_await transport.start(req, deadline, nullptr);
+          if (!ex) {
+            a.error = ex.error().message;
+            co_return;
+          }
+          auto got = co_await (*ex)->read_all(64 * 1024, deadline);
+          a.status = (*ex)->status();
+          a.retry_after = parse_retry_after((*ex)->header("retry-after"));
+          if (got) (*ex)->finish();
+        },
+        net::detached);
+    ioc.restart();
+    ioc.run();
+    if (a.status >= 200 && a.status < 300) return true;
+    const bool retryable = a.status == 0 || a.status == 429 || a.status == 502 || a.status == 503 || a.status == 504;
+    if (!retryable) {
+      spdlog::warn("otel: the collector refused a batch with {}; its spans are dropped", a.status);
+      return false;
+    }
+    if (n + 1 == attempts) break;
+    auto wait = a.retry_after.count() > 0 ? a.retry_after : backoff;
+    wait = std::min(wait, options_.max_retry_wait);
+    backoff *= 2;
+    std::unique_lock lock(mu_);
+    if (wake_.wait_for(lock, wait, [this] { return stop_; })) break;  // shutting down: no more waiting
+  }
+  spdlog::warn("otel: a batch could not be exported to {}; its spans are dropped", options_.traces_url);
+  return false;
+}
+
+}  // namespace tollgate::telemetry

@@ -1,0 +1,166 @@
+// Traces of the logical operation (issue 10): one OpenTelemetry GenAI span per request covering
+// every retry and fallback, a child span per upstream attempt, the caller's W3C trace context
+// kept and propagated upstream, exported over OTLP/HTTP JSON to a local receiver that checks
+// every payload against the official OpenTelemetry protobuf definitions.
+import assert from 'node:assert/strict';
+import { useMock, e2e, gatewayConfig, openaiDeployment, chatBody, waitFor, metricsText, metricValue, spendLogOf } from './harness.mjs';
+import { OtlpReceiver } from './otlp_receiver.mjs';
+
+const state = useMock();
+const OK = (content) => ({ content, completion_tokens: content.split(' ').length });
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT = '00f067aa0ba902b7';
+
+function otelConfig(receiver, extra = {}) {
+  return { otel: { enabled: true, traces_endpoint: `${receiver.url}/v1/traces`, service_name: 'tollgate-e2e', ...extra } };
+}
+
+e2e('one GenAI span per request across a retry and a fallback, with a child per attempt; the caller\'s trace is kept and sent upstream', async (ctx) => {
+  const { mock } = state;
+  const rx = await OtlpReceiver.start();
+  try {
+    const gw = await ctx.gateway(gatewayConfig({
+      model_list: [
+        openaiDeployment(mock, 'ot-primary', 'ot-primary-model', { id: 'ot-primary-1' }),
+        openaiDeployment(mock, 'ot-backup', 'ot-backup-model', { id: 'ot-backup-1' }),
+      ],
+      router_settings: { num_retries: 1, retry_after: 0 },
+      litellm_settings: { fallbacks: [{ 'ot-primary': ['ot-backup'] }] },
+      tollgate_settings: otelConfig(rx, { resource_attributes: { 'deployment.environment': 'e2e' } }),
+    }));
+    await mock.script('ot-primary-model', [{ status: 503, error: 'server_error' }]);
+    await mock.script('ot-backup-model', [OK('from the backup')]);
+    const res = await gw.fetch('/v1/chat/completions', {
+      body: chatBody('ot-primary'),
+      headers: { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'vendor=abc' },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers.get('x-tollgate-trace-id'), TRACE);
+
+    const spans = await waitFor(() => (rx.spans().length >= 4 ? rx.spans() : null), { what: `the spans exported (${rx.requests} requests, invalid: ${rx.invalid.join(' / ')})`, timeoutMs: 5000 });
+    assert.deepEqual(rx.invalid, []);
+    assert.equal(spans.length, 4, JSON.stringify(spans.map((s) => s.name)));
+    const op = spans.find((s) => s.parentSpanId === PARENT);
+    assert.ok(op, 'the operation span is a child of the caller\'s span');
+    assert.equal(op.traceId, TRACE);
+    assert.equal(op.name, 'chat ot-primary');
+    assert.equal(op.kind, 3);
+    assert.equal(op.traceState, 'vendor=abc');
+    assert.equal(op.resource['service.name'], 'tollgate-e2e');
+    assert.equal(op.resource['deployment.environment'], 'e2e');
+    const a = op.attrs;
+    assert.equal(a['gen_ai.operation.name'], 'chat');
+    assert.equal(a['gen_ai.request.model'], 'ot-primary');
+    assert.equal(a['gen_ai.provider.name'], 'openai');
+    assert.equal(a['gen_ai.response.model'], 'ot-backup-model');
+    assert.equal(a['gen_ai.request.stream'], false);
+    assert.ok(a['gen_ai.usage.input_tokens'] > 0);
+    assert.equal(a['gen_ai.usage.output_tokens'], 3);
+    assert.equal(a['server.address'], '127.0.0.1');
+    assert.ok(a['server.port'] > 0);
+    assert.equal(a['tollgate.retries'], 1);
+    assert.equal(a['tollgate.fallbacks'], 1);
+    assert.equal(a['tollgate.attempts'], 3);
+    assert.equal(a['tollgate.outcome'], 'served');
+    assert.equal(a['tollgate.fallback.model'], 'ot-backup');
+    assert.equal(a['tollgate.request_id'], res.headers.get('x-litellm-call-id'));
+    assert.equal(a['error.type'], undefined, 'served: no error');
+    assert.ok(BigInt(op.endTimeUnixNano) > BigInt(op.startTimeUnixNano));
+
+    const children = spans.filter((s) => s.parentSpanId === op.spanId);
+    assert.equal(children.length, 3);
+    const failed = children.filter((s) => s.attrs['error.type']);
+    assert.equal(failed.length, 2, 'the two 503s');
+    for (const f of failed) {
+      assert.equal(f.status.code, 2);
+      assert.equal(f.attrs['http.response.status_code'], 503);
+      assert.equal(f.attrs['tollgate.deployment'], 'ot-primary-1');
+    }
+    const served = children.find((s) => !s.attrs['error.type']);
+    assert.equal(served.attrs['tollgate.deployment'], 'ot-backup-1');
+    assert.equal(served.attrs['tollgate.decision'], 'served');
+    for (const c of children) {
+      assert.ok(BigInt(c.startTimeUnixNano) >= BigInt(op.startTimeUnixNano), 'children start inside the operation');
+      assert.ok(BigInt(c.endTimeUnixNano) <= BigInt(op.endTimeUnixNano), 'children end inside the operation');
+    }
+
+    // Upstream: each attempt carried the caller's trace with its own span as parent.
+    const traces = (await mock.stats()).traces;
+    assert.equal(traces.length, 3);
+    for (const t of traces) {
+      const m = t.traceparent.match(/^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/);
+      assert.ok(m, t.traceparent);
+      assert.equal(m[1], TRACE);
+      assert.ok(children.some((c) => c.spanId === m[2]), `the upstream parent ${m[2]} is an attempt span`);
+      assert.equal(t.tracestate, 'vendor=abc');
+    }
+    const row = await spendLogOf(gw, res);
+    assert.equal(row.metadata?.trace_id, TRACE, JSON.stringify(row.metadata));
+  } finally {
+    await rx.stop();
+  }
+});
+
+e2e('a refused request and a request with no (or a malformed) traceparent: spans of their own, an error status, a new trace', async (ctx) => {
+  const { mock } = state;
+  const rx = await OtlpReceiver.start();
+  try {
+    const gw = await ctx.gateway(gatewayConfig({
+      model_list: [openaiDeployment(mock, 'ot-paid', 'ot-paid-model', { input_cost_per_token: 0.001, output_cost_per_token: 0.001 })],
+      tollgate_settings: otelConfig(rx),
+    }));
+    const k = await gw.generateKey({ max_budget: 0.000001 });
+    const refused = await gw.fetch('/v1/chat/completions', { body: chatBody('ot-paid'), headers: { authorization: `Bearer ${k.key}` }, auth: false });
+    assert.equal(refused.status, 429, refused.text);
+    const malformed = await gw.fetch('/v1/chat/completions', {
+      body: chatBody('ot-paid'), headers: { traceparent: `00-${'0'.repeat(32)}-${PARENT}-01` },
+    });
+    assert.equal(malformed.status, 200, malformed.text);
+    const spans = await waitFor(() => (rx.spans().length >= 3 ? rx.spans() : null), { what: 'the spans exported' });
+    assert.deepEqual(rx.invalid, []);
+    const r = spans.find((s) => s.traceId === refused.headers.get('x-tollgate-trace-id'));
+    assert.ok(r, 'the refused request has a span');
+    assert.equal(r.parentSpanId, undefined, 'a new trace: a root span');
+    assert.equal(r.status.code, 2);
+    assert.equal(r.attrs['tollgate.outcome'], 'refused');
+    assert.equal(r.attrs['tollgate.attempts'], 0);
+    assert.equal(spans.filter((s) => s.parentSpanId === r.spanId).length, 0, 'no attempt');
+    const m = spans.find((s) => s.traceId === malformed.headers.get('x-tollgate-trace-id') && s.parentSpanId === undefined);
+    assert.ok(m, 'an all-zero trace id is ignored: a new trace');
+    assert.match(m.traceId, /^[0-9a-f]{32}$/);
+    assert.notEqual(m.traceId, '0'.repeat(32));
+    assert.equal((await mock.model('ot-paid-model')).requests, 1, 'only the admitted request went upstream');
+  } finally {
+    await rx.stop();
+  }
+});
+
+for (const mode of ['hang', 503]) {
+  e2e(`a collector that ${mode === 'hang' ? 'hangs' : 'answers 503'}: requests are served as fast, spans are dropped and counted`, async (ctx) => {
+    const { mock } = state;
+    const rx = await OtlpReceiver.start(mode);
+    try {
+      const gw = await ctx.gateway(gatewayConfig({
+        model_list: [openaiDeployment(mock, 'ot-fast', 'ot-fast-model')],
+        tollgate_settings: otelConfig(rx, { timeout_ms: 300, queue_size: 4 }),
+      }));
+      const started = Date.now();
+      for (let i = 0; i < 30; i++) {
+        const r = await gw.fetch('/v1/chat/completions', { body: chatBody('ot-fast') });
+        assert.equal(r.status, 200);
+      }
+      const elapsed = Date.now() - started;
+      assert.ok(elapsed < 5000, `30 requests took ${elapsed} ms with the collector down`);
+      const dropped = await waitFor(async () => {
+        const t = await metricsText(gw);
+        const d = (metricValue(t, 'tollgate_otel_spans_dropped_total', { reason: 'queue_full' }) ?? 0) +
+                  (metricValue(t, 'tollgate_otel_spans_dropped_total', { reason: 'export_failed' }) ?? 0);
+        return d > 0 ? d : null;
+      }, { what: 'dropped spans counted', timeoutMs: 8000 });
+      assert.ok(dropped > 0);
+      await waitFor(() => rx.requests > 0, { what: 'the exporter tried the collector', timeoutMs: 5000 });
+    } finally {
+      await rx.stop();
+    }
+  }, { timeout: 30000 });
+}
