@@ -135,6 +135,41 @@ e2e('a refused request and a request with no (or a malformed) traceparent: spans
   }
 });
 
+e2e('a degraded answer and a stream: the operation span says so, with the attempts that led there', async (ctx) => {
+  const { mock } = state;
+  const rx = await OtlpReceiver.start();
+  try {
+    const gw = await ctx.gateway(gatewayConfig({
+      model_list: [openaiDeployment(mock, 'ot-eq', 'ot-eq-up'), openaiDeployment(mock, 'ot-eq-alt', 'ot-eq-alt-up')],
+      fallback_policy: { model_groups: { 'ot-eq': { degradation: { mode: 'equivalent', model: 'ot-eq-alt' } } } },
+      tollgate_settings: otelConfig(rx),
+    }));
+    await mock.script('ot-eq-up', [{ error: 'overloaded' }]);
+    await mock.script('ot-eq-alt-up', [OK('from the equivalent')]);
+    const d = await gw.fetch('/v1/chat/completions', { body: chatBody('ot-eq') });
+    assert.equal(d.status, 200, d.text);
+    assert.equal(d.headers.get('x-tollgate-degradation'), 'equivalent');
+    const st = await gw.fetch('/v1/chat/completions', { body: chatBody('ot-eq-alt', { stream: true, stream_options: { include_usage: true } }) });
+    assert.equal(st.status, 200);
+    const spans = await waitFor(() => (rx.spans().length >= 5 ? rx.spans() : null), { what: 'the spans exported' });
+    assert.deepEqual(rx.invalid, []);
+    const op = spans.find((s) => s.traceId === d.headers.get('x-tollgate-trace-id') && s.parentSpanId === undefined);
+    assert.equal(op.attrs['tollgate.outcome'], 'degraded');
+    assert.equal(op.attrs['tollgate.degradation'], 'equivalent');
+    assert.equal(op.attrs['gen_ai.response.model'], 'ot-eq-alt-up');
+    assert.equal(op.status.code, undefined, 'a labeled degraded answer is not an error');
+    const kids = spans.filter((s) => s.parentSpanId === op.spanId);
+    assert.deepEqual(kids.map((k) => k.attrs['tollgate.model_group']).sort(), ['ot-eq', 'ot-eq-alt']);
+    assert.equal(kids.find((k) => k.attrs['tollgate.model_group'] === 'ot-eq').attrs['tollgate.decision'], 'degrade');
+    const so = spans.find((s) => s.traceId === st.headers.get('x-tollgate-trace-id') && s.parentSpanId === undefined);
+    assert.equal(so.attrs['gen_ai.request.stream'], true);
+    assert.equal(so.attrs['tollgate.outcome'], 'served');
+    assert.ok(so.attrs['gen_ai.usage.output_tokens'] > 0, JSON.stringify(so.attrs));
+  } finally {
+    await rx.stop();
+  }
+});
+
 for (const mode of ['hang', 503]) {
   e2e(`a collector that ${mode === 'hang' ? 'hangs' : 'answers 503'}: requests are served as fast, spans are dropped and counted`, async (ctx) => {
     const { mock } = state;
