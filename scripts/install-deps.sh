@@ -8,7 +8,7 @@ packages=(
   libssl-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev sqlite3
   postgresql-15 libpq-dev redis-server libhiredis-dev
-  nodejs npm nginx wrk
+  nodejs npm nginx wrk prometheus
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "pipeline/admission.hpp"
+#include "pipeline/compat_metrics.hpp"
 #include "pipeline/request_body.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/run_metrics.hpp"
@@ -208,7 +209,10 @@ void Attempter::record(const std::string& group, std::size_t dep, int status, st
   }
   st_.permit = policy::Permit::closed;
   st_.permit_dep.reset();
-  if (st_.svc->metrics) count_attempt(st_, group, d, failure);
+  if (st_.svc->metrics) {
+    count_attempt(st_, group, d, failure);
+    count_compat_attempt(st_, d, failure, status, dur);
+  }
 }
 
 void Attempter::count_search_calls(std::size_t dep, providers::Usage& u) const {

@@ -61,12 +61,37 @@ struct Services {
   /// The attempt loop's metric families, registered once in make() (never null after it).
   struct LoopMetrics {
     telemetry::CounterFamily* requests = nullptr;      ///< tollgate_requests_total{model_group,result,degradation}
-    telemetry::HistogramFamily* duration = nullptr;    ///< tollgate_request_duration_ms{model_group}
+    telemetry::HistogramFamily* duration = nullptr;    ///< tollgate_request_duration_seconds{model_group}
     telemetry::CounterFamily* overruns = nullptr;      ///< tollgate_deadline_overruns_total{model_group}
     telemetry::CounterFamily* retries = nullptr;       ///< tollgate_retries_total{model_group}
     telemetry::CounterFamily* fallbacks = nullptr;     ///< tollgate_fallbacks_total{model_group}
     telemetry::CounterFamily* attempts = nullptr;      ///< tollgate_upstream_attempts_total{model_group,deployment,provider,outcome}
   } loop_metrics;
+  /// LiteLLM-compatible and GenAI metric families (pipeline/compat_metrics.hpp), registered in make().
+  struct CompatMetrics {
+    telemetry::CounterFamily* requests = nullptr;           ///< litellm_requests_metric_total
+    telemetry::CounterFamily* proxy_requests = nullptr;     ///< litellm_proxy_total_requests_metric_total
+    telemetry::CounterFamily* proxy_failed = nullptr;       ///< litellm_proxy_failed_requests_metric_total
+    telemetry::CounterFamily* spend = nullptr;              ///< litellm_spend_metric_total (USD)
+    telemetry::CounterFamily* input_tokens = nullptr;       ///< litellm_input_tokens_metric_total
+    telemetry::CounterFamily* output_tokens = nullptr;      ///< litellm_output_tokens_metric_total
+    telemetry::CounterFamily* total_tokens = nullptr;       ///< litellm_total_tokens_metric_total
+    telemetry::CounterFamily* deployment_success = nullptr; ///< litellm_deployment_success_responses_total
+    telemetry::CounterFamily* deployment_failure = nullptr; ///< litellm_deployment_failure_responses_total
+    telemetry::CounterFamily* deployment_total = nullptr;   ///< litellm_deployment_total_requests_total
+    telemetry::CounterFamily* fallback_ok = nullptr;        ///< litellm_deployment_successful_fallbacks_total
+    telemetry::CounterFamily* fallback_failed = nullptr;    ///< litellm_deployment_failed_fallbacks_total
+    telemetry::HistogramFamily* total_latency = nullptr;    ///< litellm_request_total_latency_metric (s)
+    telemetry::HistogramFamily* api_latency = nullptr;      ///< litellm_llm_api_latency_metric (s)
+    telemetry::HistogramFamily* overhead = nullptr;         ///< litellm_overhead_latency_metric (s)
+    telemetry::HistogramFamily* ttft = nullptr;             ///< litellm_llm_api_time_to_first_token_metric (s)
+    telemetry::GaugeFamily* key_remaining = nullptr;        ///< litellm_remaining_api_key_budget_metric (USD)
+    telemetry::GaugeFamily* key_max = nullptr;              ///< litellm_api_key_max_budget_metric (USD)
+    telemetry::GaugeFamily* team_remaining = nullptr;       ///< litellm_remaining_team_budget_metric (USD)
+    telemetry::GaugeFamily* team_max = nullptr;             ///< litellm_team_max_budget_metric (USD)
+    telemetry::HistogramFamily* genai_duration = nullptr;   ///< gen_ai_client_operation_duration_seconds
+    telemetry::HistogramFamily* genai_tokens = nullptr;     ///< gen_ai_client_token_usage
+  } compat_metrics;
   std::shared_ptr<telemetry::Alerts> alerts;
   /// Where a run's spans go (tollgate_settings.otel); null = no span export.
   std::shared_ptr<telemetry::OtlpExporter> spans;

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "pipeline/compat_metrics.hpp"
+
 namespace tollgate::pipeline {
 namespace {
 
@@ -34,14 +36,15 @@ void register_loop_metrics(Services& s) {
   auto& m = *s.metrics;
   s.loop_metrics.requests = &m.counter("tollgate_requests_total", "Model requests by requested model group and result",
                                         {"model_group", "result", "degradation"});
-  s.loop_metrics.duration = &m.histogram("tollgate_request_duration_ms",
-                                          "Whole-request latency in milliseconds, all attempts included", {"model_group"},
-                                          {50, 100, 250, 500, 1000, 2000, 5000, 10000, 30000, 60000});
+  s.loop_metrics.duration = &m.histogram("tollgate_request_duration_seconds",
+                                         "Whole-request latency in seconds, all attempts included", {"model_group"},
+                                         {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60});
   s.loop_metrics.overruns = &m.counter("tollgate_deadline_overruns_total",
                                         "Requests that ended later than their deadline plus deadline_slack_ms",
                                         {"model_group"});
   s.loop_metrics.retries = &m.counter("tollgate_retries_total", "Retries spent", {"model_group"});
   s.loop_metrics.fallbacks = &m.counter("tollgate_fallbacks_total", "Fallback targets attempted", {"model_group"});
+  register_compat_metrics(s);
   s.loop_metrics.attempts = &m.counter("tollgate_upstream_attempts_total",
                                         "Upstream attempts by deployment and outcome (ok or failure class)",
                                         {"model_group", "deployment", "provider", "outcome"});
@@ -51,11 +54,12 @@ void count_request(const RunState& st, bool ok, int status) {
   const auto& m = st.svc->loop_metrics;
   m.requests->inc({st.call.model, st.trace.outcome == "deferred" ? "deferred" : ok ? "served" : std::to_string(status),
                    st.trace.degradation.empty() ? "none" : st.trace.degradation});
-  m.duration->observe({st.call.model}, static_cast<double>(st.trace.elapsed_ms));
+  m.duration->observe({st.call.model}, static_cast<double>(st.trace.elapsed_ms) / 1000.0);
   const auto limit = st.trace.budget.deadline + st.cfg.fallback_policy.deadline_slack;
   if (st.trace.elapsed_ms > limit.count()) m.overruns->inc({st.call.model});
   if (st.trace.retries_used > 0) m.retries->add({st.call.model}, st.trace.retries_used);
   if (st.trace.fallbacks_used > 0) m.fallbacks->add({st.call.model}, st.trace.fallbacks_used);
+  count_compat_request(st, ok, status);
 }
 
 void count_attempt(const RunState& st, const std::string& group, const config::Deployment& d,
