@@ -101,6 +101,8 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   try {
     services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_state(*cfg, db, circuit_sync, redis_client));
     if (circuit_sync) circuit_sync->attach(services->circuits.get());
+    if (const auto& target = cfg->tollgate_settings.access_log; !target.empty())
+      services->access_log = std::make_shared<telemetry::AccessLog>(target);
     if (const auto& o = cfg->tollgate_settings.otel; o.enabled) {
       telemetry::OtlpOptions opts;
       opts.traces_url = o.traces_endpoint;

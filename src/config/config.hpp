@@ -256,6 +256,9 @@ struct TollgateSettings {
   /// Prefix of every Redis key Tollgate writes (several clusters may share one Redis).
   std::string redis_key_prefix = "tollgate:";
   OtelSettings otel;
+  /// One JSON line per request (docs/observability.md): a file path (appended to), "stdout", or
+  /// empty for none.
+  std::string access_log;
   /// Connect, write and read timeout of one Redis round trip, milliseconds (10..60000). Past it a
   /// paid attempt is refused 503 ledger_unavailable.
   milliseconds redis_timeout{1000};

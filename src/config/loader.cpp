@@ -1153,6 +1153,8 @@ class Loader {
           if (*n > 60000) error(p, line_of(val, l), "redis_timeout_ms must be 10..60000");
           else t.redis_timeout = milliseconds(*n);
         }
+      } else if (k == "access_log") {
+        if (auto s = str(val, p, l)) t.access_log = *s;
       } else if (k == "otel") {
         load_otel(val, p, l, t.otel);
       } else if (k == "price_file") {

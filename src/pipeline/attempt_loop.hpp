@@ -26,6 +26,7 @@
 #include "policy/request_budget.hpp"
 #include "policy/stale_cache.hpp"
 #include "telemetry/alerts.hpp"
+#include "telemetry/access_log.hpp"
 #include "telemetry/metrics.hpp"
 #include "telemetry/otlp_exporter.hpp"
 #include "telemetry/trace_context.hpp"
@@ -95,6 +96,8 @@ struct Services {
   std::shared_ptr<telemetry::Alerts> alerts;
   /// Where a run's spans go (tollgate_settings.otel); null = no span export.
   std::shared_ptr<telemetry::OtlpExporter> spans;
+  /// Where a run's access line goes (tollgate_settings.access_log); null = none.
+  std::shared_ptr<telemetry::AccessLog> access_log;
   /// How attempts reach upstreams: the network (PooledTransport), or scripted (`tollgate simulate`).
   std::shared_ptr<http::Transport> transport;
   /// Simulation only: time is virtual, waits (backoff, Retry-After) advance this clock instead.

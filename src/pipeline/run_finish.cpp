@@ -1,5 +1,6 @@
 #include "pipeline/run_finish.hpp"
 
+#include "pipeline/access_line.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/run_spans.hpp"
@@ -25,6 +26,7 @@ void finish_run(RunState& st, bool ok, std::optional<int> status) {
   if (ok && st.trace.degradation == "stale_cache") st.trace.served_by = "stale_cache";
   if (st.svc->metrics) count_request(st, ok, st.outcome.status);
   if (st.svc->spans) st.svc->spans->submit(run_spans(st, ok, status));
+  if (st.svc->access_log) st.svc->access_log->write(access_line(st, ok, status));
   if (!st.svc->store || st.cfg.general_settings.disable_spend_logs) return;
   st.svc->store->append_spend_log(spend_log_row(st, ok, status));
 }
