@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "app/alerts_cmd.hpp"
 #include "app/explain.hpp"
 #include "app/pricing_cmd.hpp"
 #include "app/serve.hpp"
@@ -103,6 +104,12 @@ int run_cli(int argc, char** argv) {
   explain_cmd->add_option("--config,-c", explain_opts.config_path, "config file naming the database")->required();
   explain_cmd->add_flag("--json", explain_opts.json, "print the row's decision JSON");
 
+  auto* alerts_cmd = cli.add_subcommand("alerts", "alert channel tools");
+  alerts_cmd->require_subcommand(1);
+  auto* alerts_test_cmd = alerts_cmd->add_subcommand("test", "send one alert of each kind to the config's alert channels");
+  std::string alerts_config;
+  alerts_test_cmd->add_option("--config,-c", alerts_config, "config file")->required();
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -115,6 +122,10 @@ int run_cli(int argc, char** argv) {
   }
 
   if (*check_cmd) return config_check(check_file);
+  if (*alerts_test_cmd) {
+    auto cfg = load_or_report(alerts_config);
+    return cfg ? alerts_test_command(*cfg) : 2;
+  }
   if (*simulate_cmd) return simulate_command(simulate_opts);
   if (*explain_cmd) return explain_command(explain_opts);
   if (*pricing_check_cmd) return pricing_check_command(pricing_config);

@@ -31,6 +31,7 @@
 #include "store/redis/io_connection.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/redis/redis_rate_limits.hpp"
+#include "telemetry/alert_webhooks.hpp"
 #include "telemetry/otlp_exporter.hpp"
 
 namespace tollgate::app {
@@ -101,6 +102,17 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   try {
     services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_state(*cfg, db, circuit_sync, redis_client));
     if (circuit_sync) circuit_sync->attach(services->circuits.get());
+    if (const auto& a = cfg->tollgate_settings.alerts; !a.webhooks.empty()) {
+      telemetry::WebhookOptions wo;
+      wo.urls = a.webhooks;
+      wo.timeout = a.timeout;
+      wo.client.ca_file = cfg->tollgate_settings.ca_file;
+      wo.client.verify = cfg->tollgate_settings.tls_verify;
+      auto notifier = std::make_shared<telemetry::WebhookNotifier>(std::move(wo));
+      notifier->register_metrics(*services->metrics);
+      services->alerts->set_notifier([notifier](const telemetry::Alert& alert) { notifier->notify(alert); });
+      spdlog::info("alerts: delivering to {} webhook(s)", a.webhooks.size());
+    }
     if (const auto& target = cfg->tollgate_settings.access_log; !target.empty())
       services->access_log = std::make_shared<telemetry::AccessLog>(target);
     if (const auto& o = cfg->tollgate_settings.otel; o.enabled) {

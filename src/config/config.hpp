@@ -214,6 +214,20 @@ struct OtelSettings {
   std::int64_t queue_size = 4096;  ///< spans waiting for export; beyond it new spans are dropped
 };
 
+/// `tollgate_settings.alerts:` — where alerts go and which budget thresholds raise one
+/// (docs/observability.md). LiteLLM's `general_settings.alerting: ["slack"]` adds
+/// SLACK_WEBHOOK_URL, `["webhook"]` adds WEBHOOK_URL.
+struct AlertSettings {
+  std::vector<std::string> webhooks;  ///< Slack-compatible incoming-webhook URLs
+  milliseconds timeout{5000};         ///< one delivery
+  /// Percent of max_budget that raises a `budget_threshold` alert, once per budget window, by
+  /// scope kind (key, user, end_user, team, organization, team_member, tag, global, model).
+  std::map<std::string, std::vector<int>> budget_thresholds{
+      {"key", {50, 80, 100}},          {"user", {50, 80, 100}},   {"end_user", {50, 80, 100}},
+      {"team", {80, 90, 100}},         {"organization", {80, 90, 100}}, {"team_member", {80, 90, 100}},
+      {"tag", {80, 90, 100}},          {"global", {80, 90, 100}},  {"model", {80, 90, 100}}};
+};
+
 /// `tollgate_settings:` — Tollgate's own knobs; every field has a safe default.
 struct TollgateSettings {
   std::int64_t max_request_body_bytes = 8 * 1024 * 1024;   ///< larger client bodies get 413
@@ -256,6 +270,7 @@ struct TollgateSettings {
   /// Prefix of every Redis key Tollgate writes (several clusters may share one Redis).
   std::string redis_key_prefix = "tollgate:";
   OtelSettings otel;
+  AlertSettings alerts;
   /// One JSON line per request (docs/observability.md): a file path (appended to), "stdout", or
   /// empty for none.
   std::string access_log;

@@ -878,6 +878,64 @@ class Loader {
     });
   }
 
+  void load_alerts(const YAML::Node& v, const std::string& path, int line, AlertSettings& a) {
+    for_each_entry(v, path, line, [&](const std::string& k, const YAML::Node& val, const std::string& p, int l) {
+      if (k == "webhooks") {
+        if (auto list = string_list(val, p, l))
+          for (std::size_t i = 0; i < list->size(); ++i) {
+            if (auto ok = check_http_url((*list)[i]); !ok) error(index(p, i), line_of(val[i], l), ok.error());
+            else a.webhooks.push_back((*list)[i]);
+          }
+      } else if (k == "timeout_ms") {
+        if (auto d = millis(val, p, l)) a.timeout = *d;
+      } else if (k == "budget_thresholds") {
+        for_each_entry(val, p, l, [&](const std::string& kind, const YAML::Node& tv, const std::string& tp, int tl) {
+          if (!a.budget_thresholds.contains(kind)) {
+            error(tp, tl, "unknown scope kind '" + kind + "' (key, user, end_user, team, organization, team_member, tag, global, model)");
+            return;
+          }
+          std::vector<int> out;
+          if (!tv.IsSequence()) {
+            error(tp, line_of(tv, tl), "expected a list of percentages, e.g. [50, 80, 100]");
+            return;
+          }
+          for (std::size_t i = 0; i < tv.size(); ++i) {
+            auto n = integer(tv[i], index(tp, i), line_of(tv[i], tl), 1);
+            if (!n) return;
+            if (*n > 1000) {
+              error(index(tp, i), line_of(tv[i], tl), "a threshold is a percentage of max_budget, 1..1000");
+              return;
+            }
+            out.push_back(static_cast<int>(*n));
+          }
+          std::sort(out.begin(), out.end());
+          out.erase(std::unique(out.begin(), out.end()), out.end());
+          a.budget_thresholds[kind] = std::move(out);
+        });
+      } else {
+        unknown(p, l, kUnknown);
+      }
+    });
+  }
+
+  /// LiteLLM's general_settings.alerting channels: their URLs come from the environment.
+  void load_alerting_channels(Config& cfg) {
+    for (const auto& ch : alerting_channels_) {
+      const char* var = ch == "slack" ? "SLACK_WEBHOOK_URL" : ch == "webhook" ? "WEBHOOK_URL" : nullptr;
+      if (!var) {
+        warn("general_settings.alerting", 0, "alerting channel '" + ch + "' is not supported (slack and webhook are)");
+        continue;
+      }
+      auto url = lookup_env(var);
+      if (!url || url->empty()) {
+        warn("general_settings.alerting", 0, "'" + ch + "' alerting needs the " + std::string(var) + " environment variable");
+        continue;
+      }
+      if (auto ok = check_http_url(*url); !ok) error("general_settings.alerting", 0, std::string(var) + ": " + ok.error());
+      else cfg.tollgate_settings.alerts.webhooks.push_back(*url);
+    }
+  }
+
   /// The OpenTelemetry environment variables under what the file left unset.
   void load_otel_from_environment(Config& cfg) {
     auto& o = cfg.tollgate_settings.otel;
@@ -1048,6 +1106,12 @@ class Loader {
         if (auto b = boolean(val, p, l)) g.block_unpriced_models = *b;
       } else if (k == "apply_user_budget_to_team_keys") {
         if (auto b = boolean(val, p, l)) g.apply_user_budget_to_team_keys = *b;
+      } else if (k == "alerting") {
+        if (auto list = string_list(val, p, l)) alerting_channels_ = std::move(*list);
+      } else if (k == "alerting_threshold" || k == "alert_types" || k == "alert_to_webhook_url") {
+        // LiteLLM's slow-request threshold and alert routing: Tollgate's alerts are listed in
+        // docs/observability.md and all go to every channel.
+        warn(p, l, "accepted and ignored: Tollgate sends every alert kind to every channel");
       } else if (k == "budget_reset_timezone") {
         if (auto s = str(val, p, l)) g.budget_reset_timezone = *s;
       } else {
@@ -1153,6 +1217,8 @@ class Loader {
           if (*n > 60000) error(p, line_of(val, l), "redis_timeout_ms must be 10..60000");
           else t.redis_timeout = milliseconds(*n);
         }
+      } else if (k == "alerts") {
+        load_alerts(val, p, l, t.alerts);
       } else if (k == "access_log") {
         if (auto s = str(val, p, l)) t.access_log = *s;
       } else if (k == "otel") {
@@ -1510,6 +1576,7 @@ class Loader {
     merge_router_fallbacks(cfg);
     load_database_url_from_environment(cfg);
     load_otel_from_environment(cfg);
+    load_alerting_channels(cfg);
     if (cfg.model_list.empty() && (errors.empty() || !has_model_list))
       warn("model_list", 0, "model_list is empty: no model can be served");
     assign_ids(cfg);
@@ -1663,6 +1730,7 @@ class Loader {
   std::map<std::string, std::string> overlay_;
   std::vector<GroupRef> refs_;
   bool otel_callback_ = false;     ///< litellm_settings.callbacks names "otel"
+  std::vector<std::string> alerting_channels_;  ///< general_settings.alerting
   bool otel_enabled_set_ = false;  ///< tollgate_settings.otel.enabled was written
   std::set<std::string> broken_groups_;
   struct RouterFallbacks {

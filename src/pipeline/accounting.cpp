@@ -134,6 +134,8 @@ net::awaitable<std::optional<Refusal>> Accounting::admit_target(std::string grou
   // Fail closed: a paid attempt that cannot be recorded is not sent. Its settle record follows
   // the reserve in the writer's queue, in case the reserve commits after all.
   settle_held(held, dep, budget::SettleKind::no_usage, 0);
+  st_.alert("ledger_unavailable", "ledger",
+            "the spend ledger cannot be written: paid requests are refused (503) until it can");
   co_return Refusal{core::Error::gateway(503, "api_error",
                                          "the spend ledger cannot be written; paid requests are refused until it can",
                                          "ledger_unavailable"),

@@ -175,13 +175,9 @@ store::LedgerScope ledger_scope_at(const store::LedgerScope& scope, const budget
   return out;
 }
 
-namespace {
-
 std::string scope_name(const ScopeId& s) {
   return s.kind == ScopeKind::global ? std::string("global") : std::string(budget::to_string(s.kind)) + " " + s.id;
 }
-
-}  // namespace
 
 std::optional<AdmissionDecision> admit_unreserved(const config::Config& cfg, const budget::ResolvedPrice& price,
                                                   const std::vector<ScopeLimit>& scopes) {

@@ -33,6 +33,9 @@ namespace tollgate::pipeline {
 /// without a budget, who is not listed (callers name end users freely: the ledger must not grow
 /// with every name; their spend is in the spend log). Malformed stored JSON
 /// fails closed: the scope is kept with a zero limit.
+/// A scope as messages and traces name it: "key <hash>", "team <id>", "global", ...
+std::string scope_name(const budget::ScopeId& s);
+
 std::vector<budget::ScopeLimit> applicable_scopes(const auth::Principal& p, const std::string& group,
                                                   const config::Config& cfg);
 

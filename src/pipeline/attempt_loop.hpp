@@ -98,6 +98,8 @@ struct Services {
   std::shared_ptr<telemetry::OtlpExporter> spans;
   /// Where a run's access line goes (tollgate_settings.access_log); null = none.
   std::shared_ptr<telemetry::AccessLog> access_log;
+  /// Budget thresholds already alerted on (pipeline/budget_alerts.hpp); set in make().
+  std::shared_ptr<class BudgetAlerts> budget_alerts;
   /// How attempts reach upstreams: the network (PooledTransport), or scripted (`tollgate simulate`).
   std::shared_ptr<http::Transport> transport;
   /// Simulation only: time is virtual, waits (backoff, Retry-After) advance this clock instead.

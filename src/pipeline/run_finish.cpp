@@ -1,6 +1,7 @@
 #include "pipeline/run_finish.hpp"
 
 #include "pipeline/access_line.hpp"
+#include "pipeline/budget_alerts.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/run_spans.hpp"
@@ -27,6 +28,7 @@ void finish_run(RunState& st, bool ok, std::optional<int> status) {
   if (st.svc->metrics) count_request(st, ok, st.outcome.status);
   if (st.svc->spans) st.svc->spans->submit(run_spans(st, ok, status));
   if (st.svc->access_log) st.svc->access_log->write(access_line(st, ok, status));
+  if (st.svc->budget_alerts && st.cost > 0) st.svc->budget_alerts->check(st);
   if (!st.svc->store || st.cfg.general_settings.disable_spend_logs) return;
   st.svc->store->append_spend_log(spend_log_row(st, ok, status));
 }

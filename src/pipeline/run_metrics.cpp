@@ -28,6 +28,8 @@ std::function<void(const policy::CircuitTransition&)> circuit_logger(std::shared
         .inc({t.scope, t.id, std::string(policy::to_string(t.to))});
     if (t.scope == "provider" && t.to == policy::CircuitState::open)
       alerts->raise("provider_circuit_open", t.id, "provider " + t.id + " circuit opened: " + t.reason);
+    if (t.scope == "provider" && t.to == policy::CircuitState::closed && t.from != policy::CircuitState::closed)
+      alerts->raise("provider_circuit_closed", t.id, "provider " + t.id + " circuit closed: " + t.reason);
   };
 }
 

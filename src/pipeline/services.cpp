@@ -7,6 +7,7 @@
 
 #include "budget/money.hpp"
 #include "pipeline/admission.hpp"
+#include "pipeline/budget_alerts.hpp"
 #include "pipeline/run_metrics.hpp"
 
 namespace tollgate::pipeline {
@@ -33,6 +34,7 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   s->stale_cache = std::make_unique<policy::StaleCache>();
   s->transport = std::make_shared<http::PooledTransport>();
   register_loop_metrics(*s);
+  s->budget_alerts = std::make_shared<BudgetAlerts>();
   s->alerts->register_metrics(*s->metrics);
   if (shared.limits) s->limiter = std::move(shared.limits);
   else s->limiter = std::make_unique<policy::RateLimiter>(clock);

@@ -24,6 +24,8 @@ Alerts::Alerts(AlertsOptions options, WallClock now_ms)
     : opts_(options), now_ms_(now_ms ? std::move(now_ms) : WallClock(system_now_ms)) {}
 
 bool Alerts::raise(std::string kind, std::string subject, std::string message) {
+  std::function<void(const Alert&)> notify;
+  std::int64_t at = 0;
   {
     std::lock_guard lk(mu_);
     // Read under the lock: raises are then ordered by time, so a concurrent raise never sees a
@@ -53,9 +55,17 @@ bool Alerts::raise(std::string kind, std::string subject, std::string message) {
       ring_.push_front(Alert{kind, subject, message, now, 0});
       while (ring_.size() > opts_.capacity) ring_.pop_back();
     }
+    notify = notify_;
+    at = now;
   }
   spdlog::error("ALERT {} {}: {}", kind, subject, message);
+  if (notify) notify(Alert{std::move(kind), std::move(subject), std::move(message), at, 0});
   return true;
+}
+
+void Alerts::set_notifier(std::function<void(const Alert&)> notify) {
+  std::lock_guard lk(mu_);
+  notify_ = std::move(notify);
 }
 
 std::vector<Alert> Alerts::recent() const {

@@ -70,6 +70,10 @@ class Alerts {
   /// Raises suppressed as duplicates.
   std::uint64_t suppressed() const;
 
+  /// Also hands every alert that is logged (not a suppressed duplicate) to `notify`, after the
+  /// log line, on the raising thread (it must be quick: queue it). Set once, before alerts flow.
+  void set_notifier(std::function<void(const Alert&)> notify);
+
   /// Registers a collector on `registry` exposing `tollgate_alerts_total{kind}` (counter).
   /// This Alerts must outlive the registry's last render().
   void register_metrics(Registry& registry) const;
@@ -83,6 +87,7 @@ class Alerts {
   std::map<std::pair<std::string, std::string>, std::int64_t> last_logged_ms_;
   std::uint64_t total_ = 0;
   std::uint64_t suppressed_ = 0;
+  std::function<void(const Alert&)> notify_;
 };
 
 }  // namespace tollgate::telemetry

@@ -1,36 +1,11 @@
 #include "telemetry/otlp_exporter.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <ctime>
 #include <spdlog/spdlog.h>
 
+#include "telemetry/http_post.hpp"
 #include "telemetry/metrics.hpp"
 
 namespace tollgate::telemetry {
-namespace {
-
-namespace net = boost::asio;
-
-/// One POST: the status (0 = not delivered) and the Retry-After it came with, in ms.
-struct Answer {
-  int status = 0;
-  std::chrono::milliseconds retry_after{0};
-  std::string error;
-};
-
-std::chrono::milliseconds parse_retry_after(std::string_view v) {
-  std::int64_t seconds = 0;
-  for (char c : v) {
-    if (c < '0' || c > '9') return std::chrono::milliseconds(0);  // an HTTP-date: the default backoff
-    seconds = seconds * 10 + (c - '0');
-    if (seconds > 86400) break;
-  }
-  return std::chrono::milliseconds(seconds * 1000);
-}
-
-}  // namespace
 
 OtlpExporter::OtlpExporter(OtlpOptions options) : options_(std::move(options)) {
   auto t = http::parse_url(options_.traces_url);
@@ -125,16 +100,6 @@ void OtlpExporter::run() {
 }
 
 bool OtlpExporter::send(const std::string& body, bool retry) {
-  net::io_context ioc;
-  http::UpstreamPool pool(ioc, options_.client);
-  http::UpstreamPool::install(&pool);
-  struct Uninstall {
-    ~Uninstall() { http::UpstreamPool::install(nullptr); }
-  } uninstall;
-  http::OutgoingRequest req;
-  req.target = target_;
-  req.headers = options_.headers;
-  req.body = body;
   const int attempts = retry ? std::max(1, options_.max_attempts) : 1;
   std::chrono::milliseconds backoff{250};
   for (int n = 0; n < attempts; ++n) {
@@ -142,28 +107,9 @@ bool OtlpExporter::send(const std::string& body, bool retry) {
       std::lock_guard lock(mu_);
       ++stats_.batches;
     }
-    Answer a;
-    net::co_spawn(
-        ioc,
-        [&]() -> net::awaitable<void> {
-          const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-          http::PooledTransport transport;
-          auto ex = co_await transport.start(req, deadline, nullptr);
-          if (!ex) {
-            a.error = ex.error().message;
-            co_return;
-          }
-          auto got = co_await (*ex)->read_all(64 * 1024, deadline);
-          a.status = (*ex)->status();
-          a.retry_after = parse_retry_after((*ex)->header("retry-after"));
-          if (got) (*ex)->finish();
-        },
-        net::detached);
-    ioc.restart();
-    ioc.run();
-    if (a.status >= 200 && a.status < 300) return true;
-    const bool retryable = a.status == 0 || a.status == 429 || a.status == 502 || a.status == 503 || a.status == 504;
-    if (!retryable) {
+    const auto a = post_json(target_, options_.headers, body, options_.timeout, options_.client);
+    if (a.ok()) return true;
+    if (!a.retryable()) {
       spdlog::warn("otel: the collector refused a batch with {}; its spans are dropped", a.status);
       return false;
     }

@@ -1002,5 +1002,36 @@ TEST(ConfigLoader, OtelSettingsFromTheFileLitellmCallbacksAndTheEnvironment) {
   EXPECT_EQ(only(unknown.warnings, "tollgate_settings.otel.bogus").path, "tollgate_settings.otel.bogus");
 }
 
+// Alerts: webhooks from the file and from LiteLLM's general_settings.alerting (the URL in the
+// environment); budget threshold lists per scope kind, checked.
+TEST(ConfigLoader, AlertChannelsAndBudgetThresholds) {
+  auto d = load("model_list: []\n");
+  ASSERT_TRUE(d.ok());
+  const auto& defaults = d.config->tollgate_settings.alerts;
+  EXPECT_TRUE(defaults.webhooks.empty());
+  EXPECT_EQ(defaults.budget_thresholds.at("key"), (std::vector<int>{50, 80, 100}));
+  EXPECT_EQ(defaults.budget_thresholds.at("organization"), (std::vector<int>{80, 90, 100}));
+  auto r = load(
+      "model_list: []\ngeneral_settings:\n  alerting: [slack]\ntollgate_settings:\n  alerts:\n"
+      "    webhooks: [https://hooks.example.com/a]\n    budget_thresholds: {key: [90, 25, 90], team: [100]}\n",
+      {{"SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T/B/x"}});
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  const auto& a = r.config->tollgate_settings.alerts;
+  EXPECT_EQ(a.webhooks, (std::vector<std::string>{"https://hooks.example.com/a", "https://hooks.slack.com/services/T/B/x"}));
+  EXPECT_EQ(a.budget_thresholds.at("key"), (std::vector<int>{25, 90})) << "sorted, once each";
+  EXPECT_EQ(a.budget_thresholds.at("team"), (std::vector<int>{100}));
+  auto missing = load("model_list: []\ngeneral_settings:\n  alerting: [slack]\n");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_NE(only(missing.warnings, "general_settings.alerting").message.find("SLACK_WEBHOOK_URL"), std::string::npos);
+  for (const char* bad : {"tollgate_settings:\n  alerts:\n    webhooks: [ftp://x]\n",
+                          "tollgate_settings:\n  alerts:\n    budget_thresholds: {wallet: [50]}\n",
+                          "tollgate_settings:\n  alerts:\n    budget_thresholds: {key: [0]}\n",
+                          "tollgate_settings:\n  alerts:\n    budget_thresholds: {key: 50}\n"}) {
+    auto e = load(bad);
+    ASSERT_FALSE(e.errors.empty()) << bad;
+    EXPECT_EQ(e.errors.front().path.rfind("tollgate_settings.alerts", 0), 0u) << bad << ": " << e.errors.front().path;
+  }
+}
+
 }  // namespace
 }  // namespace tollgate::config

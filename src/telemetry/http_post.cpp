@@ -1,0 +1,60 @@
+#include "telemetry/http_post.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+namespace tollgate::telemetry {
+namespace {
+
+namespace net = boost::asio;
+
+std::chrono::milliseconds parse_retry_after(std::string_view v) {
+  std::int64_t seconds = 0;
+  if (v.empty()) return std::chrono::milliseconds(0);
+  for (char c : v) {
+    if (c < '0' || c > '9') return std::chrono::milliseconds(0);  // an HTTP-date: the caller's backoff
+    seconds = seconds * 10 + (c - '0');
+    if (seconds > 86400) break;
+  }
+  return std::chrono::milliseconds(seconds * 1000);
+}
+
+}  // namespace
+
+PostResult post_json(const http::Target& target, const std::vector<std::pair<std::string, std::string>>& headers,
+                     const std::string& body, std::chrono::milliseconds timeout, const http::ClientOptions& client) {
+  net::io_context ioc;
+  http::UpstreamPool pool(ioc, client);
+  http::UpstreamPool* previous = http::UpstreamPool::current();
+  http::UpstreamPool::install(&pool);
+  struct Restore {
+    http::UpstreamPool* p;
+    ~Restore() { http::UpstreamPool::install(p); }
+  } restore{previous};
+  http::OutgoingRequest req;
+  req.target = target;
+  req.headers = headers;
+  req.body = body;
+  PostResult out;
+  net::co_spawn(
+      ioc,
+      [&]() -> net::awaitable<void> {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        http::PooledTransport transport;
+        auto ex = co_await transport.start(req, deadline, nullptr);
+        if (!ex) {
+          out.error = ex.error().message;
+          co_return;
+        }
+        auto got = co_await (*ex)->read_all(64 * 1024, deadline);
+        out.status = (*ex)->status();
+        out.retry_after = parse_retry_after((*ex)->header("retry-after"));
+        if (got) (*ex)->finish();
+      },
+      net::detached);
+  ioc.run();
+  return out;
+}
+
+}  // namespace tollgate::telemetry
