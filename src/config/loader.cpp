@@ -923,15 +923,15 @@ class Loader {
     for (const auto& ch : alerting_channels_) {
       const char* var = ch == "slack" ? "SLACK_WEBHOOK_URL" : ch == "webhook" ? "WEBHOOK_URL" : nullptr;
       if (!var) {
-        warn("general_settings.alerting", 0, "alerting channel '" + ch + "' is not supported (slack and webhook are)");
+        warn("general_settings.alerting", alerting_line_, "alerting channel '" + ch + "' is not supported (slack and webhook are)");
         continue;
       }
       auto url = lookup_env(var);
       if (!url || url->empty()) {
-        warn("general_settings.alerting", 0, "'" + ch + "' alerting needs the " + std::string(var) + " environment variable");
+        warn("general_settings.alerting", alerting_line_, "'" + ch + "' alerting needs the " + std::string(var) + " environment variable");
         continue;
       }
-      if (auto ok = check_http_url(*url); !ok) error("general_settings.alerting", 0, std::string(var) + ": " + ok.error());
+      if (auto ok = check_http_url(*url); !ok) error("general_settings.alerting", alerting_line_, std::string(var) + ": " + ok.error());
       else cfg.tollgate_settings.alerts.webhooks.push_back(*url);
     }
   }
@@ -1107,7 +1107,10 @@ class Loader {
       } else if (k == "apply_user_budget_to_team_keys") {
         if (auto b = boolean(val, p, l)) g.apply_user_budget_to_team_keys = *b;
       } else if (k == "alerting") {
-        if (auto list = string_list(val, p, l)) alerting_channels_ = std::move(*list);
+        if (auto list = string_list(val, p, l)) {
+          alerting_channels_ = std::move(*list);
+          alerting_line_ = line_of(val, l);
+        }
       } else if (k == "alerting_threshold" || k == "alert_types" || k == "alert_to_webhook_url") {
         // LiteLLM's slow-request threshold and alert routing: Tollgate's alerts are listed in
         // docs/observability.md and all go to every channel.
@@ -1731,6 +1734,7 @@ class Loader {
   std::vector<GroupRef> refs_;
   bool otel_callback_ = false;     ///< litellm_settings.callbacks names "otel"
   std::vector<std::string> alerting_channels_;  ///< general_settings.alerting
+  int alerting_line_ = 0;
   bool otel_enabled_set_ = false;  ///< tollgate_settings.otel.enabled was written
   std::set<std::string> broken_groups_;
   struct RouterFallbacks {

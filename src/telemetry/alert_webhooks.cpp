@@ -92,22 +92,15 @@ void WebhookNotifier::run() {
 }
 
 bool WebhookNotifier::deliver(const http::Target& url, const std::string& text, bool retry) {
-  const int attempts = retry ? std::max(1, options_.max_attempts) : 1;
-  std::chrono::milliseconds backoff{250};
-  for (int n = 0; n < attempts; ++n) {
-    const auto r = post_json(url, {}, text, options_.timeout, options_.client);
-    if (r.ok()) return true;
-    if (!r.retryable()) {
-      spdlog::warn("alerts: webhook {} refused an alert with {}", url.host, r.status);
-      return false;
-    }
-    if (n + 1 == attempts) break;
-    auto wait = std::min(r.retry_after.count() > 0 ? r.retry_after : backoff, options_.max_retry_wait);
-    backoff *= 2;
-    std::unique_lock lock(mu_);
-    if (wake_.wait_for(lock, wait, [this] { return stop_; })) break;
-  }
-  spdlog::warn("alerts: an alert could not be delivered to webhook {}", url.host);
+  RetryPolicy policy{retry ? options_.max_attempts : 1, options_.max_retry_wait};
+  const auto r = post_json_retrying(url, {}, text, options_.timeout, options_.client, policy,
+                                    [this](std::chrono::milliseconds d) {
+                                      std::unique_lock lock(mu_);
+                                      return !wake_.wait_for(lock, d, [this] { return stop_; });
+                                    });
+  if (r.ok()) return true;
+  if (!r.retryable()) spdlog::warn("alerts: webhook {} refused an alert with {}", url.host, r.status);
+  else spdlog::warn("alerts: an alert could not be delivered to webhook {}", url.host);
   return false;
 }
 

@@ -57,4 +57,22 @@ PostResult post_json(const http::Target& target, const std::vector<std::pair<std
   return out;
 }
 
+PostResult post_json_retrying(const http::Target& target, const std::vector<std::pair<std::string, std::string>>& headers,
+                              const std::string& body, std::chrono::milliseconds timeout,
+                              const http::ClientOptions& client, const RetryPolicy& policy,
+                              const std::function<bool(std::chrono::milliseconds)>& wait,
+                              const std::function<void()>& before_each) {
+  auto backoff = policy.first_backoff;
+  PostResult r;
+  for (int n = 0; n < std::max(1, policy.max_attempts); ++n) {
+    if (before_each) before_each();
+    r = post_json(target, headers, body, timeout, client);
+    if (r.ok() || !r.retryable() || n + 1 >= policy.max_attempts) return r;
+    const auto d = std::min(r.retry_after.count() > 0 ? r.retry_after : backoff, policy.max_wait);
+    backoff *= 2;
+    if (!wait(d)) return r;
+  }
+  return r;
+}
+
 }  // namespace tollgate::telemetry

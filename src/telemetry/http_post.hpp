@@ -4,6 +4,7 @@
 /// io_context: never on a worker thread.
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,5 +27,21 @@ struct PostResult {
 /// whole exchange. Blocks the calling thread; never throws for network errors.
 PostResult post_json(const http::Target& target, const std::vector<std::pair<std::string, std::string>>& headers,
                      const std::string& body, std::chrono::milliseconds timeout, const http::ClientOptions& client);
+
+/// How post_json_retrying tries again.
+struct RetryPolicy {
+  int max_attempts = 3;                             ///< the first included
+  std::chrono::milliseconds max_wait{10000};        ///< a longer Retry-After is cut to this
+  std::chrono::milliseconds first_backoff{250};     ///< without Retry-After: doubled each time
+};
+
+/// post_json, tried again while the answer is retryable(): Retry-After honoured, else a doubling
+/// backoff. `wait(d)` sleeps `d` and returns false to give up at once (shutting down);
+/// `before_each` (optional) runs before every POST. Returns the last answer.
+PostResult post_json_retrying(const http::Target& target, const std::vector<std::pair<std::string, std::string>>& headers,
+                              const std::string& body, std::chrono::milliseconds timeout,
+                              const http::ClientOptions& client, const RetryPolicy& policy,
+                              const std::function<bool(std::chrono::milliseconds)>& wait,
+                              const std::function<void()>& before_each = {});
 
 }  // namespace tollgate::telemetry

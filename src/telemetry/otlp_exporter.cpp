@@ -100,27 +100,20 @@ void OtlpExporter::run() {
 }
 
 bool OtlpExporter::send(const std::string& body, bool retry) {
-  const int attempts = retry ? std::max(1, options_.max_attempts) : 1;
-  std::chrono::milliseconds backoff{250};
-  for (int n = 0; n < attempts; ++n) {
-    {
-      std::lock_guard lock(mu_);
-      ++stats_.batches;
-    }
-    const auto a = post_json(target_, options_.headers, body, options_.timeout, options_.client);
-    if (a.ok()) return true;
-    if (!a.retryable()) {
-      spdlog::warn("otel: the collector refused a batch with {}; its spans are dropped", a.status);
-      return false;
-    }
-    if (n + 1 == attempts) break;
-    auto wait = a.retry_after.count() > 0 ? a.retry_after : backoff;
-    wait = std::min(wait, options_.max_retry_wait);
-    backoff *= 2;
-    std::unique_lock lock(mu_);
-    if (wake_.wait_for(lock, wait, [this] { return stop_; })) break;  // shutting down: no more waiting
-  }
-  spdlog::warn("otel: a batch could not be exported to {}; its spans are dropped", options_.traces_url);
+  RetryPolicy policy{retry ? options_.max_attempts : 1, options_.max_retry_wait};
+  const auto r = post_json_retrying(
+      target_, options_.headers, body, options_.timeout, options_.client, policy,
+      [this](std::chrono::milliseconds d) {
+        std::unique_lock lock(mu_);
+        return !wake_.wait_for(lock, d, [this] { return stop_; });  // shutting down: no more waiting
+      },
+      [this] {
+        std::lock_guard lock(mu_);
+        ++stats_.batches;
+      });
+  if (r.ok()) return true;
+  if (!r.retryable()) spdlog::warn("otel: the collector refused a batch with {}; its spans are dropped", r.status);
+  else spdlog::warn("otel: a batch could not be exported to {}; its spans are dropped", options_.traces_url);
   return false;
 }
 
