@@ -68,7 +68,7 @@ function pooledFixed(t) {
   };
 }
 
-const targets = ['direct', 'nginx', 'tollgate', 'tollgate+budget'];
+const targets = ['direct', 'nginx', 'tollgate', 'tollgate+budget', 'tollgate+telemetry'];
 const T = {};
 for (const t of targets) {
   T[t] = {
@@ -250,6 +250,30 @@ out(`| throughput ≥ 50% of nginx's at ${meta.conns} connections | ${thrRatio =
 out(`| added p50 latency ≤ 2× nginx's | ${addRatio === null ? 'n/a' : f2(addRatio) + '×'} (${f3(gA.p50)} ms vs ${f3(nA.p50)} ms) | ${pass(goalLat)} |`);
 out(`| idle RSS < 30 MB | ${idleMb.toFixed(1)} MB | ${pass(goalRss)} |`);
 out();
+// Telemetry on vs off (issue 10): the same config and key, spans exported and the access log on.
+{
+  const TT = 'tollgate+telemetry';
+  const off = T.tollgate, on = T[TT];
+  const cOff = cpuPer('tollgate'), cOn = cpuPer(TT);
+  const ratio = cOff && cOn ? cOn / cOff : null;
+  const p50Off = off.fixed?.latency_ms.p50, p50On = on.fixed?.latency_ms.p50;
+  const sink = readJson('otlp-sink.json');
+  out(`### Telemetry on vs off: ${TT} vs tollgate (issue 10)`);
+  out();
+  out('| figure | tollgate (telemetry off) | tollgate+telemetry | ratio |');
+  out('|---|---:|---:|---:|');
+  out(`| CPU µs per request (throughput run) | ${f1(cOff)} | ${f1(cOn)} | ${f2(ratio)} |`);
+  out(`| throughput req/s (2xx) at ${meta.conns} connections | ${int(off.wrk?.ok_rps)} | ${int(on.wrk?.ok_rps)} | ${f2(on.wrk?.ok_rps / off.wrk?.ok_rps)} |`);
+  out(`| fixed-rate p50 ms | ${f3(p50Off)} | ${f3(p50On)} | added ${signed(p50On - p50Off)} ms |`);
+  out(`| fixed-rate p99 ms | ${f3(off.fixed?.latency_ms.p99)} | ${f3(on.fixed?.latency_ms.p99)} | |`);
+  out();
+  out(`Spans received by the OTLP sink: ${int(sink?.spans)} in ${int(sink?.exports)} export requests; access-log lines: ${int(readNum('access-lines.txt'))}.`);
+  out();
+  out('| goal | measured | result |');
+  out('|---|---|---|');
+  out(`| ≤ 5% more CPU per request with everything on | ${ratio === null ? 'n/a' : ((ratio - 1) * 100).toFixed(1) + '%'} | ${ratio === null ? 'n/a' : pass(ratio <= 1.05)} |`);
+  out();
+}
 const goalAdm = bA.p50 !== null && bA.p50 * 1000 < 20;
 const goalMicro = primary ? nsPer(primary) < 2000 : null;
 out('### Goals (issue 3, "Performance")');

@@ -6,7 +6,8 @@
 #
 # Starts tollgate-mock (zero latency), Tollgate and Debian's nginx on free loopback ports, all on
 # this machine in this run; creates a virtual key with max_budget through Tollgate's admin API;
-# then, for each target in turn (direct, nginx, tollgate, tollgate+budget): warm-up, throughput
+# then, for each target in turn (direct, nginx, tollgate, tollgate+budget, tollgate+telemetry:
+# a second Tollgate exporting spans to a local OTLP sink and writing the access log): warm-up, throughput
 # at 32 connections (wrk) and a short streaming throughput run; then latency at a fixed offered
 # rate (bench/fixed_rate.mjs) in rounds interleaved over the targets; then the peak RSS of each
 # process, Tollgate's group-commit figures (GET /tollgate/stats) and, if it is built, the ledger
@@ -180,6 +181,21 @@ sleep 0.5
 TG_IDLE_RSS_KB="$(rss_kb "$TG_PID" VmRSS)"
 log "tollgate pid $TG_PID on port $TG_PORT, idle VmRSS ${TG_IDLE_RSS_KB} kB"
 
+# The "tollgate+telemetry" target (issue 10): a second Tollgate with everything observable on,
+# span export over OTLP/HTTP to a local sink and the access log to a file (metrics are always on),
+# called with the master key like "tollgate".
+node "$BENCH/otlp_sink.mjs" >"$TMP/otlp-sink.out" 2>"$TMP/otlp-sink.err" &
+SINK_PID=$!; PIDS+=("$SINK_PID")
+SINK_PORT="$(wait_listening "$TMP/otlp-sink.out" "$SINK_PID" otlp-sink)"
+mkdir -p "$TMP/telemetry-data"
+sed -e "s|data_dir: $TMP/tollgate-data|data_dir: $TMP/telemetry-data|" "$TMP/tollgate.yaml" >"$TMP/telemetry.yaml"
+printf '  access_log: %s\n  otel:\n    enabled: true\n    traces_endpoint: http://127.0.0.1:%s/v1/traces\n' \
+  "$TMP/access.jsonl" "$SINK_PORT" >>"$TMP/telemetry.yaml"
+"$TOLLGATE" serve --config "$TMP/telemetry.yaml" --host 127.0.0.1 --port 0 >"$TMP/telemetry.out" 2>"$TMP/telemetry.err" &
+TT_PID=$!; PIDS+=("$TT_PID")
+TT_PORT="$(wait_listening "$TMP/telemetry.out" "$TT_PID" telemetry)"
+log "tollgate+telemetry pid $TT_PID on port $TT_PORT (OTLP sink on $SINK_PORT, access log $TMP/access.jsonl)"
+
 NGINX_PORT="$(free_port)"
 mkdir -p "$TMP/nginx/tmp"
 NGINX_USER=""
@@ -341,6 +357,7 @@ throughput_target tollgate "$TG_PORT" "$TG_PID" "$MASTER_KEY"
 tg_stats "$RES/tg-stats-before-budget-throughput.json"
 throughput_target tollgate+budget "$TG_PORT" "$TG_PID" "$BUDGET_KEY"
 tg_stats "$RES/tg-stats-after-throughput.json"
+throughput_target tollgate+telemetry "$TT_PORT" "$TT_PID" "$MASTER_KEY"
 
 # Phase 2: latency at a fixed rate, interleaved rounds so that drift hits every target alike.
 for round in $(seq 1 "$ROUNDS"); do
@@ -349,7 +366,10 @@ for round in $(seq 1 "$ROUNDS"); do
   latency_round nginx "$NGINX_PORT" "$round" "$MASTER_KEY"
   latency_round tollgate "$TG_PORT" "$round" "$MASTER_KEY"
   latency_round tollgate+budget "$TG_PORT" "$round" "$BUDGET_KEY"
+  latency_round tollgate+telemetry "$TT_PORT" "$round" "$MASTER_KEY"
 done
+curl -fsS "http://127.0.0.1:$SINK_PORT/stats" >"$RES/otlp-sink.json" 2>/dev/null || true
+wc -l <"$TMP/access.jsonl" >"$RES/access-lines.txt" 2>/dev/null || true
 # Group-commit figures after all runs (p50/p99/max over the last 65,536 ledger records).
 tg_stats "$RES/tg-stats-end.json"
 curl -fsS -H "authorization: Bearer $MASTER_KEY" "http://127.0.0.1:$TG_PORT/key/info?key=$BUDGET_KEY" >"$RES/budget-key-info.json" 2>/dev/null || true

@@ -281,8 +281,9 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
   if (auto tp = req.find("traceparent"); tp != req.end()) {
     call.parent_trace = telemetry::parse_traceparent(std::string_view(tp->value().data(), tp->value().size()));
     if (call.parent_trace)
-      if (auto ts = req.find("tracestate"); ts != req.end() && ts->value().size() <= 512)
-        call.parent_trace->tracestate = std::string(ts->value());
+      if (auto ts = req.find("tracestate"); ts != req.end())
+        if (auto v = std::string_view(ts->value().data(), ts->value().size()); telemetry::valid_tracestate(v))
+          call.parent_trace->tracestate = std::string(v);
   }
   return call;
 }

@@ -119,7 +119,12 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
       telemetry::OtlpOptions opts;
       opts.traces_url = o.traces_endpoint;
       opts.headers = o.headers;
-      opts.resource.attributes.emplace_back("service.name", o.service_name);
+      // service.name: service_name (or OTEL_SERVICE_NAME) when set, else the resource
+      // attributes' own, else "tollgate".
+      std::string service = o.service_name;
+      for (const auto& [k, v] : o.resource_attributes)
+        if (k == "service.name" && service == "tollgate") service = v;
+      opts.resource.attributes.emplace_back("service.name", service);
       for (const auto& [k, v] : o.resource_attributes)
         if (k != "service.name") opts.resource.attributes.emplace_back(k, v);
       opts.queue_capacity = static_cast<std::size_t>(o.queue_size);

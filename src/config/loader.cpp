@@ -866,7 +866,10 @@ class Loader {
       } else if (k == "capture_content") {
         if (auto b = boolean(val, p, l)) o.capture_content = *b;
       } else if (k == "timeout_ms") {
-        if (auto d = millis(val, p, l)) o.timeout = *d;
+        if (auto d = millis(val, p, l)) {
+          if (d->count() > 60000) error(p, line_of(val, l), "timeout_ms must be 1..60000");
+          else o.timeout = *d;
+        }
       } else if (k == "queue_size") {
         if (auto n = integer(val, p, l, 1)) {
           if (*n > 1000000) error(p, line_of(val, l), "queue_size must be 1..1000000");
@@ -887,7 +890,10 @@ class Loader {
             else a.webhooks.push_back((*list)[i]);
           }
       } else if (k == "timeout_ms") {
-        if (auto d = millis(val, p, l)) a.timeout = *d;
+        if (auto d = millis(val, p, l)) {
+          if (d->count() > 60000) error(p, line_of(val, l), "timeout_ms must be 1..60000");
+          else a.timeout = *d;
+        }
       } else if (k == "budget_thresholds") {
         for_each_entry(val, p, l, [&](const std::string& kind, const YAML::Node& tv, const std::string& tp, int tl) {
           if (!a.budget_thresholds.contains(kind)) {

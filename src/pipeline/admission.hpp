@@ -23,6 +23,9 @@
 
 namespace tollgate::pipeline {
 
+/// A scope as messages and traces name it: "key <hash>", "team <id>", "global", ...
+std::string scope_name(const budget::ScopeId& s);
+
 /// The budget scopes that apply to `p` calling model group `group`, each with its limit and
 /// window. Sources: the key (max_budget/budget_duration, every budget_limits window,
 /// model_max_budget[group]), the user (personal keys; team keys only with
@@ -33,9 +36,6 @@ namespace tollgate::pipeline {
 /// without a budget, who is not listed (callers name end users freely: the ledger must not grow
 /// with every name; their spend is in the spend log). Malformed stored JSON
 /// fails closed: the scope is kept with a zero limit.
-/// A scope as messages and traces name it: "key <hash>", "team <id>", "global", ...
-std::string scope_name(const budget::ScopeId& s);
-
 std::vector<budget::ScopeLimit> applicable_scopes(const auth::Principal& p, const std::string& group,
                                                   const config::Config& cfg);
 

@@ -33,13 +33,18 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     record(group, dep, 0, r.failure, started, 0, r.evidence);
     co_return r;
   }
-  // W3C Trace Context: the upstream call is a child of this attempt's span.
+  // W3C Trace Context: when spans are exported, the upstream call is a child of this attempt's
+  // span; otherwise the caller's context (if any) is passed on unchanged, as the spec asks of a
+  // hop that does not trace.
   std::erase_if(req->headers, [](const auto& h) { return h.first == "traceparent" || h.first == "tracestate"; });
-  req->headers.emplace_back("traceparent", telemetry::format_traceparent(
-                                               st_.trace_id, st_.attempt_span_id,
-                                               !st_.call.parent_trace || st_.call.parent_trace->sampled));
-  if (st_.call.parent_trace && !st_.call.parent_trace->tracestate.empty())
-    req->headers.emplace_back("tracestate", st_.call.parent_trace->tracestate);
+  const auto& parent = st_.call.parent_trace;
+  if (st_.svc->spans)
+    req->headers.emplace_back("traceparent", telemetry::format_traceparent(st_.trace_id, st_.attempt_span_id,
+                                                                           !parent || parent->sampled));
+  else if (parent)
+    req->headers.emplace_back("traceparent", telemetry::format_traceparent(parent->trace_id, parent->span_id, parent->sampled));
+  if ((st_.svc->spans || parent) && parent && !parent->tracestate.empty())
+    req->headers.emplace_back("tracestate", parent->tracestate);
   const auto dl = attempt_deadline(d);
   http::CancelToken token;
   st_.token = &token;

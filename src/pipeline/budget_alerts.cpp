@@ -36,13 +36,16 @@ void BudgetAlerts::check(const RunState& st) {
   {
     std::lock_guard lock(mu_);
     if (now_ms - pruned_at_ms_ > 60000 || fired_.size() > kMaxTracked) {
-      // Windows that ended hold nothing to alert on again; past the cap, the oldest windows go.
       pruned_at_ms_ = now_ms;
-      for (auto it = fired_.begin(); it != fired_.end();) {
-        if (fired_.size() > kMaxTracked / 2 && std::get<2>(it->first) < now_ms - 86400000LL * 31) it = fired_.erase(it);
-        else ++it;
+      std::erase_if(fired_, [now_ms](const auto& e) { return e.second.window_end_ms != 0 && e.second.window_end_ms <= now_ms; });
+      if (fired_.size() > kMaxTracked) {  // the least recently fired half goes
+        std::vector<std::int64_t> ages;
+        ages.reserve(fired_.size());
+        for (const auto& e : fired_) ages.push_back(e.second.last_ms);
+        std::nth_element(ages.begin(), ages.begin() + static_cast<std::ptrdiff_t>(ages.size() / 2), ages.end());
+        const auto cut = ages[ages.size() / 2];
+        std::erase_if(fired_, [cut](const auto& e) { return e.second.last_ms < cut; });
       }
-      while (fired_.size() > kMaxTracked) fired_.erase(fired_.begin());
     }
     for (const auto& sc : scopes) {
       const bool soft = sc.max_budget < 0;
@@ -58,11 +61,22 @@ void BudgetAlerts::check(const RunState& st) {
           state->window_start == budget::SystemTime::min()
               ? 0
               : std::chrono::duration_cast<std::chrono::milliseconds>(state->window_start.time_since_epoch()).count();
-      auto& done = fired_[{kind, sc.scope.id, window}];
+      const auto key_of = std::make_tuple(kind, sc.scope.id, window);
+      const auto found = fired_.find(key_of);
+      static const std::vector<int> kNone;
+      const std::vector<int>& done = found == fired_.end() ? kNone : found->second.thresholds;
+      auto mark = [&](int t) {
+        auto& f = fired_[key_of];
+        f.thresholds.push_back(t);
+        f.last_ms = now_ms;
+        f.window_end_ms = state->window_end == budget::SystemTime::max()
+                              ? 0
+                              : std::chrono::duration_cast<std::chrono::milliseconds>(state->window_end.time_since_epoch()).count();
+      };
       const std::string name = scope_name(sc.scope);
       if (soft) {
         if (spent >= max && std::find(done.begin(), done.end(), -1) == done.end()) {
-          done.push_back(-1);
+          mark(-1);
           raises.push_back({"soft_budget_crossed", name,
                             name + (key->key_alias.empty() ? "" : " (" + key->key_alias + ")") + " spent $" +
                                 budget::format_dollars(spent) + ", over its soft budget of $" + budget::format_dollars(max)});
@@ -71,12 +85,14 @@ void BudgetAlerts::check(const RunState& st) {
       }
       // Only the highest threshold newly crossed is raised: one alert per request at most per scope.
       int crossed = 0;
+      std::vector<int> newly;
       for (int t : th->second)
         if (static_cast<i128>(spent) * 100 >= static_cast<i128>(max) * t &&
             std::find(done.begin(), done.end(), t) == done.end()) {
-          done.push_back(t);
+          newly.push_back(t);
           crossed = t;
         }
+      for (int t : newly) mark(t);
       if (crossed == 0) continue;
       raises.push_back({"budget_threshold", name + " " + std::to_string(crossed) + "%",
                         name + " reached " + std::to_string(crossed) + "% of its budget: $" + budget::format_dollars(spent) +

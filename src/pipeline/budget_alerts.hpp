@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "pipeline/run_state.hpp"
 
@@ -22,8 +23,15 @@ class BudgetAlerts {
   void check(const RunState& st);
 
  private:
-  /// (scope kind, scope id, window start ms) → thresholds fired (percent; -1 = the soft budget).
-  std::map<std::tuple<std::string, std::string, std::int64_t>, std::vector<int>> fired_;
+  /// What fired for one (scope, window).
+  struct Fired {
+    std::vector<int> thresholds;   ///< percent; -1 = the soft budget
+    std::int64_t window_end_ms = 0;  ///< 0 = a lifetime budget
+    std::int64_t last_ms = 0;        ///< when it last fired (least recently used go first)
+  };
+  /// (scope kind, scope id, window start ms) → what fired. Entries exist only for scopes that
+  /// fired; an ended window's entry is dropped, and past kMaxTracked the least recently used.
+  std::map<std::tuple<std::string, std::string, std::int64_t>, Fired> fired_;
   std::mutex mu_;
   std::int64_t pruned_at_ms_ = 0;
 };

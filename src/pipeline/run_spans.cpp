@@ -27,7 +27,8 @@ void server_attributes(telemetry::Attributes& a, const config::Deployment& d) {
 }  // namespace
 
 std::string genai_provider_name(const std::string& p) {
-  if (p == "azure" || p == "azure_ai") return "azure.ai.openai";
+  if (p == "azure") return "azure.ai.openai";
+  if (p == "azure_ai") return "azure.ai.inference";
   if (p == "bedrock") return "aws.bedrock";
   if (p == "gemini") return "gcp.gemini";
   if (p == "vertex_ai") return "gcp.vertex_ai";

@@ -21,15 +21,28 @@ WebhookNotifier::~WebhookNotifier() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
+    stop_by_ = std::chrono::steady_clock::now() + 2 * options_.timeout;
   }
   wake_.notify_all();
   thread_.join();
 }
 
 std::string WebhookNotifier::body(const Alert& a) {
+  // Slack's message formatting reads &, < and > as markup: they are escaped in `text`.
+  auto escape = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '&') out += "&amp;";
+      else if (c == '<') out += "&lt;";
+      else if (c == '>') out += "&gt;";
+      else out += c;
+    }
+    return out;
+  };
   boost::json::object alert{{"kind", a.kind}, {"subject", a.subject}, {"message", a.message}, {"at_ms", a.at_ms}};
   return boost::json::serialize(boost::json::object{
-      {"text", "Tollgate alert: " + a.kind + " (" + a.subject + "): " + a.message}, {"tollgate_alert", std::move(alert)}});
+      {"text", escape("Tollgate alert: " + a.kind + " (" + a.subject + "): " + a.message)},
+      {"tollgate_alert", std::move(alert)}});
 }
 
 void WebhookNotifier::notify(const Alert& alert) {
@@ -75,13 +88,24 @@ void WebhookNotifier::run() {
         return;  // stopping, nothing left
       }
       stopping = stop_;
+      if (stopping && std::chrono::steady_clock::now() >= stop_by_) {
+        stats_.dropped += queue_.size() * targets_.size();
+        queue_.clear();
+        idle_.notify_all();
+        return;
+      }
       next = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
     }
     const auto text = body(next);
     for (const auto& t : targets_) {
-      const bool ok = deliver(t, text, !stopping);
+      bool ok = false;
+      try {
+        ok = deliver(t, text, !stopping && std::chrono::steady_clock::now() < stop_by_);
+      } catch (const std::exception& e) {  // e.g. the CA file went away: this alert is dropped, the thread lives
+        spdlog::warn("alerts: delivery to webhook {} failed: {}", t.host, e.what());
+      }
       std::lock_guard lock(mu_);
       ++(ok ? stats_.delivered : stats_.dropped);
     }

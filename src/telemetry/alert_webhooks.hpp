@@ -68,6 +68,9 @@ class WebhookNotifier {
   std::deque<Alert> queue_;
   bool busy_ = false;
   bool stop_ = false;
+  /// Set by the destructor: what is still queued after it is dropped (a hung webhook cannot hold
+  /// up shutdown for longer than two timeouts).
+  std::chrono::steady_clock::time_point stop_by_ = std::chrono::steady_clock::time_point::max();
   WebhookStats stats_;
   std::thread thread_;
 };

@@ -19,6 +19,7 @@ OtlpExporter::~OtlpExporter() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
+    stop_by_ = std::chrono::steady_clock::now() + 2 * options_.timeout;
   }
   wake_.notify_all();
   thread_.join();
@@ -77,6 +78,12 @@ void OtlpExporter::run() {
         continue;
       }
       stopping = stop_;
+      if (stopping && std::chrono::steady_clock::now() >= stop_by_) {
+        stats_.dropped_refused += queue_.size();
+        queue_.clear();
+        idle_.notify_all();
+        return;
+      }
       const auto n = std::min(queue_.size(), options_.max_batch);
       batch.reserve(n);
       for (std::size_t i = 0; i < n; ++i) {

@@ -78,6 +78,8 @@ class OtlpExporter {
   std::deque<Span> queue_;
   std::size_t in_flight_ = 0;
   bool stop_ = false;
+  /// Set by the destructor: spans still queued after it are dropped (shutdown is bounded).
+  std::chrono::steady_clock::time_point stop_by_ = std::chrono::steady_clock::time_point::max();
   OtlpStats stats_;
   std::thread thread_;
 };

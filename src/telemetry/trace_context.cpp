@@ -48,6 +48,30 @@ std::optional<TraceContext> parse_traceparent(std::string_view v) {
   return c;
 }
 
+bool valid_tracestate(std::string_view v) {
+  if (v.empty() || v.size() > 512) return false;
+  int members = 1;
+  for (char c : v) {
+    if (c < 0x20 || c > 0x7e) return false;
+    if (c == ',') ++members;
+  }
+  if (members > 32) return false;
+  // Each non-empty member has a key and a value.
+  for (std::size_t start = 0; start <= v.size();) {
+    const auto comma = v.find(',', start);
+    auto m = v.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!m.empty() && (m.front() == ' ' || m.front() == '\t')) m.remove_prefix(1);
+    while (!m.empty() && (m.back() == ' ' || m.back() == '\t')) m.remove_suffix(1);
+    if (!m.empty()) {
+      const auto eq = m.find('=');
+      if (eq == 0 || eq == std::string_view::npos || eq + 1 == m.size()) return false;
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return true;
+}
+
 std::string format_traceparent(const std::string& trace_id, const std::string& span_id, bool sampled) {
   return "00-" + trace_id + "-" + span_id + (sampled ? "-01" : "-00");
 }

@@ -22,6 +22,10 @@ struct TraceContext {
 /// uppercase hex, or has an all-zero id: the caller's trace is then ignored and a new one started.
 std::optional<TraceContext> parse_traceparent(std::string_view value);
 
+/// Whether `value` may be passed on as `tracestate`: at most 512 bytes of printable ASCII in at
+/// most 32 comma-separated `key=value` members (W3C Trace Context §3.3); anything else is dropped.
+bool valid_tracestate(std::string_view value);
+
 /// `00-<trace_id>-<span_id>-01` (or `-00` when not sampled).
 std::string format_traceparent(const std::string& trace_id, const std::string& span_id, bool sampled);
 

@@ -170,6 +170,35 @@ e2e('a degraded answer and a stream: the operation span says so, with the attemp
   }
 });
 
+e2e('without span export the caller\'s traceparent goes upstream unchanged; an unsampled trace exports no span', async (ctx) => {
+  const { mock } = state;
+  const plain = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'ot-plain', 'ot-plain-up')] }));
+  await mock.script('ot-plain-up', [OK('fine')]);
+  const tp = `00-${TRACE}-${PARENT}-01`;
+  const r = await plain.fetch('/v1/chat/completions', { body: chatBody('ot-plain'), headers: { traceparent: tp, tracestate: 'bad\u00e9=1' } });
+  assert.equal(r.status, 200);
+  const t = (await mock.stats()).traces.at(-1);
+  assert.equal(t.traceparent, tp, 'passed on as the caller sent it');
+  assert.equal(t.tracestate, '', 'a tracestate that is not printable ASCII is dropped');
+  const none = await plain.fetch('/v1/chat/completions', { body: chatBody('ot-plain') });
+  assert.equal(none.status, 200);
+  assert.equal((await mock.stats()).traces.at(-1).traceparent, '', 'no trace, no header');
+
+  const rx = await OtlpReceiver.start();
+  try {
+    const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'ot-plain', 'ot-plain-up')], tollgate_settings: otelConfig(rx) }));
+    const unsampled = await gw.fetch('/v1/chat/completions', { body: chatBody('ot-plain'), headers: { traceparent: `00-${TRACE}-${PARENT}-00` } });
+    assert.equal(unsampled.status, 200);
+    const sampled = await gw.fetch('/v1/chat/completions', { body: chatBody('ot-plain') });
+    assert.equal(sampled.status, 200);
+    await waitFor(() => rx.spans().some((s) => s.traceId === sampled.headers.get('x-tollgate-trace-id')), { what: 'the sampled request\'s spans' });
+    assert.equal(rx.spans().filter((s) => s.traceId === TRACE).length, 0, 'nothing exported for the unsampled trace');
+    assert.match((await mock.stats()).traces.at(-2).traceparent, new RegExp(`^00-${TRACE}-[0-9a-f]{16}-00$`), 'its upstream call says not sampled');
+  } finally {
+    await rx.stop();
+  }
+});
+
 for (const mode of ['hang', 503]) {
   e2e(`a collector that ${mode === 'hang' ? 'hangs' : 'answers 503'}: requests are served as fast, spans are dropped and counted`, async (ctx) => {
     const { mock } = state;

@@ -92,5 +92,20 @@ TEST(OtlpJson, EncodesSpansInTheJsonMapping) {
   EXPECT_FALSE(rsp.at("status").as_object().contains("code"));
 }
 
+TEST(TraceContext, TracestateIsPassedOnOnlyWhenWellFormed) {
+  EXPECT_TRUE(valid_tracestate("vendor=abc"));
+  EXPECT_TRUE(valid_tracestate("rojo=00f067aa0ba902b7, congo=t61rcWkgMzE"));
+  EXPECT_FALSE(valid_tracestate(""));
+  EXPECT_FALSE(valid_tracestate(std::string(513, 'a')));
+  EXPECT_FALSE(valid_tracestate("k=v\x80"));
+  EXPECT_FALSE(valid_tracestate("k=\x01"));
+  EXPECT_FALSE(valid_tracestate("novalue"));
+  EXPECT_FALSE(valid_tracestate("=v"));
+  EXPECT_FALSE(valid_tracestate("k="));
+  std::string many;
+  for (int i = 0; i < 33; ++i) many += (i ? "," : "") + std::string("k") + std::to_string(i) + "=v";
+  EXPECT_FALSE(valid_tracestate(many)) << "more than 32 members";
+}
+
 }  // namespace
 }  // namespace tollgate::telemetry
