@@ -117,7 +117,8 @@ void WebhookNotifier::run() {
 
 bool WebhookNotifier::deliver(const http::Target& url, const std::string& text, bool retry) {
   RetryPolicy policy{retry ? options_.max_attempts : 1, options_.max_retry_wait};
-  const auto r = post_json_retrying(url, {}, text, options_.timeout, options_.client, policy,
+  if (!client_) client_ = std::make_unique<PostClient>(options_.client);  // on this thread, once
+  const auto r = client_->post_retrying(url, {}, text, options_.timeout, policy,
                                     [this](std::chrono::milliseconds d) {
                                       std::unique_lock lock(mu_);
                                       return !wake_.wait_for(lock, d, [this] { return stop_; });

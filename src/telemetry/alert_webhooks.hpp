@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -72,6 +73,7 @@ class WebhookNotifier {
   /// up shutdown for longer than two timeouts).
   std::chrono::steady_clock::time_point stop_by_ = std::chrono::steady_clock::time_point::max();
   WebhookStats stats_;
+  std::unique_ptr<class PostClient> client_;  ///< the delivery thread's own (made on first use)
   std::thread thread_;
 };
 

@@ -22,12 +22,14 @@ std::chrono::milliseconds parse_retry_after(std::string_view v) {
 
 }  // namespace
 
-PostResult post_json(const http::Target& target, const std::vector<std::pair<std::string, std::string>>& headers,
-                     const std::string& body, std::chrono::milliseconds timeout, const http::ClientOptions& client) {
-  net::io_context ioc;
-  http::UpstreamPool pool(ioc, client);
+PostClient::PostClient(const http::ClientOptions& client) : pool_(ioc_, client) {}
+
+PostClient::~PostClient() = default;
+
+PostResult PostClient::post(const http::Target& target, const std::vector<std::pair<std::string, std::string>>& headers,
+                            const std::string& body, std::chrono::milliseconds timeout) {
   http::UpstreamPool* previous = http::UpstreamPool::current();
-  http::UpstreamPool::install(&pool);
+  http::UpstreamPool::install(&pool_);
   struct Restore {
     http::UpstreamPool* p;
     ~Restore() { http::UpstreamPool::install(p); }
@@ -38,7 +40,7 @@ PostResult post_json(const http::Target& target, const std::vector<std::pair<std
   req.body = body;
   PostResult out;
   net::co_spawn(
-      ioc,
+      ioc_,
       [&]() -> net::awaitable<void> {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         http::PooledTransport transport;
@@ -50,23 +52,25 @@ PostResult post_json(const http::Target& target, const std::vector<std::pair<std
         auto got = co_await (*ex)->read_all(64 * 1024, deadline);
         out.status = (*ex)->status();
         out.retry_after = parse_retry_after((*ex)->header("retry-after"));
-        if (got) (*ex)->finish();
+        if (got) (*ex)->finish();  // the connection goes back to the pool, kept alive
       },
       net::detached);
-  ioc.run();
+  ioc_.restart();
+  ioc_.run();
   return out;
 }
 
-PostResult post_json_retrying(const http::Target& target, const std::vector<std::pair<std::string, std::string>>& headers,
-                              const std::string& body, std::chrono::milliseconds timeout,
-                              const http::ClientOptions& client, const RetryPolicy& policy,
-                              const std::function<bool(std::chrono::milliseconds)>& wait,
-                              const std::function<void()>& before_each) {
+PostResult PostClient::post_retrying(const http::Target& target,
+                                     const std::vector<std::pair<std::string, std::string>>& headers,
+                                     const std::string& body, std::chrono::milliseconds timeout,
+                                     const RetryPolicy& policy,
+                                     const std::function<bool(std::chrono::milliseconds)>& wait,
+                                     const std::function<void()>& before_each) {
   auto backoff = policy.first_backoff;
   PostResult r;
   for (int n = 0; n < std::max(1, policy.max_attempts); ++n) {
     if (before_each) before_each();
-    r = post_json(target, headers, body, timeout, client);
+    r = post(target, headers, body, timeout);
     if (r.ok() || !r.retryable() || n + 1 >= policy.max_attempts) return r;
     const auto d = std::min(r.retry_after.count() > 0 ? r.retry_after : backoff, policy.max_wait);
     backoff *= 2;

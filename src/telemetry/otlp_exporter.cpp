@@ -108,8 +108,9 @@ void OtlpExporter::run() {
 
 bool OtlpExporter::send(const std::string& body, bool retry) {
   RetryPolicy policy{retry ? options_.max_attempts : 1, options_.max_retry_wait};
-  const auto r = post_json_retrying(
-      target_, options_.headers, body, options_.timeout, options_.client, policy,
+  if (!client_) client_ = std::make_unique<PostClient>(options_.client);  // on this thread, once
+  const auto r = client_->post_retrying(
+      target_, options_.headers, body, options_.timeout, policy,
       [this](std::chrono::milliseconds d) {
         std::unique_lock lock(mu_);
         return !wake_.wait_for(lock, d, [this] { return stop_; });  // shutting down: no more waiting

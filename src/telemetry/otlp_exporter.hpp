@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -81,6 +82,7 @@ class OtlpExporter {
   /// Set by the destructor: spans still queued after it are dropped (shutdown is bounded).
   std::chrono::steady_clock::time_point stop_by_ = std::chrono::steady_clock::time_point::max();
   OtlpStats stats_;
+  std::unique_ptr<class PostClient> client_;  ///< the export thread's own (made on first use)
   std::thread thread_;
 };
 
