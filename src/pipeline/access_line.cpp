@@ -27,13 +27,7 @@ std::string access_line(const RunState& st, bool ok, std::optional<int> status) 
   o["stream"] = st.call.stream;
   o["status"] = ok ? 200 : status.value_or(0);
   o["outcome"] = st.trace.outcome;
-  std::string failure;
-  for (auto it = st.trace.steps.rbegin(); it != st.trace.steps.rend(); ++it)
-    if (it->kind == TraceStep::Kind::attempt && !it->failure_class.empty()) {
-      failure = it->failure_class;
-      break;
-    }
-  if (!failure.empty()) o["failure_class"] = failure;
+  if (const auto failure = st.last_failure_class(); !failure.empty()) o["failure_class"] = failure;
   if (!st.trace.degradation.empty()) o["degradation"] = st.trace.degradation;
   o["attempts"] = st.attempts.size();
   o["retries"] = st.trace.retries_used;

@@ -117,11 +117,7 @@ void count_compat_request(const RunState& st, bool ok, int status) {
     v.insert(v.end(), more);
     return v;
   };
-  const std::string failure = [&] {
-    for (auto it = st.trace.steps.rbegin(); it != st.trace.steps.rend(); ++it)
-      if (it->kind == TraceStep::Kind::attempt && !it->failure_class.empty()) return it->failure_class;
-    return std::string();
-  }();
+  const std::string failure = st.last_failure_class();
   const std::string code = std::to_string(ok ? 200 : status);
   c.requests->inc(labels({model}));
   c.proxy_requests->inc(labels({requested, code}));

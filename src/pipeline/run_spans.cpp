@@ -69,12 +69,7 @@ std::vector<Span> run_spans(const RunState& st, bool ok, std::optional<int> stat
     put(a, "gen_ai.usage.output_tokens", st.usage.completion_tokens);
     if (st.usage.cached_tokens > 0) put(a, "gen_ai.usage.cache_read.input_tokens", st.usage.cached_tokens);
   }
-  std::string failure;
-  for (auto it = st.trace.steps.rbegin(); it != st.trace.steps.rend(); ++it)
-    if (it->kind == TraceStep::Kind::attempt && !it->failure_class.empty()) {
-      failure = it->failure_class;
-      break;
-    }
+  const std::string failure = st.last_failure_class();
   if (!ok) {
     op.status = Span::Status::error;
     const std::string type = !failure.empty() ? failure : status ? std::to_string(*status) : std::string("_OTHER");

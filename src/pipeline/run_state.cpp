@@ -47,6 +47,12 @@ void RunState::decide(const std::string& decision) {
     }
 }
 
+std::string RunState::last_failure_class() const {
+  for (auto it = trace.steps.rbegin(); it != trace.steps.rend(); ++it)
+    if (it->kind == TraceStep::Kind::attempt && !it->failure_class.empty()) return it->failure_class;
+  return {};
+}
+
 void RunState::alert(const std::string& kind, const std::string& subject, const std::string& message) {
   if (svc->alerts) svc->alerts->raise(kind, subject, message);
   else spdlog::error("ALERT {} {}: {}", kind, subject, message);

@@ -167,6 +167,8 @@ struct RunState {
   void step_stop(const std::string& reason);
   /// Sets the decision on the last attempt step (what the loop does after it).
   void decide(const std::string& decision);
+  /// The failure class of the last attempt that failed (empty when none did).
+  std::string last_failure_class() const;
   /// Raises an operator alert (telemetry/alerts.hpp), or logs it when there is no sink.
   void alert(const std::string& kind, const std::string& subject, const std::string& message);
   /// Cancels whatever is in flight (the upstream exchange, a connect, a backoff wait).
