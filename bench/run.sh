@@ -34,6 +34,9 @@ ROUNDS="${ROUNDS:-3}"          # fixed-rate rounds, interleaved over the targets
 LAT_DURATION="${LAT_DURATION:-5}"  # seconds per fixed-rate round (after a 1 s unmeasured lead-in)
 STREAM_DURATION="${STREAM_DURATION:-5}"
 MOCK_THREADS="${MOCK_THREADS:-2}"
+CPU_RATE="${CPU_RATE:-1500}"     # offered rate of the telemetry CPU rounds, requests/s
+CPU_ROUNDS="${CPU_ROUNDS:-6}"    # telemetry CPU rounds, each tollgate then tollgate+telemetry
+CPU_DURATION="${CPU_DURATION:-4}"  # seconds per target per telemetry CPU round
 MASTER_KEY="sk-bench-master-key"
 
 while [[ $# -gt 0 ]]; do
@@ -368,6 +371,24 @@ for round in $(seq 1 "$ROUNDS"); do
   latency_round tollgate+budget "$TG_PORT" "$round" "$BUDGET_KEY"
   latency_round tollgate+telemetry "$TT_PORT" "$round" "$MASTER_KEY"
 done
+# Phase 3 (issue 10): CPU per request with telemetry off and on, at one fixed offered rate below
+# saturation, in interleaved rounds. CPU per request at saturation depends on the throughput
+# reached (batching), and the OTLP sink competes for the same cores, so the throughput run's
+# figure mixes the two; at a fixed rate both processes do the same work per second.
+: >"$RES/telemetry-cpu.txt"
+for round in $(seq 1 "$CPU_ROUNDS"); do
+  for t in tollgate:$TG_PORT:$TG_PID tollgate+telemetry:$TT_PORT:$TT_PID; do
+    IFS=: read -r name port pid <<<"$t"
+    c0="$(cpu_ticks_tree "$pid")"
+    run node "$BENCH/fixed_rate.mjs" --url "http://127.0.0.1:$port/v1/chat/completions" --rate "$CPU_RATE" \
+      --duration "$CPU_DURATION" --warmup 0 --connections "$CONNS" --key "$MASTER_KEY" >"$RES/$name-cpu-r$round.json"
+    c1="$(cpu_ticks_tree "$pid")"
+    n="$(node -e 'const j=require(process.argv[1]);console.log(j.ok + j.non2xx)' "$RES/$name-cpu-r$round.json")"
+    echo "$round $name $(( c1 - c0 )) $n" >>"$RES/telemetry-cpu.txt"
+  done
+  log "telemetry CPU round $round of $CPU_ROUNDS at $CPU_RATE req/s: $(tail -2 "$RES/telemetry-cpu.txt" | awk -v hz="$CLK_TCK" '{printf "%s %.1f µs/req  ", $2, $3 / hz * 1e6 / $4}')"
+done
+echo "$CLK_TCK" >"$RES/clk-tck.txt"
 curl -fsS "http://127.0.0.1:$SINK_PORT/stats" >"$RES/otlp-sink.json" 2>/dev/null || true
 wc -l <"$TMP/access.jsonl" >"$RES/access-lines.txt" 2>/dev/null || true
 # Group-commit figures after all runs (p50/p99/max over the last 65,536 ledger records).
@@ -411,6 +432,7 @@ cat >"$RES/meta.json" <<EOF
   "build_type": "$(grep -m1 '^CMAKE_BUILD_TYPE' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | cut -d= -f2)",
   "conns": $CONNS, "wrk_threads": $WRK_THREADS, "duration_s": $DURATION, "warmup_s": $WARMUP,
   "rate": $RATE, "rounds": $ROUNDS, "lat_duration_s": $LAT_DURATION, "stream": $STREAM, "stream_duration_s": $STREAM_DURATION,
+  "cpu_rate": $CPU_RATE, "cpu_rounds": $CPU_ROUNDS, "cpu_duration_s": $CPU_DURATION,
   "mock_threads": $MOCK_THREADS, "tollgate_threads": $NPROC, "nginx_workers": $NPROC,
   "loadavg_start": "$LOADAVG_START", "loadavg_end": "$(cut -d' ' -f1-3 /proc/loadavg)",
   "tollgate_idle_rss_kb": $TG_IDLE_RSS_KB, "nginx_idle_rss_kb": $NGINX_IDLE_RSS_KB

@@ -113,8 +113,10 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
       services->alerts->set_notifier([notifier](const telemetry::Alert& alert) { notifier->notify(alert); });
       spdlog::info("alerts: delivering to {} webhook(s)", a.webhooks.size());
     }
-    if (const auto& target = cfg->tollgate_settings.access_log; !target.empty())
+    if (const auto& target = cfg->tollgate_settings.access_log; !target.empty()) {
       services->access_log = std::make_shared<telemetry::AccessLog>(target);
+      services->access_log->register_metrics(*services->metrics);
+    }
     if (const auto& o = cfg->tollgate_settings.otel; o.enabled) {
       telemetry::OtlpOptions opts;
       opts.traces_url = o.traces_endpoint;
@@ -124,9 +126,9 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
       std::string service = o.service_name;
       for (const auto& [k, v] : o.resource_attributes)
         if (k == "service.name" && service == "tollgate") service = v;
-      opts.resource.attributes.emplace_back("service.name", service);
+      opts.resource.attributes.add_string("service.name", service);
       for (const auto& [k, v] : o.resource_attributes)
-        if (k != "service.name") opts.resource.attributes.emplace_back(k, v);
+        if (k != "service.name") opts.resource.attributes.add_string(k, v);
       opts.queue_capacity = static_cast<std::size_t>(o.queue_size);
       opts.timeout = o.timeout;
       opts.client.ca_file = cfg->tollgate_settings.ca_file;

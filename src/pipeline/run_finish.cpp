@@ -27,8 +27,11 @@ void finish_run(RunState& st, bool ok, std::optional<int> status) {
   if (ok && st.trace.degradation == "stale_cache") st.trace.served_by = "stale_cache";
   if (st.svc->metrics) count_request(st, ok, st.outcome.status);
   // Parent-based sampling: a caller that did not sample its trace gets no spans from us either.
-  if (st.svc->spans && (!st.call.parent_trace || st.call.parent_trace->sampled))
-    st.svc->spans->submit(run_spans(st, ok, status));
+  if (st.svc->spans && (!st.call.parent_trace || st.call.parent_trace->sampled)) {
+    thread_local std::vector<telemetry::Span> spans;  // reused: no allocation per request
+    run_spans(st, ok, status, spans);
+    st.svc->spans->submit(spans);
+  }
   if (st.svc->access_log) st.svc->access_log->write(access_line(st, ok, status));
   if (st.svc->budget_alerts && st.cost > 0) st.svc->budget_alerts->check(st);
   if (!st.svc->store || st.cfg.general_settings.disable_spend_logs) return;

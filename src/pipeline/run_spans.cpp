@@ -1,6 +1,7 @@
 #include "pipeline/run_spans.hpp"
 
 #include <boost/url/parse.hpp>
+#include <unordered_map>
 
 #include "budget/money.hpp"
 
@@ -9,19 +10,37 @@ namespace {
 
 using telemetry::Span;
 
+/// One attribute, typed by its C++ type: bool, integer, floating point, string list or string.
 template <class T>
-void put(telemetry::Attributes& a, std::string key, T&& v) {
-  a.emplace_back(std::piecewise_construct, std::forward_as_tuple(std::move(key)),
-                 std::forward_as_tuple(std::in_place_type<std::decay_t<T>>, std::forward<T>(v)));
+void put(telemetry::Attributes& a, std::string_view key, const T& v) {
+  if constexpr (std::is_same_v<T, bool>) a.add_bool(key, v);
+  else if constexpr (std::is_integral_v<T>) a.add_int(key, static_cast<std::int64_t>(v));
+  else if constexpr (std::is_floating_point_v<T>) a.add_double(key, v);
+  else if constexpr (std::is_same_v<T, std::vector<std::string>>) a.add_strings(key, v);
+  else a.add_string(key, std::string_view(v));
 }
 
-/// server.address and server.port of a deployment's api_base.
+/// server.address and server.port of a deployment's api_base, parsed once per base URL and
+/// thread (a span is rendered for every attempt).
 void server_attributes(telemetry::Attributes& a, const config::Deployment& d) {
-  auto u = boost::urls::parse_uri(d.api_base);
-  if (!u || u->host().empty()) return;
-  put(a, "server.address", std::string(u->host()));
-  std::int64_t port = u->has_port() ? static_cast<std::int64_t>(u->port_number()) : u->scheme() == "https" ? 443 : 80;
-  put(a, "server.port", port);
+  struct Server {
+    std::string address;
+    std::int64_t port = 0;
+  };
+  thread_local std::unordered_map<std::string, Server> seen;
+  auto it = seen.find(d.api_base);
+  if (it == seen.end()) {
+    if (seen.size() >= 1024) seen.clear();  // bounded: configs are reloaded, deployments change
+    Server s;
+    if (auto u = boost::urls::parse_uri(d.api_base); u && !u->host().empty()) {
+      s.address = std::string(u->host());
+      s.port = u->has_port() ? static_cast<std::int64_t>(u->port_number()) : u->scheme() == "https" ? 443 : 80;
+    }
+    it = seen.emplace(d.api_base, std::move(s)).first;
+  }
+  if (it->second.address.empty()) return;
+  put(a, "server.address", it->second.address);
+  put(a, "server.port", it->second.port);
 }
 
 }  // namespace
@@ -36,23 +55,24 @@ std::string genai_provider_name(const std::string& p) {
   return p;
 }
 
-std::vector<Span> run_spans(const RunState& st, bool ok, std::optional<int> status) {
-  std::vector<Span> out;
+void run_spans(const RunState& st, bool ok, std::optional<int> status, std::vector<Span>& out) {
+  out.resize(1 + st.attempts.size());
+  for (auto& s : out) s.clear();
   const auto end = wall_ns();
   const auto& cfg = st.cfg;
-  Span op;
+  Span& op = out[0];
   op.trace_id = st.trace_id;
   op.span_id = st.span_id;
   if (st.call.parent_trace) {
     op.parent_span_id = st.call.parent_trace->span_id;
     op.trace_state = st.call.parent_trace->tracestate;
   }
-  op.name = "chat " + st.call.model;
+  op.name.append("chat ").append(st.call.model);
   op.kind = Span::Kind::client;
   op.start_unix_nano = st.start_unix_nano;
   op.end_unix_nano = end;
   auto& a = op.attributes;
-  put(a, "gen_ai.operation.name", std::string("chat"));
+  put(a, "gen_ai.operation.name", "chat");
   put(a, "gen_ai.request.model", st.call.model);
   put(a, "gen_ai.request.stream", st.call.stream);
   if (st.call.output.max_tokens) put(a, "gen_ai.request.max_tokens", *st.call.output.max_tokens);
@@ -102,30 +122,30 @@ std::vector<Span> run_spans(const RunState& st, bool ok, std::optional<int> stat
   for (const auto& s : st.trace.steps)
     if ((s.kind == TraceStep::Kind::skip || s.kind == TraceStep::Kind::stop) && s.reason.starts_with("budget_exceeded"))
       refusals.push_back(s.reason.substr(16));
-  if (!skipped.empty()) put(a, "tollgate.skipped", std::move(skipped));
-  if (!refusals.empty()) put(a, "tollgate.budget.refused_by", std::move(refusals));
+  if (!skipped.empty()) put(a, "tollgate.skipped", skipped);
+  if (!refusals.empty()) put(a, "tollgate.budget.refused_by", refusals);
   if (st.bound.reduced && st.bound.tokens) {
     put(a, "tollgate.output_capped", *st.bound.tokens);
     if (!st.bound.by.empty()) put(a, "tollgate.output_capped_by", st.bound.by);
   }
-  out.push_back(std::move(op));
 
   // One child per attempt, with its trace step (the steps list attempts in the same order).
   std::size_t step = 0;
-  for (const auto& at : st.attempts) {
+  for (std::size_t i = 0; i < st.attempts.size(); ++i) {
+    const auto& at = st.attempts[i];
     while (step < st.trace.steps.size() && st.trace.steps[step].kind != TraceStep::Kind::attempt) ++step;
     const TraceStep* ts = step < st.trace.steps.size() ? &st.trace.steps[step++] : nullptr;
     const auto& d = cfg.model_list[at.deployment];
-    Span s;
+    Span& s = out[1 + i];
     s.trace_id = st.trace_id;
     s.span_id = at.span_id;
     s.parent_span_id = st.span_id;
-    s.name = "chat " + d.upstream_model;
+    s.name.append("chat ").append(d.upstream_model);
     s.kind = Span::Kind::client;
     s.start_unix_nano = at.start_unix_nano;
     s.end_unix_nano = at.end_unix_nano;
     auto& b = s.attributes;
-    put(b, "gen_ai.operation.name", std::string("chat"));
+    put(b, "gen_ai.operation.name", "chat");
     put(b, "gen_ai.provider.name", genai_provider_name(d.provider_prefix));
     put(b, "gen_ai.request.model", d.upstream_model);
     server_attributes(b, d);
@@ -134,8 +154,8 @@ std::vector<Span> run_spans(const RunState& st, bool ok, std::optional<int> stat
     put(b, "tollgate.deployment", d.id);
     if (at.failure) {
       s.status = Span::Status::error;
-      put(b, "error.type", std::string(policy::to_string(*at.failure)));
-      put(b, "tollgate.failure_class", std::string(policy::to_string(*at.failure)));
+      put(b, "error.type", policy::to_string(*at.failure));
+      put(b, "tollgate.failure_class", policy::to_string(*at.failure));
     }
     if (ts) {
       if (!ts->action.empty()) put(b, "tollgate.action", ts->action);
@@ -146,9 +166,7 @@ std::vector<Span> run_spans(const RunState& st, bool ok, std::optional<int> stat
       if (!ts->evidence.empty()) put(b, "tollgate.evidence", ts->evidence);
       if (ts->output_bound > 0) put(b, "gen_ai.request.max_tokens", ts->output_bound);
     }
-    out.push_back(std::move(s));
   }
-  return out;
 }
 
 }  // namespace tollgate::pipeline

@@ -13,8 +13,10 @@
 
 namespace tollgate::pipeline {
 
-/// The run's spans, operation first; call from finish_run (after the trace's totals are set).
-std::vector<telemetry::Span> run_spans(const RunState& st, bool ok, std::optional<int> status);
+/// The run's spans into `out` (resized to 1 + attempts; its spans' buffers are reused, so a
+/// thread that renders into the same vector allocates nothing once it has grown), operation
+/// first; call from finish_run (after the trace's totals are set).
+void run_spans(const RunState& st, bool ok, std::optional<int> status, std::vector<telemetry::Span>& out);
 
 /// gen_ai.provider.name of a LiteLLM provider prefix (openai, azure.ai.openai, anthropic,
 /// aws.bedrock, gcp.gemini, gcp.vertex_ai, ...; the prefix itself when the conventions name none).

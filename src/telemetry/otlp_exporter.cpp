@@ -25,21 +25,38 @@ OtlpExporter::~OtlpExporter() {
   thread_.join();
 }
 
-void OtlpExporter::submit(std::vector<Span> spans) {
+void OtlpExporter::submit(const std::vector<Span>& spans) {
+  // Encoded outside the lock into this thread's buffer (its capacity reused request after
+  // request), then copied into the queue.
+  thread_local std::string encoded;
+  thread_local std::vector<std::size_t> ends;
+  encoded.clear();
+  ends.clear();
+  for (const auto& s : spans) {
+    append_span_json(encoded, s);
+    encoded.push_back(',');
+    ends.push_back(encoded.size());
+  }
   std::size_t dropped = 0;
+  bool full_batch = false;
   {
     std::lock_guard lock(mu_);
-    for (auto& s : spans) {
-      if (queue_.size() >= options_.queue_capacity) {
-        ++dropped;
-        continue;
-      }
-      queue_.push_back(std::move(s));
+    const auto before = span_ends_.size();
+    const auto room = options_.queue_capacity > before ? options_.queue_capacity - before : 0;
+    const auto take = std::min(room, ends.size());
+    dropped = ends.size() - take;
+    if (take > 0) {
+      const auto base = queue_.size();
+      queue_.append(encoded, 0, ends[take - 1]);
+      for (std::size_t i = 0; i < take; ++i) span_ends_.push_back(base + ends[i]);
     }
     stats_.dropped_queue_full += dropped;
+    // The export thread wakes on its flush interval; it is woken early only when this call
+    // completed a batch, so that a request never pays for a thread switch.
+    full_batch = before < options_.max_batch && span_ends_.size() >= options_.max_batch;
   }
   if (dropped > 0) spdlog::debug("otel: queue full, {} span(s) dropped", dropped);
-  wake_.notify_one();
+  if (full_batch) wake_.notify_one();
 }
 
 bool OtlpExporter::drain(std::chrono::milliseconds wait) {
@@ -67,42 +84,52 @@ void OtlpExporter::register_metrics(Registry& registry) const {
 
 void OtlpExporter::run() {
   for (;;) {
-    std::vector<Span> batch;
     bool stopping = false;
     {
       std::unique_lock lock(mu_);
-      wake_.wait_for(lock, options_.flush_interval, [this] { return stop_ || queue_.size() >= options_.max_batch; });
-      if (queue_.empty()) {
+      wake_.wait_for(lock, options_.flush_interval, [this] { return stop_ || span_ends_.size() >= options_.max_batch; });
+      if (span_ends_.empty()) {
         idle_.notify_all();
         if (stop_) return;
         continue;
       }
       stopping = stop_;
       if (stopping && std::chrono::steady_clock::now() >= stop_by_) {
-        stats_.dropped_refused += queue_.size();
+        stats_.dropped_refused += span_ends_.size();
         queue_.clear();
+        span_ends_.clear();
         idle_.notify_all();
         return;
       }
-      const auto n = std::min(queue_.size(), options_.max_batch);
-      batch.reserve(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-      in_flight_ = batch.size();
+      // Take everything queued; the request path goes on with the buffers this thread emptied.
+      taken_.clear();
+      taken_ends_.clear();
+      taken_.swap(queue_);
+      taken_ends_.swap(span_ends_);
+      in_flight_ = taken_ends_.size();
     }
-    bool ok = false;
-    try {
-      ok = send(encode_export_request(options_.resource, batch), !stopping);
-    } catch (const std::exception& e) {
-      spdlog::warn("otel: export failed: {}", e.what());
+    // Sent max_batch spans per request.
+    std::size_t first = 0, from = 0;
+    while (first < taken_ends_.size()) {
+      const auto n = std::min(taken_ends_.size() - first, options_.max_batch);
+      const auto to = taken_ends_[first + n - 1];
+      bool ok = false;
+      try {
+        encode_export_request(options_.resource, std::string_view(taken_).substr(from, to - from), body_);
+        ok = send(body_, !stopping);
+      } catch (const std::exception& e) {
+        spdlog::warn("otel: export failed: {}", e.what());
+      }
+      std::lock_guard lock(mu_);
+      if (ok) stats_.exported += n;
+      else stats_.dropped_refused += n;
+      in_flight_ -= n;
+      first += n;
+      from = to;
+      if (!stopping && stop_) stopping = true;  // shutting down meanwhile: no more retries
     }
     std::lock_guard lock(mu_);
-    if (ok) stats_.exported += batch.size();
-    else stats_.dropped_refused += batch.size();
-    in_flight_ = 0;
-    if (queue_.empty()) idle_.notify_all();
+    if (span_ends_.empty()) idle_.notify_all();
   }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 /// The OTLP/HTTP span exporter (https://opentelemetry.io/docs/specs/otlp/#otlphttp): spans are
-/// queued by the request path (never blocking it) and sent in batches, JSON-encoded
-/// (otlp_json.hpp), from a thread of its own. A full queue drops the new spans; a batch the
+/// JSON-encoded (otlp_json.hpp) by the request path into one queue buffer (no allocation per
+/// span once the buffers have grown, never blocking on the network) and sent in batches from a
+/// thread of its own, woken by its flush interval or by a full batch. A full queue drops the new spans; a batch the
 /// collector refuses with 429/502/503/504 (or that cannot be delivered) is retried, honouring
 /// Retry-After; a 4xx is dropped at once. Every span dropped is counted
 /// (`tollgate_otel_spans_dropped_total{reason}`).
@@ -9,7 +10,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -56,9 +56,9 @@ class OtlpExporter {
   OtlpExporter(const OtlpExporter&) = delete;
   OtlpExporter& operator=(const OtlpExporter&) = delete;
 
-  /// Queues the spans of one operation; never blocks on the network. Spans that do not fit in
-  /// the queue are dropped and counted.
-  void submit(std::vector<Span> spans);
+  /// Encodes and queues the spans of one operation; never blocks on the network. Spans that do
+  /// not fit in the queue are dropped and counted.
+  void submit(const std::vector<Span>& spans);
   /// Blocks until every span queued so far was exported or dropped, or `wait` passed (tests).
   bool drain(std::chrono::milliseconds wait);
   [[nodiscard]] OtlpStats stats() const;
@@ -76,12 +76,16 @@ class OtlpExporter {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable idle_;
-  std::deque<Span> queue_;
+  std::string queue_;                  ///< encoded spans, back to back
+  std::vector<std::size_t> span_ends_;  ///< where each queued span ends in queue_
   std::size_t in_flight_ = 0;
   bool stop_ = false;
   /// Set by the destructor: spans still queued after it are dropped (shutdown is bounded).
   std::chrono::steady_clock::time_point stop_by_ = std::chrono::steady_clock::time_point::max();
   OtlpStats stats_;
+  std::string taken_;                     ///< the export thread's side of queue_ (swapped)
+  std::vector<std::size_t> taken_ends_;   ///< and of span_ends_
+  std::string body_;  ///< the export thread's request body, reused batch after batch
   std::unique_ptr<class PostClient> client_;  ///< the export thread's own (made on first use)
   std::thread thread_;
 };

@@ -1,64 +1,61 @@
 #include "telemetry/otlp_json.hpp"
 
-#include <boost/json.hpp>
+#include <charconv>
+
+#include "core/json_out.hpp"
 
 namespace tollgate::telemetry {
-namespace {
 
-namespace json = boost::json;
+using core::JsonOut;
 
-json::object any_value(const AttributeValue& v) {
-  json::object o;
-  std::visit(
-      [&o](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::string>) o["stringValue"] = x;
-        else if constexpr (std::is_same_v<T, std::int64_t>) o["intValue"] = std::to_string(x);
-        else if constexpr (std::is_same_v<T, double>) o["doubleValue"] = x;
-        else if constexpr (std::is_same_v<T, bool>) o["boolValue"] = x;
-        else {
-          json::array values;
-          for (const auto& s : x) values.push_back(json::object{{"stringValue", s}});
-          o["arrayValue"] = json::object{{"values", std::move(values)}};
-        }
-      },
-      v);
-  return o;
+void append_span_json(std::string& out, const Span& s) {
+  JsonOut j(out);
+  j.begin_object();
+  j.key("traceId").value(s.trace_id).key("spanId").value(s.span_id);
+  if (!s.parent_span_id.empty()) j.key("parentSpanId").value(s.parent_span_id);
+  if (!s.trace_state.empty()) j.key("traceState").value(s.trace_state);
+  j.key("name").value(s.name).key("kind").value(static_cast<int>(s.kind));
+  // int64 times as decimal strings (the OTLP JSON mapping).
+  char digits[24];
+  j.key("startTimeUnixNano").value(std::string_view(digits, std::to_chars(digits, digits + sizeof digits, s.start_unix_nano).ptr));
+  j.key("endTimeUnixNano").value(std::string_view(digits, std::to_chars(digits, digits + sizeof digits, s.end_unix_nano).ptr));
+  j.key("attributes").begin_array();
+  out.append(s.attributes.json());
+  j.end_array();
+  j.key("status").begin_object();
+  if (s.status != Span::Status::unset) j.key("code").value(static_cast<int>(s.status));
+  if (!s.status_message.empty()) j.key("message").value(s.status_message);
+  j.end_object();
+  j.end_object();
 }
 
-json::array attributes(const Attributes& attrs) {
-  json::array out;
-  for (const auto& [k, v] : attrs) out.push_back(json::object{{"key", k}, {"value", any_value(v)}});
-  return out;
+void encode_export_request(const Resource& resource, std::string_view spans_json, std::string& out) {
+  if (!spans_json.empty() && spans_json.back() == ',') spans_json.remove_suffix(1);
+  out.clear();
+  out.reserve(512 + resource.attributes.json().size() + spans_json.size());
+  JsonOut j(out);
+  j.begin_object().key("resourceSpans").begin_array().begin_object();
+  j.key("resource").begin_object().key("attributes").begin_array();
+  out.append(resource.attributes.json());
+  j.end_array().end_object();
+  j.key("scopeSpans").begin_array().begin_object();
+  j.key("scope").begin_object().key("name").value(resource.scope_name);
+  if (!resource.scope_version.empty()) j.key("version").value(resource.scope_version);
+  j.end_object();
+  j.key("spans").begin_array();
+  out.append(spans_json);
+  j.end_array().end_object().end_array().end_object().end_array().end_object();
 }
-
-}  // namespace
 
 std::string encode_export_request(const Resource& resource, const std::vector<Span>& spans) {
-  json::array out_spans;
+  std::string joined;
   for (const auto& s : spans) {
-    json::object o;
-    o["traceId"] = s.trace_id;
-    o["spanId"] = s.span_id;
-    if (!s.parent_span_id.empty()) o["parentSpanId"] = s.parent_span_id;
-    if (!s.trace_state.empty()) o["traceState"] = s.trace_state;
-    o["name"] = s.name;
-    o["kind"] = static_cast<int>(s.kind);
-    o["startTimeUnixNano"] = std::to_string(s.start_unix_nano);
-    o["endTimeUnixNano"] = std::to_string(s.end_unix_nano);
-    o["attributes"] = attributes(s.attributes);
-    json::object status;
-    if (s.status != Span::Status::unset) status["code"] = static_cast<int>(s.status);
-    if (!s.status_message.empty()) status["message"] = s.status_message;
-    o["status"] = std::move(status);
-    out_spans.push_back(std::move(o));
+    append_span_json(joined, s);
+    joined.push_back(',');
   }
-  json::object scope{{"name", resource.scope_name}};
-  if (!resource.scope_version.empty()) scope["version"] = resource.scope_version;
-  json::object scope_spans{{"scope", std::move(scope)}, {"spans", std::move(out_spans)}};
-  json::object resource_spans{{"resource", json::object{{"attributes", attributes(resource.attributes)}}},
-                              {"scopeSpans", json::array{std::move(scope_spans)}}};
-  return json::serialize(json::object{{"resourceSpans", json::array{std::move(resource_spans)}}});
+  std::string out;
+  encode_export_request(resource, joined, out);
+  return out;
 }
 
 }  // namespace tollgate::telemetry

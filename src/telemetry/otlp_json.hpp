@@ -5,6 +5,7 @@
 /// intValue (decimal string) | doubleValue | boolValue | arrayValue}}.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "telemetry/span.hpp"
@@ -18,6 +19,13 @@ struct Resource {
   std::string scope_name = "tollgate";
   std::string scope_version;
 };
+
+/// Appends the OTLP/JSON Span object of `span` to `out`.
+void append_span_json(std::string& out, const Span& span);
+
+/// One ExportTraceServiceRequest body into `out` (cleared first) holding `spans_json`: whole Span
+/// objects as append_span_json wrote them, each followed by a comma.
+void encode_export_request(const Resource& resource, std::string_view spans_json, std::string& out);
 
 /// One ExportTraceServiceRequest body holding `spans`, all under `resource`.
 std::string encode_export_request(const Resource& resource, const std::vector<Span>& spans);

@@ -6,17 +6,37 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
-#include <variant>
+#include <string_view>
 #include <vector>
 
 namespace tollgate::telemetry {
 
-/// An attribute value: string, int, double, bool or string array (OTLP AnyValue's subset).
-using AttributeValue = std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>>;
+/// Attributes in the order they were added, held as their OTLP/JSON encoding (a comma-separated
+/// list of KeyValue objects: {"key":K,"value":{"stringValue" | "intValue" (decimal string) |
+/// "doubleValue" | "boolValue" | "arrayValue"}}), so that a span costs one string, not a
+/// document. Keys are unique by construction of the caller.
+class Attributes {
+ public:
+  void add_string(std::string_view key, std::string_view value);
+  void add_int(std::string_view key, std::int64_t value);
+  void add_double(std::string_view key, double value);
+  void add_bool(std::string_view key, bool value);
+  void add_strings(std::string_view key, const std::vector<std::string>& values);
+  /// Empties the list, keeping its buffer (spans are rendered into reused objects).
+  void clear() noexcept {
+    json_.clear();
+    count_ = 0;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return count_; }
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+  /// The encoded KeyValue list, without the enclosing brackets.
+  [[nodiscard]] const std::string& json() const noexcept { return json_; }
 
-/// Attributes in the order they were added (keys unique by construction of the caller).
-using Attributes = std::vector<std::pair<std::string, AttributeValue>>;
+ private:
+  void begin(std::string_view key);
+  std::string json_;
+  std::size_t count_ = 0;
+};
 
 /// One span.
 struct Span {
@@ -35,6 +55,20 @@ struct Span {
   Status status = Status::unset;
   std::string status_message;  ///< with Status::error
   Attributes attributes;
+
+  /// Back to a default span, keeping the strings' buffers.
+  void clear() noexcept {
+    trace_id.clear();
+    span_id.clear();
+    parent_span_id.clear();
+    trace_state.clear();
+    name.clear();
+    kind = Kind::internal;
+    start_unix_nano = end_unix_nano = 0;
+    status = Status::unset;
+    status_message.clear();
+    attributes.clear();
+  }
 };
 
 }  // namespace tollgate::telemetry

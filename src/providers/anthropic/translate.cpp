@@ -8,9 +8,12 @@
 
 #include <chrono>
 
+#include "core/json_out.hpp"
+
 namespace tollgate::providers::anthropic {
 
 namespace json = boost::json;
+using core::append_json_string;
 
 namespace {
 
@@ -48,34 +51,6 @@ bool is_number(const json::value& v) noexcept { return v.is_int64() || v.is_uint
 std::int64_t now_seconds() noexcept {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-// JSON string literal of s appended to out (RFC 8259 §7); UTF-8 passes through unchanged.
-void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  out.push_back('"');
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + start, i - start);
-    start = i + 1;
-    switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      case '\b': out.append("\\b"); break;
-      case '\f': out.append("\\f"); break;
-      default:
-        out.append("\\u00");
-        out.push_back(hex[c >> 4]);
-        out.push_back(hex[c & 0xF]);
-    }
-  }
-  out.append(s.data() + start, s.size() - start);
-  out.push_back('"');
 }
 
 void append_int(std::string& out, std::int64_t n) { out.append(std::to_string(n)); }

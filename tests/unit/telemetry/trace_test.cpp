@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cmath>
 #include <regex>
 #include <set>
 
@@ -51,7 +52,7 @@ TEST(TraceContext, FreshIdsAreLowercaseHexOfTheirLengthAndDistinct) {
 
 TEST(OtlpJson, EncodesSpansInTheJsonMapping) {
   Resource r;
-  r.attributes = {{"service.name", std::string("svc")}};
+  r.attributes.add_string("service.name", "svc");
   Span s;
   s.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
   s.span_id = "00f067aa0ba902b7";
@@ -62,11 +63,12 @@ TEST(OtlpJson, EncodesSpansInTheJsonMapping) {
   s.end_unix_nano = 1700000000000000002;
   s.status = Span::Status::error;
   s.status_message = "failed";
-  s.attributes = {{"a.string", std::string("x")},
-                  {"a.int", std::int64_t{9007199254740993}},
-                  {"a.double", 0.5},
-                  {"a.bool", true},
-                  {"a.list", std::vector<std::string>{"p", "q"}}};
+  s.attributes.add_string("a.string", "x\"\n\x01");
+  s.attributes.add_int("a.int", std::int64_t{9007199254740993});
+  s.attributes.add_double("a.double", 0.5);
+  s.attributes.add_bool("a.bool", true);
+  s.attributes.add_strings("a.list", {"p", "q"});
+  s.attributes.add_double("a.nan", std::nan(""));
   const auto v = boost::json::parse(encode_export_request(r, {s}));
   const auto& rs = v.at("resourceSpans").at(0);
   EXPECT_EQ(rs.at("resource").at("attributes").at(0).at("value").at("stringValue"), "svc");
@@ -79,10 +81,14 @@ TEST(OtlpJson, EncodesSpansInTheJsonMapping) {
   EXPECT_EQ(sp.at("status").at("code"), 2);
   EXPECT_EQ(sp.at("status").at("message"), "failed");
   const auto& at = sp.at("attributes").as_array();
+  ASSERT_EQ(at.size(), 6u);
+  EXPECT_EQ(at[0].at("key"), "a.string");
+  EXPECT_EQ(at[0].at("value").at("stringValue"), "x\"\n\x01") << "escaped and read back unchanged";
   EXPECT_EQ(at[1].at("value").at("intValue"), "9007199254740993") << "exact past 2^53";
   EXPECT_EQ(at[2].at("value").at("doubleValue"), 0.5);
   EXPECT_EQ(at[3].at("value").at("boolValue"), true);
   EXPECT_EQ(at[4].at("value").at("arrayValue").at("values").at(1).at("stringValue"), "q");
+  EXPECT_TRUE(at[5].at("value").at("doubleValue").is_null()) << "NaN is not JSON";
   Span root = s;
   root.parent_span_id.clear();
   root.status = Span::Status::unset;
