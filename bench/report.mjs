@@ -288,9 +288,28 @@ out();
   out();
   out(`Spans received by the OTLP sink: ${int(sink?.spans)} in ${int(sink?.exports)} export requests; access-log lines: ${int(readNum('access-lines.txt'))}.`);
   out();
+  // A broken collector (fixed-rate rounds, interleaved with the others): no request slower.
+  const broken = [['tollgate+otel-hung', 'collector hangs (reads each export, never answers; export timeout 1 s)'],
+                  ['tollgate+otel-down', 'collector down (nothing listens on its port)']];
+  const bRows = broken.map(([t, what]) => [t, what, pooledFixed(t), read(`${t}-otel-metrics.txt`) || '']).filter((x) => x[2]);
+  let brokenOk = bRows.length > 0;
+  if (bRows.length) {
+    out(`| collector (span export on, fixed rate ${meta.rate} req/s, pooled rounds) | p50 ms | p99 ms | p50 vs tollgate | non-2xx / errors | spans dropped (tollgate_otel_spans_dropped_total) |`);
+    out('|---|---:|---:|---:|---:|---|');
+    out(`| none (tollgate, telemetry off) | ${f3(off.fixed?.latency_ms.p50)} | ${f3(off.fixed?.latency_ms.p99)} | | ${off.fixed?.non2xx ?? 'n/a'} / ${off.fixed?.errors ?? 'n/a'} | |`);
+    for (const [t, what, fx, m] of bRows) {
+      const dropped = m.split('\n').filter((l) => l.startsWith('tollgate_otel_spans_dropped_total')).map((l) => l.replace(/^tollgate_otel_spans_dropped_total/, '')).join(', ');
+      const d = fx.latency_ms.p50 - off.fixed?.latency_ms.p50;
+      // "not slower": within a quarter of the off p50 plus 0.1 ms of round-to-round spread.
+      if (!(d <= 0.25 * off.fixed?.latency_ms.p50 + 0.1) || fx.non2xx || fx.errors) brokenOk = false;
+      out(`| ${what} | ${f3(fx.latency_ms.p50)} | ${f3(fx.latency_ms.p99)} | ${signed(d)} ms | ${fx.non2xx} / ${fx.errors} | ${dropped || 'n/a'} |`);
+    }
+    out();
+  }
   out('| goal | measured | result |');
   out('|---|---|---|');
   out(`| ≤ 5% more CPU per request with everything on (fixed-rate rounds, pooled) | ${fixedRatio === null ? 'n/a' : ((fixedRatio - 1) * 100).toFixed(1) + '%'} | ${fixedRatio === null ? 'n/a' : pass(fixedRatio <= 1.05)} |`);
+  if (bRows.length) out(`| a collector that is down or hangs slows no request (p50 within 25% + 0.1 ms of telemetry off, no errors) | ${bRows.map(([t, , fx]) => `${t}: ${signed(fx.latency_ms.p50 - off.fixed?.latency_ms.p50)} ms`).join('; ')} | ${pass(brokenOk)} |`);
   out(`| the same in the throughput run (the sink competes for the cores; see above) | ${ratio === null ? 'n/a' : ((ratio - 1) * 100).toFixed(1) + '%'} | ${ratio === null ? 'n/a' : pass(ratio <= 1.05)} |`);
   out();
 }

@@ -199,6 +199,25 @@ TT_PID=$!; PIDS+=("$TT_PID")
 TT_PORT="$(wait_listening "$TMP/telemetry.out" "$TT_PID" telemetry)"
 log "tollgate+telemetry pid $TT_PID on port $TT_PORT (OTLP sink on $SINK_PORT, access log $TMP/access.jsonl)"
 
+# Two more with span export to a collector that is down (nothing listens on its port) and to
+# one that hangs (reads each export and never answers): fixed-rate rounds only, to show that a
+# broken collector slows no request, and their dropped-span counters.
+node "$BENCH/otlp_sink.mjs" --hang >"$TMP/otlp-hung.out" 2>"$TMP/otlp-hung.err" &
+HUNG_PID=$!; PIDS+=("$HUNG_PID")
+HUNG_PORT="$(wait_listening "$TMP/otlp-hung.out" "$HUNG_PID" otlp-hung)"
+DOWN_PORT="$(free_port)"
+for t in hung:$HUNG_PORT down:$DOWN_PORT; do
+  IFS=: read -r kind port <<<"$t"
+  mkdir -p "$TMP/otel-$kind-data"
+  sed -e "s|data_dir: $TMP/tollgate-data|data_dir: $TMP/otel-$kind-data|" "$TMP/tollgate.yaml" >"$TMP/otel-$kind.yaml"
+  printf '  otel:\n    enabled: true\n    timeout_ms: 1000\n    traces_endpoint: http://127.0.0.1:%s/v1/traces\n' "$port" >>"$TMP/otel-$kind.yaml"
+  "$TOLLGATE" serve --config "$TMP/otel-$kind.yaml" --host 127.0.0.1 --port 0 >"$TMP/otel-$kind.out" 2>"$TMP/otel-$kind.err" &
+  pid=$!; PIDS+=("$pid")
+  port="$(wait_listening "$TMP/otel-$kind.out" "$pid" "otel-$kind")"
+  if [[ $kind == hung ]]; then OH_PID=$pid; OH_PORT=$port; else OD_PID=$pid; OD_PORT=$port; fi
+done
+log "tollgate+otel-hung pid $OH_PID on port $OH_PORT (collector $HUNG_PORT hangs); tollgate+otel-down pid $OD_PID on port $OD_PORT (collector $DOWN_PORT down)"
+
 NGINX_PORT="$(free_port)"
 mkdir -p "$TMP/nginx/tmp"
 NGINX_USER=""
@@ -370,6 +389,12 @@ for round in $(seq 1 "$ROUNDS"); do
   latency_round tollgate "$TG_PORT" "$round" "$MASTER_KEY"
   latency_round tollgate+budget "$TG_PORT" "$round" "$BUDGET_KEY"
   latency_round tollgate+telemetry "$TT_PORT" "$round" "$MASTER_KEY"
+  latency_round tollgate+otel-hung "$OH_PORT" "$round" "$MASTER_KEY"
+  latency_round tollgate+otel-down "$OD_PORT" "$round" "$MASTER_KEY"
+done
+for t in otel-hung:$OH_PORT otel-down:$OD_PORT; do
+  curl -fsS "http://127.0.0.1:${t#*:}/metrics" -H "authorization: Bearer $MASTER_KEY" 2>/dev/null \
+    | grep '^tollgate_otel_spans_' >"$RES/tollgate+${t%%:*}-otel-metrics.txt" || true
 done
 # Phase 3 (issue 10): CPU per request with telemetry off and on, at one fixed offered rate below
 # saturation, in interleaved rounds. CPU per request at saturation depends on the throughput

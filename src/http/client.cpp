@@ -1,5 +1,7 @@
 #include "http/client.hpp"
 
+#include <atomic>
+
 #include <sys/socket.h>
 
 #include <optional>
@@ -67,6 +69,26 @@ class Connection {
   }
 };
 
+namespace {
+
+struct AtomicPoolCounters {
+  std::atomic<std::uint64_t> opened{0}, reused{0}, connect_failed{0}, connect_wait_us{0};
+  std::atomic<std::int64_t> idle{0};
+};
+AtomicPoolCounters g_pool;
+
+}  // namespace
+
+PoolCounters pool_counters() {
+  PoolCounters c;
+  c.opened = g_pool.opened.load(std::memory_order_relaxed);
+  c.reused = g_pool.reused.load(std::memory_order_relaxed);
+  c.connect_failed = g_pool.connect_failed.load(std::memory_order_relaxed);
+  c.connect_wait_us = g_pool.connect_wait_us.load(std::memory_order_relaxed);
+  c.idle = static_cast<std::uint64_t>(std::max<std::int64_t>(0, g_pool.idle.load(std::memory_order_relaxed)));
+  return c;
+}
+
 UpstreamPool::UpstreamPool(net::io_context& ioc, ClientOptions options)
     : ioc_(ioc), options_(std::move(options)), tls_(net::ssl::context::tls_client) {
   if (options_.ca_file.empty()) tls_.set_default_verify_paths();
@@ -74,7 +96,11 @@ UpstreamPool::UpstreamPool(net::io_context& ioc, ClientOptions options)
   tls_.set_verify_mode(options_.verify ? net::ssl::verify_peer : net::ssl::verify_none);
 }
 
-UpstreamPool::~UpstreamPool() = default;
+UpstreamPool::~UpstreamPool() {
+  std::int64_t n = 0;
+  for (const auto& [k, v] : idle_) n += static_cast<std::int64_t>(v.size());
+  g_pool.idle.fetch_sub(n, std::memory_order_relaxed);
+}
 UpstreamPool* UpstreamPool::current() { return tl_pool; }
 void UpstreamPool::install(UpstreamPool* pool) { tl_pool = pool; }
 
@@ -85,8 +111,10 @@ std::unique_ptr<Connection> UpstreamPool::take(const std::string& key) {
   while (!v.empty()) {
     auto c = std::move(v.back());
     v.pop_back();
+    g_pool.idle.fetch_sub(1, std::memory_order_relaxed);
     if (c->looks_alive()) {
       c->reused = true;
+      g_pool.reused.fetch_add(1, std::memory_order_relaxed);
       return c;
     }
   }
@@ -98,6 +126,7 @@ void UpstreamPool::give_back(std::unique_ptr<Connection> c) {
   if (v.size() >= options_.max_idle_per_upstream) return;
   c->buffer.clear();
   v.push_back(std::move(c));
+  g_pool.idle.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,8 +231,15 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
     state->pool = &pool;
     state->conn = round == 0 ? pool.take(key) : nullptr;
     if (!state->conn) {
+      const auto t0 = std::chrono::steady_clock::now();
       auto c = co_await connect(pool, t, key, deadline);
-      if (!c) co_return R(std::unexpect, std::move(c.error()));
+      const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+      g_pool.connect_wait_us.fetch_add(static_cast<std::uint64_t>(waited.count()), std::memory_order_relaxed);
+      if (!c) {
+        g_pool.connect_failed.fetch_add(1, std::memory_order_relaxed);
+        co_return R(std::unexpect, std::move(c.error()));
+      }
+      g_pool.opened.fetch_add(1, std::memory_order_relaxed);
       state->conn = std::move(*c);
     }
     auto& conn = *state->conn;

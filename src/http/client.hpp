@@ -71,6 +71,18 @@ struct CancelToken {
   }
 };
 
+/// Upstream connection figures summed over every worker thread's pool (process-wide, since
+/// start; read for /metrics).
+struct PoolCounters {
+  std::uint64_t opened = 0;          ///< new connections (TCP connect, plus TLS handshake for https)
+  std::uint64_t reused = 0;          ///< exchanges sent on an idle pooled connection
+  std::uint64_t connect_failed = 0;  ///< connects that failed or timed out
+  std::uint64_t connect_wait_us = 0;  ///< microseconds spent connecting, in total (resolve + connect + TLS)
+  std::uint64_t idle = 0;            ///< idle connections held now
+};
+/// The current figures.
+PoolCounters pool_counters();
+
 /// Idle keep-alive connections of one worker thread. Not thread-safe: use from its io_context only.
 class UpstreamPool {
  public:

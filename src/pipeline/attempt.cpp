@@ -5,6 +5,7 @@
 #include "pipeline/admission.hpp"
 #include "pipeline/compat_metrics.hpp"
 #include "pipeline/request_body.hpp"
+#include "pipeline/response_facts.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/stream_relay.hpp"
@@ -105,6 +106,7 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
       co_return r;
     }
     auto* completion = &parsed->completion;
+    note_completion(st_, *completion);
     Usage u = parsed->usage;
     count_search_calls(dep, u);
     // Served: the answer is the client's. Its usage is the bill when it can be read; when it

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "budget/money.hpp"
+#include "pipeline/response_facts.hpp"
 
 namespace tollgate::pipeline {
 namespace {
@@ -83,7 +84,16 @@ void run_spans(const RunState& st, bool ok, std::optional<int> status, std::vect
     put(a, "gen_ai.provider.name", genai_provider_name(d.provider_prefix));
     server_attributes(a, d);
   }
-  if (served) put(a, "gen_ai.response.model", cfg.model_list[*served].upstream_model);
+  if (served) {
+    put(a, "gen_ai.response.model", cfg.model_list[*served].upstream_model);
+    if (!st.response_id.empty()) put(a, "gen_ai.response.id", st.response_id);
+    if (!st.finish_reasons.empty()) put(a, "gen_ai.response.finish_reasons", st.finish_reasons);
+  }
+  // Message text only when the operator opted in (it may hold personal data).
+  if (cfg.tollgate_settings.otel.capture_content) {
+    put(a, "gen_ai.input.messages", input_messages_json(st.call.body));
+    if (served) put(a, "gen_ai.output.messages", output_messages_json(st));
+  }
   if (st.usage.reported) {
     put(a, "gen_ai.usage.input_tokens", st.usage.prompt_tokens);
     put(a, "gen_ai.usage.output_tokens", st.usage.completion_tokens);

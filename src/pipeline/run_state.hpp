@@ -149,6 +149,12 @@ struct RunState {
   bool unpriced = false;
   bool unknown = false;
   providers::Usage usage;
+  /// The answer's `id` and finish reasons, and with otel.capture_content its text
+  /// (pipeline/response_facts.hpp): of the last attempt that answered.
+  std::string response_id;
+  std::vector<std::string> finish_reasons;
+  std::string captured_output_json;  ///< gen_ai.output.messages of a non-streaming answer
+  std::string captured_stream_text;  ///< the first choice's streamed text
   /// The run's span: its trace (the caller's, or a new one) and its own id.
   std::string trace_id;
   std::string span_id;

@@ -8,6 +8,7 @@
 #include "budget/money.hpp"
 #include "pipeline/admission.hpp"
 #include "pipeline/budget_alerts.hpp"
+#include "pipeline/process_metrics.hpp"
 #include "pipeline/run_metrics.hpp"
 
 namespace tollgate::pipeline {
@@ -34,6 +35,7 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   s->stale_cache = std::make_unique<policy::StaleCache>();
   s->transport = std::make_shared<http::PooledTransport>();
   register_loop_metrics(*s);
+  watch_process(*s);
   s->budget_alerts = std::make_shared<BudgetAlerts>();
   s->alerts->register_metrics(*s->metrics);
   if (shared.limits) s->limiter = std::move(shared.limits);

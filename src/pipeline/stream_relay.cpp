@@ -1,6 +1,7 @@
 #include "pipeline/stream_relay.hpp"
 
 #include "http/sse.hpp"
+#include "pipeline/response_facts.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/upstream_errors.hpp"
 
@@ -15,6 +16,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   const auto& provider = providers::provider_for(d.provider);
   AttemptResult r;
   auto decoder = provider.stream_decoder(d, st.call.include_usage);
+  reset_response_facts(st);
   http::SseParser parser;
   std::string raw;
   std::vector<std::string> chunks;
@@ -94,6 +96,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       dl = st.deadline;
     }
     if (committed && !chunks.empty()) {
+      for (const auto& c : chunks) note_stream_chunk(st, c);
       const auto usage_so_far = decoder->usage();
       if (!co_await st.sink.stream_chunks(chunks, usage_so_far)) {
         st.gone = true;

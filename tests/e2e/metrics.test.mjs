@@ -63,4 +63,19 @@ e2e('after a known load, LiteLLM-named metrics equal what was sent, spend equals
   assert.match(text, /gen_ai_client_token_usage_bucket\{[^}]*le="67108864"\}/);
   assert.equal(metricValue(text, 'litellm_deployment_state', { model_id: 'mx-paid.mx-up' }) ?? metricValue(text, 'litellm_deployment_state', { litellm_model_name: 'mx-up' }), 0);
   assert.equal(metricValue(text, 'tollgate_requests_total', { model_group: 'mx-paid' }), 8, 'Tollgate\'s own names are kept');
+  // The durable ledger and the upstream pool: the ledger counter is the store writer's own
+  // count; every upstream request went on a new or a pooled connection.
+  const upstream = (await mock.model('mx-up')).requests;
+  assert.equal(upstream, 8);
+  const opened = metricValue(text, 'tollgate_upstream_connections_opened_total', {});
+  const reused = metricValue(text, 'tollgate_upstream_connections_reused_total', {});
+  assert.ok(opened >= 1, `opened ${opened}`);
+  assert.equal(opened + reused, upstream, 'each upstream request went on a new or a pooled connection');
+  assert.ok(metricValue(text, 'tollgate_upstream_connections_idle', {}) >= 1, 'kept alive for the next');
+  assert.equal(metricValue(text, 'tollgate_upstream_connect_failures_total', {}), 0);
+  const stats = JSON.parse((await gw.fetch('/tollgate/stats', { method: 'GET' })).text).group_commit;
+  assert.equal(metricValue(text, 'tollgate_ledger_records_total', {}), stats.ledger_records);
+  assert.ok(stats.ledger_records >= 10, `5 reserve + 5 settle records of the budgeted key at least (${stats.ledger_records})`);
+  assert.ok(metricValue(text, 'tollgate_ledger_commit_seconds', { stat: 'p50' }) > 0);
+  assert.ok(metricValue(text, 'tollgate_ledger_commit_seconds', { stat: 'max' }) >= metricValue(text, 'tollgate_ledger_commit_seconds', { stat: 'p99' }));
 });

@@ -65,6 +65,11 @@ e2e('one GenAI span per request across a retry and a fallback, with a child per 
     assert.equal(a['tollgate.fallback.model'], 'ot-backup');
     assert.equal(a['tollgate.request_id'], res.headers.get('x-litellm-call-id'));
     assert.equal(a['error.type'], undefined, 'served: no error');
+    assert.equal(a['gen_ai.response.id'], res.json.id, 'the answer\'s id');
+    assert.deepEqual(a['gen_ai.response.finish_reasons'], ['stop']);
+    assert.equal(a['gen_ai.input.messages'], undefined, 'no message text unless capture_content');
+    assert.equal(a['gen_ai.output.messages'], undefined);
+    assert.ok(!JSON.stringify(spans).includes('Say something short'), 'the prompt is in no span');
     assert.ok(BigInt(op.endTimeUnixNano) > BigInt(op.startTimeUnixNano));
 
     const children = spans.filter((s) => s.parentSpanId === op.spanId);
@@ -165,6 +170,46 @@ e2e('a degraded answer and a stream: the operation span says so, with the attemp
     assert.equal(so.attrs['gen_ai.request.stream'], true);
     assert.equal(so.attrs['tollgate.outcome'], 'served');
     assert.ok(so.attrs['gen_ai.usage.output_tokens'] > 0, JSON.stringify(so.attrs));
+    const streamId = st.text.match(/"id":"([^"]+)"/)[1];
+    assert.equal(so.attrs['gen_ai.response.id'], streamId, 'the id the chunks carried');
+    assert.deepEqual(so.attrs['gen_ai.response.finish_reasons'], ['stop'], 'read from the last chunk');
+  } finally {
+    await rx.stop();
+  }
+});
+
+e2e('capture_content: true exports the prompt and the answer as gen_ai.input/output.messages, streamed or not', async (ctx) => {
+  const { mock } = state;
+  const rx = await OtlpReceiver.start();
+  try {
+    const gw = await ctx.gateway(gatewayConfig({
+      model_list: [openaiDeployment(mock, 'ot-cc', 'ot-cc-up')],
+      tollgate_settings: otelConfig(rx, { capture_content: true }),
+    }));
+    const messages = [{ role: 'system', content: 'Be "brief".' }, { role: 'user', content: [{ type: 'text', text: 'line one\nline two' }] }];
+    await mock.script('ot-cc-up', [OK('plain answer'), OK('streamed answer here')]);
+    const a = await gw.fetch('/v1/chat/completions', { body: { model: 'ot-cc', messages } });
+    assert.equal(a.status, 200, a.text);
+    const b = await gw.fetch('/v1/chat/completions', { body: { model: 'ot-cc', messages, stream: true } });
+    assert.equal(b.status, 200, b.text);
+    const spans = await waitFor(() => (rx.spans().length >= 4 ? rx.spans() : null), { what: 'the spans exported' });
+    assert.deepEqual(rx.invalid, []);
+    const opOf = (r) => spans.find((s) => s.traceId === r.headers.get('x-tollgate-trace-id') && s.parentSpanId === undefined);
+    for (const [r, text] of [[a, 'plain answer'], [b, 'streamed answer here']]) {
+      const op = opOf(r);
+      const input = JSON.parse(op.attrs['gen_ai.input.messages']);
+      assert.deepEqual(input, [
+        { role: 'system', parts: [{ type: 'text', content: 'Be "brief".' }] },
+        { role: 'user', parts: [{ type: 'text', content: 'line one\nline two' }] },
+      ]);
+      const output = JSON.parse(op.attrs['gen_ai.output.messages']);
+      assert.equal(output.length, 1);
+      assert.equal(output[0].role, 'assistant');
+      assert.equal(output[0].finish_reason, 'stop');
+      assert.equal(output[0].parts.map((p) => p.content).join(''), text);
+      const kids = spans.filter((s) => s.parentSpanId === op.spanId);
+      assert.ok(kids.length >= 1 && kids.every((k) => k.attrs['gen_ai.input.messages'] === undefined), 'text on the operation span only');
+    }
   } finally {
     await rx.stop();
   }

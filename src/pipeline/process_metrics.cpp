@@ -1,0 +1,46 @@
+#include "pipeline/process_metrics.hpp"
+
+#include "http/client.hpp"
+#include "telemetry/metrics.hpp"
+
+namespace tollgate::pipeline {
+
+void watch_process(const Services& s) {
+  s.metrics->on_collect([&s](telemetry::Exposition& out) {
+    using telemetry::MetricType;
+    if (s.store) {
+      const auto w = s.store->writer_stats();
+      out.begin("tollgate_ledger_commit_seconds",
+                "Ledger record enqueue-to-durable latency over the writer's recent records: p50, p99, max",
+                MetricType::gauge);
+      out.sample("tollgate_ledger_commit_seconds", {{"stat", "p50"}}, static_cast<double>(w.p50_us) / 1e6);
+      out.sample("tollgate_ledger_commit_seconds", {{"stat", "p99"}}, static_cast<double>(w.p99_us) / 1e6);
+      out.sample("tollgate_ledger_commit_seconds", {{"stat", "max"}}, static_cast<double>(w.max_us) / 1e6);
+      const auto counter = [&out](const char* name, const char* help, std::uint64_t v) {
+        out.begin(name, help, MetricType::counter);
+        out.sample(name, {}, static_cast<double>(v));
+      };
+      counter("tollgate_ledger_batches_total", "Store transactions (group commits), committed or failed", w.batches);
+      counter("tollgate_ledger_records_total", "Ledger records committed", w.ledger_records);
+      counter("tollgate_ledger_failed_batches_total", "Store transactions that could not commit", w.failed_batches);
+      counter("tollgate_spend_rows_dropped_total", "Spend-log rows lost (a failed batch or a full queue)",
+              w.dropped_spend_rows);
+    }
+    const auto p = http::pool_counters();
+    const auto counter = [&out](const char* name, const char* help, double v) {
+      out.begin(name, help, MetricType::counter);
+      out.sample(name, {}, v);
+    };
+    counter("tollgate_upstream_connections_opened_total", "Upstream connections opened (TCP, and TLS for https)",
+            static_cast<double>(p.opened));
+    counter("tollgate_upstream_connections_reused_total", "Upstream requests sent on a pooled keep-alive connection",
+            static_cast<double>(p.reused));
+    counter("tollgate_upstream_connect_failures_total", "Upstream connects that failed or timed out",
+            static_cast<double>(p.connect_failed));
+    counter("tollgate_upstream_connect_wait_seconds_total", "Time spent opening upstream connections, in total",
+            static_cast<double>(p.connect_wait_us) / 1e6);
+    out.gauge("tollgate_upstream_connections_idle", "Idle pooled upstream connections", {}, static_cast<double>(p.idle));
+  });
+}
+
+}  // namespace tollgate::pipeline
