@@ -28,7 +28,9 @@ using std::chrono::milliseconds;
 /// Upstream API family of a deployment, from the `provider/` prefix of
 /// `litellm_params.model`. Any prefix that speaks OpenAI's API (openai, vllm,
 /// ollama, groq, together_ai, hosted_vllm, openai_compatible ...) maps to OpenAI.
-enum class ProviderKind { openai, azure, anthropic };
+/// The upstream API family of a deployment; `unsupported`: a provider prefix Tollgate does not
+/// implement (the deployment loads with a warning and fails when routed to, as in LiteLLM).
+enum class ProviderKind { openai, azure, anthropic, unsupported };
 
 /// The price of one long-prompt tier field, named as in LiteLLM's
 /// `<field>_above_<N>k_tokens` keys (`input_cost_per_token_above_200k_tokens`, ...).

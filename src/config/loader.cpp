@@ -1,4 +1,5 @@
 #include "config/loader.hpp"
+#include "config/yaml11.hpp"
 
 #include "core/database_url.hpp"
 
@@ -308,12 +309,17 @@ class Loader {
     auto text = str(v, path, line);
     if (!text) return std::nullopt;
     std::string_view t = trim(*text);
-    if (!t.empty() && t.front() == '+') t.remove_prefix(1);
     std::int64_t out = 0;
-    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
-    if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) {
-      error(path, line, "expected an integer, got \"" + *text + "\"");
-      return std::nullopt;
+    const bool plain = v.Tag() == "?" && !starts_with(v.Scalar(), kEnvPrefix);
+    if (auto n = plain ? yaml11_int(t) : std::nullopt) {
+      out = *n;  // a plain scalar: as PyYAML reads it (20_000, 0x10, 010, 1:30)
+    } else {
+      if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+      auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+      if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) {
+        error(path, line, "expected an integer, got \"" + *text + "\"");
+        return std::nullopt;
+      }
     }
     if (out < min) {
       error(path, line, "must be at least " + std::to_string(min) + ", got " + std::to_string(out));
@@ -348,6 +354,8 @@ class Loader {
     line = line_of(v, line);
     auto text = str(v, path, line);
     if (!text) return std::nullopt;
+    if (v.Tag() == "?" && !starts_with(v.Scalar(), kEnvPrefix))
+      *text = yaml11_number_text(trim(*text));  // 1_000.5, as PyYAML reads it
     std::string why;
     auto out = normalize_decimal(*text, &why);
     if (!out) error(path, line, why);
@@ -708,9 +716,19 @@ class Loader {
     }
     const ProviderInfo* info = find_provider(prefix);
     if (!info) {
-      error(custom_provider ? join(path, "litellm_params.custom_llm_provider") : mpath, model_line,
-            "provider \"" + prefix + "\" is not supported by tollgate (supported: " +
-                supported_prefixes() + ")");
+      // As LiteLLM: the file loads, and the deployment fails when a request is routed to it.
+      warn(custom_provider ? join(path, "litellm_params.custom_llm_provider") : mpath, model_line,
+           "provider \"" + prefix + "\" is not supported by tollgate: requests routed to this deployment fail with 400 "
+           "unsupported_provider; its group's other deployments and fallbacks still serve (supported: " +
+               supported_prefixes() + ")");
+      d.provider_prefix = prefix;
+      d.provider = ProviderKind::unsupported;
+      d.upstream_model = upstream.empty() ? *model : upstream;
+      merge_costs(param_costs, info_costs, d);
+      broken_groups_.erase(d.model_name);
+      id_lines_.push_back(d.id.empty() ? 0 : id_line);
+      paths_.push_back(path);
+      cfg.model_list.push_back(std::move(d));
       return;
     }
     if (upstream.empty()) {
@@ -1769,8 +1787,16 @@ LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadO
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    result.errors.push_back(Problem{"", e.mark.line >= 0 ? e.mark.line + 1 : 0,
-                                    "invalid YAML: " + e.msg});
+    const std::string where = e.mark.line >= 0 ? " (line " + std::to_string(e.mark.line + 1) + ", column " +
+                                                     std::to_string(e.mark.column + 1) + ")"
+                                               : std::string();
+    result.errors.push_back(Problem{"", e.mark.line >= 0 ? e.mark.line + 1 : 0, "invalid YAML" + where + ": " + e.msg});
+    return result;
+  }
+  if (auto open = unterminated_quote(root, yaml)) {
+    result.errors.push_back(Problem{"", open->line,
+                                    "invalid YAML (line " + std::to_string(open->line) + ", column " +
+                                        std::to_string(open->column) + "): a quoted string is never closed"});
     return result;
   }
   auto cfg = std::make_shared<Config>();

@@ -30,7 +30,9 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   auto req = provider.build_request(d, st_.call.body, st_.call.stream);
   if (!req) {
     r.failure = FailureClass::deployment_misconfigured;
-    r.error = malformed_error(d, "is misconfigured: " + req.error());
+    r.error = d.provider == config::ProviderKind::unsupported
+                  ? core::Error::caller(400, "invalid_request_error", req.error(), "model", "unsupported_provider")
+                  : malformed_error(d, "is misconfigured: " + req.error());
     record(group, dep, 0, r.failure, started, 0, r.evidence);
     co_return r;
   }
@@ -209,7 +211,8 @@ void Attempter::record(const std::string& group, std::size_t dep, int status, st
                              st_.caller_tightened_deadline;
   if (!failure) {
     st_.svc->circuits->on_success(dep);
-  } else if (!st_.gone && !st_.cut && !cut_by_caller && policy::counts_against_deployment(*failure)) {
+  } else if (!st_.gone && !st_.cut && !cut_by_caller && policy::counts_against_deployment(*failure) &&
+             d.provider != config::ProviderKind::unsupported) {  // it never will serve: no circuit to open
     st_.svc->circuits->on_failure(dep, *failure);
   } else {
     st_.svc->circuits->release(dep, st_.permit);

@@ -476,7 +476,10 @@ class Run {
       hint = r.retry_after;
       tried.push_back(*dep);
       const auto action = gpol.classes.action(r.failure);
-      if (action == policy::Action::next_deployment) {
+      // A provider Tollgate does not implement was named at load; its deployment never opens a
+      // circuit, so that each request routed to it keeps its clear 400 unsupported_provider.
+      if (action == policy::Action::next_deployment &&
+          st_.cfg.model_list[*dep].provider != config::ProviderKind::unsupported) {
         const auto& d = st_.cfg.model_list[*dep];
         st_.svc->circuits->open_deployment(*dep, std::string(policy::to_string(r.failure)));
         st_.alert(std::string(policy::to_string(r.failure)), d.id,

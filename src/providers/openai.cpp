@@ -6,6 +6,7 @@
 
 #include "providers/anthropic/adapter.hpp"
 #include "providers/openai_errors.hpp"
+#include "providers/unsupported.hpp"
 #include "providers/provider.hpp"
 
 namespace tollgate::providers {
@@ -205,6 +206,7 @@ const Provider& provider_for(config::ProviderKind kind) {
     case config::ProviderKind::openai: return openai;
     case config::ProviderKind::azure: return azure;
     case config::ProviderKind::anthropic: return anthropic::adapter();
+    case config::ProviderKind::unsupported: return unsupported_provider();
   }
   return openai;
 }
@@ -214,6 +216,7 @@ std::string_view provider_name(config::ProviderKind kind) {
     case config::ProviderKind::openai: return "openai";
     case config::ProviderKind::azure: return "azure.ai.openai";
     case config::ProviderKind::anthropic: return "anthropic";
+    case config::ProviderKind::unsupported: return "unsupported";
   }
   return "openai";
 }

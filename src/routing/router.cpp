@@ -74,12 +74,18 @@ std::optional<std::size_t> RouterState::select(std::string_view group, const std
   if (!members || members->empty()) return std::nullopt;
   const auto now = clock_.now();
   std::lock_guard lock(mu_);
-  std::vector<std::size_t> fresh, tried;
+  std::vector<std::size_t> fresh, tried, uncallable;
   for (auto i : *members) {
     if (!available_locked(i, now)) continue;
+    // A deployment Tollgate cannot call (its provider is not implemented) is chosen only when the
+    // group has nothing else: its answer is then the clear 400 unsupported_provider.
+    if (cfg_->model_list[i].provider == config::ProviderKind::unsupported) {
+      if (std::find(avoid.begin(), avoid.end(), i) == avoid.end()) uncallable.push_back(i);
+      continue;
+    }
     (std::find(avoid.begin(), avoid.end(), i) == avoid.end() ? fresh : tried).push_back(i);
   }
-  const auto& pool = fresh.empty() ? tried : fresh;
+  const auto& pool = !fresh.empty() ? fresh : !tried.empty() ? tried : uncallable;
   if (pool.empty()) return std::nullopt;
   if (pool.size() == 1) return pool.front();
 

@@ -55,7 +55,8 @@ class RouterState {
 
   /// Chooses a deployment of `group` by the configured routing strategy, skipping deployments
   /// whose circuit (or provider circuit) is open and those at their rpm/tpm limit. Deployments in `avoid` (already tried by this
-  /// request) are used only when nothing else is available. `random01` in [0,1) drives
+  /// request) are used only when nothing else is available; a deployment of a provider Tollgate
+  /// does not implement only when the group has no other (and never twice). `random01` in [0,1) drives
   /// shuffles (injected for tests). nullopt when the group has no available deployment.
   std::optional<std::size_t> select(std::string_view group, const std::vector<std::size_t>& avoid,
                                     double random01);

@@ -1,0 +1,78 @@
+// A LiteLLM user's config as it is (issue 11): a deployment of a provider Tollgate does not
+// implement loads with a warning and fails only when routed to (400 unsupported_provider, no
+// upstream call, no charge), while its group's other deployments and its fallbacks serve; YAML
+// numbers as PyYAML reads them; a file PyYAML would refuse is refused with line and column.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { useMock, e2e, gatewayConfig, openaiDeployment } from './harness.mjs';
+import { paidDeployment, chat, hi, spendNanos } from './budget_helpers.mjs';
+
+const state = useMock();
+const BIN = path.resolve(process.env.TOLLGATE_BIN ?? 'build/tollgate');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-compat-'));
+const sagemaker = (group, extra = {}) => ({
+  model_name: group,
+  litellm_params: { model: 'sagemaker/jumpstart-dft-meta-textgeneration-llama-2-7b', input_cost_per_token: '0.000001', output_cost_per_token: '0.000002', ...extra },
+});
+
+function check(name, text) {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  const r = spawnSync(BIN, ['config', 'check', p], { encoding: 'utf8', timeout: 10000 });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
+
+e2e('a provider Tollgate cannot call: the config loads, that deployment answers 400 unsupported_provider, the rest serves, nothing is charged', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      sagemaker('lonely'),
+      sagemaker('only-sm'),
+      paidDeployment(mock, 'backup', 'uc-backup'),
+      sagemaker('mixed'),
+      paidDeployment(mock, 'mixed', 'uc-mixed'),
+    ],
+    litellm_settings: { fallbacks: [{ 'only-sm': ['backup'] }] },
+  }));
+  assert.match(gw.logs(), /sagemaker.*not supported by tollgate/, 'the start says which deployment will not serve');
+  const k = await gw.generateKey({ max_budget: 1 });
+  const lonely = await chat(gw, k.key, hi('lonely'));
+  assert.equal(lonely.status, 400, lonely.text);
+  assert.equal(lonely.json.error.code, 'unsupported_provider');
+  assert.match(lonely.json.error.message, /sagemaker/);
+  const again = await chat(gw, k.key, hi('lonely'));
+  assert.equal(again.status, 400, 'no circuit turns it into a vaguer 503');
+  assert.equal(again.json.error.code, 'unsupported_provider');
+  assert.equal(await spendNanos(gw, k.key), 0, 'nothing was sent, nothing is charged');
+
+  await mock.script('uc-backup', [{ content: 'from the backup', completion_tokens: 3 }]);
+  const fb = await chat(gw, k.key, hi('only-sm'));
+  assert.equal(fb.status, 200, fb.text);
+  assert.equal(fb.json.choices[0].message.content, 'from the backup');
+  await mock.script('uc-mixed', [{ content: 'ok', completion_tokens: 1 }]);
+  for (let i = 0; i < 4; i++) {
+    const m = await chat(gw, k.key, hi('mixed'));
+    assert.equal(m.status, 200, `a group with a callable deployment always serves: ${m.text}`);
+  }
+  assert.equal((await mock.model('uc-mixed')).requests, 4);
+  assert.ok(await spendNanos(gw, k.key) > 0);
+});
+
+test_config_check();
+
+function test_config_check() {
+  e2e('config check: an unsupported provider is a warning (exit 0); PyYAML numbers load; an unclosed quote is an error with line and column', async () => {
+    const sm = check('sm.yaml', 'model_list:\n  - model_name: m\n    litellm_params:\n      model: sagemaker/x\n');
+    assert.equal(sm.code, 0, sm.out);
+    assert.match(sm.out, /model_list\[0\]\.litellm_params\.model.*sagemaker.*not supported/);
+    const nums = check('nums.yaml',
+      'model_list:\n  - model_name: m\n    litellm_params:\n      model: openai/m\n      api_base: http://127.0.0.1:9/v1\n      tpm: 20_000\n      rpm: 1_000\n      input_cost_per_token: 0.000_001\n');
+    assert.equal(nums.code, 0, nums.out);
+    const open = check('open.yaml', 'general_settings:\n  master_key: "sk-1234\nmodel_list: []\n');
+    assert.equal(open.code, 2, open.out);
+    assert.match(open.out, /invalid YAML \(line 2, column 15\): a quoted string is never closed/);
+  });
+}
