@@ -69,6 +69,11 @@ struct Deployment {
   /// when `model` has no prefix, the inferred one ("anthropic" for claude*, else "openai").
   std::string provider_prefix;
   ProviderKind provider = ProviderKind::openai;
+  /// Why this deployment cannot be called although its provider is implemented (api_base
+  /// missing or not a URL, no model after the prefix): loaded with a warning, as LiteLLM loads
+  /// it, with `provider` = unsupported; a request routed to it fails with 500
+  /// deployment_misconfigured. Empty for a callable deployment, and for an unimplemented provider.
+  std::string unusable;
   std::string upstream_model;  ///< model sent upstream: `litellm_params.model` without the prefix
   /// Base URL without trailing slash; empty = provider default (https://api.openai.com/v1,
   /// https://api.anthropic.com). Hosted OpenAI-compatible prefixes (groq, together_ai, ...)

@@ -299,6 +299,10 @@ class Loader {
       return std::nullopt;
     }
     if (auto value = lookup_env(name)) return value;
+    if (lenient_env_) {
+      warn(path, line, "environment variable " + name + " is not set (referenced as " + text + "): left unset, as LiteLLM reads it");
+      return std::nullopt;
+    }
     error(path, line, "environment variable " + name + " is not set (referenced as " + text + ")");
     return std::nullopt;
   }
@@ -685,8 +689,12 @@ class Loader {
       } else if (k == "litellm_params") {
         has_params = true;
         model_line = l;
+        // A deployment's secrets and URLs from unset variables are left unset (LiteLLM reads
+        // them as None and fails the deployment when it is called), with a warning.
+        lenient_env_ = true;
         load_litellm_params(val, p, l, d, model, custom_provider, has_api_base, has_api_key,
                             has_api_version, param_costs);
+        lenient_env_ = false;
       } else if (k == "model_info") {
         load_model_info(val, p, l, d, info_costs, id_line);
       } else {
@@ -731,8 +739,23 @@ class Loader {
       cfg.model_list.push_back(std::move(d));
       return;
     }
+    // A deployment that cannot be called is kept, with a warning (LiteLLM loads it and fails it
+    // when a request reaches it); its group's other deployments and fallbacks still serve.
+    auto keep_unusable = [&](const std::string& wpath, const std::string& why) {
+      warn(wpath, model_line, why + ": requests routed to this deployment fail with 500 deployment_misconfigured; "
+                                    "its group's other deployments and fallbacks still serve");
+      d.provider_prefix = prefix;
+      d.provider = ProviderKind::unsupported;
+      d.unusable = why;
+      d.upstream_model = upstream.empty() ? *model : upstream;
+      merge_costs(param_costs, info_costs, d);
+      broken_groups_.erase(d.model_name);
+      id_lines_.push_back(d.id.empty() ? 0 : id_line);
+      paths_.push_back(path);
+      cfg.model_list.push_back(std::move(d));
+    };
     if (upstream.empty()) {
-      error(mpath, model_line, "model name after the provider prefix is empty");
+      keep_unusable(mpath, "model name after the provider prefix is empty");
       return;
     }
     d.provider_prefix = prefix;
@@ -758,12 +781,12 @@ class Loader {
     while (!d.api_base.empty() && d.api_base.back() == '/') d.api_base.pop_back();
     const std::string bpath = join(path, "litellm_params.api_base");
     if (d.api_base.empty() && info->requires_api_base) {
-      error(bpath, model_line, "api_base is required for provider \"" + prefix + "\"");
+      keep_unusable(bpath, "api_base is required for provider \"" + prefix + "\"");
       return;
     }
     if (!d.api_base.empty() && !starts_with(d.api_base, "http://") &&
         !starts_with(d.api_base, "https://")) {
-      error(bpath, model_line, "api_base must start with http:// or https://, got \"" + d.api_base + "\"");
+      keep_unusable(bpath, "api_base must start with http:// or https://, got \"" + d.api_base + "\"");
       return;
     }
     // litellm_params prices win over model_info ones.
@@ -1732,7 +1755,9 @@ class Loader {
           std::string text;
           for (const std::string& g : cycle) text += g + " -> ";
           text += e.to;
-          error(e.site.path, e.site.line, "circular fallback chain: " + text);
+          // LiteLLM loads such configs (its own examples have mutual fallbacks), and a request
+          // walks only its own group's fallbacks, once: a warning, not a refusal.
+          warn(e.site.path, e.site.line, "circular fallback chain: " + text);
         }
       }
       stack.pop_back();
@@ -1778,7 +1803,21 @@ class Loader {
   std::string redis_password_;
   std::vector<int> id_lines_;
   std::vector<std::string> paths_;
+  bool lenient_env_ = false;  // inside a deployment's litellm_params: an unset variable is a warning
 };
+
+/// Whether 0-based line `line` of `text` holds a tab character.
+bool line_has_tab(std::string_view text, int line) {
+  std::size_t start = 0;
+  for (int i = 0; i < line && start != std::string_view::npos; ++i) {
+    start = text.find('\n', start);
+    if (start != std::string_view::npos) ++start;
+  }
+  if (start == std::string_view::npos || start > text.size()) return false;
+  const auto end = text.find('\n', start);
+  return text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start).find('\t') !=
+         std::string_view::npos;
+}
 
 LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadOptions& options) {
   LoadResult result;
@@ -1787,16 +1826,19 @@ LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadO
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    const std::string where = e.mark.line >= 0 ? " (line " + std::to_string(e.mark.line + 1) + ", column " +
-                                                     std::to_string(e.mark.column + 1) + ")"
-                                               : std::string();
-    result.errors.push_back(Problem{"", e.mark.line >= 0 ? e.mark.line + 1 : 0, "invalid YAML" + where + ": " + e.msg});
+    // The line is the Problem's own; the column and, for the commonest cause, a hint go in the text.
+    std::string text = "invalid YAML";
+    if (e.mark.line >= 0) {
+      text += " (column " + std::to_string(e.mark.column + 1) + ")";
+      if (line_has_tab(yaml, e.mark.line)) text += " (the line holds a tab: YAML indents with spaces only)";
+    }
+    result.errors.push_back(Problem{"", e.mark.line >= 0 ? e.mark.line + 1 : 0, text + ": " + e.msg});
     return result;
   }
   if (auto open = unterminated_quote(root, yaml)) {
     result.errors.push_back(Problem{"", open->line,
-                                    "invalid YAML (line " + std::to_string(open->line) + ", column " +
-                                        std::to_string(open->column) + "): a quoted string is never closed"});
+                                    "invalid YAML (column " + std::to_string(open->column) +
+                                        "): a quoted string is never closed"});
     return result;
   }
   auto cfg = std::make_shared<Config>();

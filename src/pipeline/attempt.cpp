@@ -30,9 +30,9 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   auto req = provider.build_request(d, st_.call.body, st_.call.stream);
   if (!req) {
     r.failure = FailureClass::deployment_misconfigured;
-    r.error = d.provider == config::ProviderKind::unsupported
-                  ? core::Error::caller(400, "invalid_request_error", req.error(), "model", "unsupported_provider")
-                  : malformed_error(d, "is misconfigured: " + req.error());
+    r.error = d.provider != config::ProviderKind::unsupported ? malformed_error(d, "is misconfigured: " + req.error())
+              : d.unusable.empty() ? core::Error::caller(400, "invalid_request_error", req.error(), "model", "unsupported_provider")
+                                   : core::Error::gateway(500, "api_error", req.error(), "deployment_misconfigured");
     record(group, dep, 0, r.failure, started, 0, r.evidence);
     co_return r;
   }

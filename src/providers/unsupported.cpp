@@ -29,8 +29,9 @@ const Provider& unsupported_provider() {
 }
 
 std::string unsupported_message(const config::Deployment& d) {
-  return "deployment '" + (d.id.empty() ? d.model_name : d.id) + "' of model group '" + d.model_name +
-         "' uses provider '" + d.provider_prefix + "', which tollgate does not implement";
+  const std::string which = "deployment '" + (d.id.empty() ? d.model_name : d.id) + "' of model group '" + d.model_name + "'";
+  if (!d.unusable.empty()) return which + " is misconfigured: " + d.unusable;
+  return which + " uses provider '" + d.provider_prefix + "', which tollgate does not implement";
 }
 
 }  // namespace tollgate::providers

@@ -196,19 +196,33 @@ general_settings:
   EXPECT_TRUE(r.config->general_settings.disable_spend_logs);
 }
 
-TEST(ConfigLoader, MissingEnvironmentVariableIsAnErrorWithPathAndLine) {
+TEST(ConfigLoader, MissingEnvironmentVariableIsAWarningInADeploymentAndAnErrorElsewhere) {
+  // In a deployment's litellm_params, LiteLLM reads an unset variable as None and loads the
+  // file; the deployment then fails when called. Elsewhere (master_key, database_url, ...)
+  // an unset secret is an error: Tollgate does not start without what it was told to use.
   LoadResult r = load(R"(model_list:
   - model_name: m
     litellm_params:
       model: openai/gpt-4o
       api_key: os.environ/NOT_SET_ANYWHERE
 )");
-  EXPECT_FALSE(r.ok());
-  EXPECT_EQ(r.config, nullptr);
-  Problem p = only(r.errors, "model_list[0].litellm_params.api_key");
+  EXPECT_TRUE(r.ok()) << r.errors.front().to_string();
+  Problem p = only(r.warnings, "model_list[0].litellm_params.api_key");
   EXPECT_EQ(p.line, 5);
   EXPECT_THAT(p.message, HasSubstr("NOT_SET_ANYWHERE"));
   EXPECT_THAT(p.to_string(), HasSubstr("model_list[0].litellm_params.api_key (line 5): "));
+  EXPECT_EQ(r.config->model_list.at(0).api_key, "");
+
+  LoadResult g = load(R"(model_list:
+  - model_name: m
+    litellm_params:
+      model: openai/gpt-4o
+general_settings:
+  master_key: os.environ/NOT_SET_ANYWHERE
+)");
+  EXPECT_FALSE(g.ok());
+  EXPECT_EQ(g.config, nullptr);
+  EXPECT_THAT(only(g.errors, "general_settings.master_key").message, HasSubstr("NOT_SET_ANYWHERE"));
 }
 
 TEST(ConfigLoader, EnvironmentVariablesSectionFeedsOsEnviron) {
@@ -290,7 +304,7 @@ TEST(ConfigLoader, OpenAICompatiblePrefixesMapToOpenAI) {
   }
 }
 
-TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreErrors) {
+TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreWarningsAndTheDeploymentsAreKept) {
   LoadResult r = load(R"(model_list:
   - model_name: a
     litellm_params:
@@ -305,19 +319,21 @@ TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreErrors) {
     litellm_params:
       model: openai/gpt-4o
       api_base: ftp://nope
+  - model_name: e
+    litellm_params:
+      model: azure/
 )");
-  EXPECT_FALSE(r.ok());
-  // A provider Tollgate does not implement is a warning (LiteLLM fails it at call time only).
-  EXPECT_THAT(only(r.warnings, "model_list[0].litellm_params.model").message,
-              HasSubstr("\"bedrock\" is not supported"));
-  EXPECT_TRUE(std::none_of(r.errors.begin(), r.errors.end(),
-                           [](const auto& e) { return e.path == "model_list[0].litellm_params.model"; }));
-  EXPECT_THAT(only(r.errors, "model_list[1].litellm_params.api_base").message,
-              HasSubstr("api_base is required"));
-  EXPECT_THAT(only(r.errors, "model_list[2].litellm_params.api_base").message,
-              HasSubstr("api_base is required"));
-  EXPECT_THAT(only(r.errors, "model_list[3].litellm_params.api_base").message,
-              HasSubstr("http://"));
+  // As LiteLLM: the file loads; each of these deployments fails only when it is called.
+  EXPECT_TRUE(r.ok()) << r.errors.front().to_string();
+  EXPECT_THAT(only(r.warnings, "model_list[0].litellm_params.model").message, HasSubstr("\"bedrock\" is not supported"));
+  EXPECT_THAT(only(r.warnings, "model_list[1].litellm_params.api_base").message, HasSubstr("api_base is required"));
+  EXPECT_THAT(only(r.warnings, "model_list[2].litellm_params.api_base").message, HasSubstr("api_base is required"));
+  EXPECT_THAT(only(r.warnings, "model_list[3].litellm_params.api_base").message, HasSubstr("http://"));
+  EXPECT_THAT(only(r.warnings, "model_list[4].litellm_params.model").message, HasSubstr("empty"));
+  ASSERT_EQ(r.config->model_list.size(), 5u);
+  for (const auto& d : r.config->model_list) EXPECT_EQ(d.provider, ProviderKind::unsupported) << d.model_name;
+  EXPECT_TRUE(r.config->model_list[0].unusable.empty()) << "an unimplemented provider: unsupported_provider";
+  EXPECT_FALSE(r.config->model_list[1].unusable.empty()) << "a misconfigured one: deployment_misconfigured";
 }
 
 TEST(ConfigLoader, CustomLlmProviderActsAsThePrefix) {

@@ -57,7 +57,11 @@ TEST(Yaml11, TheLoaderReadsPyYamlNumbersAndRefusesAnOpenQuoteWithLineAndColumn) 
   EXPECT_EQ(r.config->model_list.at(0).rpm, 1000);
   auto bad = load_config_string("general_settings:\n  master_key: \"sk-1234\n", "t.yaml", o);
   ASSERT_EQ(bad.errors.size(), 1u);
-  EXPECT_NE(bad.errors[0].message.find("line 2, column 15"), std::string::npos) << bad.errors[0].message;
+  EXPECT_EQ(bad.errors[0].line, 2);
+  EXPECT_NE(bad.errors[0].message.find("(column 15): a quoted string is never closed"), std::string::npos) << bad.errors[0].message;
+  auto tab = load_config_string("model_list:\n  - model_name: m\n    litellm_params:\n\t  model: openai/m\n", "t.yaml", o);
+  ASSERT_EQ(tab.errors.size(), 1u);
+  EXPECT_NE(tab.errors[0].message.find("tab"), std::string::npos) << tab.errors[0].message;
   EXPECT_FALSE(bad.config);
 }
 
