@@ -650,6 +650,15 @@ struct Admin::Impl {
     return std::nullopt;
   }
 
+  /// The scope's ledger figures merged into `o` (spend 0 when the budget layer is absent).
+  void with_scope_spend(json::object& o, budget::ScopeKind kind, const std::string& id) const {
+    if (!d.spend_for_scope) {
+      o["spend"] = 0;
+      return;
+    }
+    for (auto& kv : d.spend_for_scope(budget::ScopeId{kind, id})) o[kv.key()] = kv.value();
+  }
+
   Reply user_info(const std::string& target) const {
     auto id = admin::query_param(target, "user_id");
     if (!id || id->empty()) return std::unexpected(bad_field("user_id", "missing required query parameter: user_id"));
@@ -669,7 +678,9 @@ struct Admin::Impl {
       if (snap->member(t.team_id, *id)) teams.emplace_back(t.team_id);
     json::object o;
     o["user_id"] = *id;
-    o["user_info"] = user_object(*u);
+    auto info = user_object(*u);
+    with_scope_spend(info, budget::ScopeKind::user, *id);
+    o["user_info"] = std::move(info);
     o["keys"] = std::move(ka);
     o["teams"] = std::move(teams);
     return json::value(std::move(o));
@@ -795,6 +806,7 @@ struct Admin::Impl {
     for (const auto& k : *keys) ka.push_back(key_with_spend(k));
     json::object o;
     o["team_id"] = *id;
+    with_scope_spend(*t, budget::ScopeKind::team, *id);
     o["team_info"] = std::move(*t);
     o["keys"] = std::move(ka);
     return json::value(std::move(o));
@@ -895,6 +907,7 @@ struct Admin::Impl {
     auto r = d.store->get_organization(*id);
     if (!r) return std::unexpected(store_error(r.error(), "organization " + *id));
     auto o = org_object(*r);
+    with_scope_spend(o, budget::ScopeKind::organization, *id);
     auto teams = d.store->list_teams(*id);
     if (!teams) return std::unexpected(store_error(teams.error(), "teams"));
     json::array ta;
@@ -932,7 +945,9 @@ struct Admin::Impl {
       return std::unexpected(bad_field("end_user_id", "missing required query parameter: end_user_id"));
     auto c = d.store->get_customer(*id);
     if (!c) return std::unexpected(store_error(c.error(), "customer " + *id));
-    return json::value(customer_object(*c));
+    auto o = customer_object(*c);
+    with_scope_spend(o, budget::ScopeKind::end_user, *id);
+    return json::value(std::move(o));
   }
 
   Reply customer_block(const json::object& body, bool blocked) const {

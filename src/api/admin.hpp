@@ -21,6 +21,7 @@
 #include <boost/json/object.hpp>
 
 #include "auth/identities.hpp"
+#include "budget/scope.hpp"
 #include "config/config.hpp"
 #include "http/server.hpp"
 #include "store/store.hpp"
@@ -38,6 +39,9 @@ struct AdminDeps {
   /// (e.g. {"spend": 1.25, "budget_reset_at": "...", "spend_windows": [...]}, dollars as JSON
   /// numbers). Filled by the budget layer; the default gives {"spend": 0}.
   std::function<boost::json::object(const store::KeyRecord&)> spend_for_key;
+  /// Spend figures of a team, user, organization or customer scope ({"spend", "reserved_spend",
+  /// "budget_reset_at"...}), merged into its `/…/info` object. Default: {"spend": 0}.
+  std::function<boost::json::object(const budget::ScopeId&)> spend_for_scope;
   /// Milliseconds since the Unix epoch (UTC); default: the system clock.
   std::function<std::int64_t()> now_ms;
 };

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "api/admin_fields.hpp"
+#include "auth/identities.hpp"
 #include "pipeline/admission.hpp"
 
 namespace tollgate::api {
@@ -17,11 +18,7 @@ boost::json::object key_spend_json(const budget::BudgetLedger& ledger, const con
   for (const auto& s : pipeline::applicable_scopes(p, std::string(), cfg)) {
     const auto st = ledger.state(s.scope, now);
     if (s.scope.kind == budget::ScopeKind::key) {
-      o["spend"] = admin::dollars_json(st ? st->spent : 0);
-      o["reserved_spend"] = admin::dollars_json(st ? st->reserved : 0);
-      if (st && st->window_end != budget::SystemTime::max())
-        o["budget_reset_at_ms"] =
-            std::chrono::duration_cast<std::chrono::milliseconds>(st->window_end.time_since_epoch()).count();
+      for (auto& kv : scope_spend_json(ledger, s.scope)) o[kv.key()] = kv.value();
     } else if (s.scope.kind == budget::ScopeKind::key_window) {
       boost::json::object w;
       w["budget_duration"] = s.scope.id.substr(key.token_hash.size() + 1);  // id is "<hash>/<duration>"
@@ -31,6 +28,19 @@ boost::json::object key_spend_json(const budget::BudgetLedger& ledger, const con
     }
   }
   o["spend_windows"] = std::move(windows);
+  return o;
+}
+
+boost::json::object scope_spend_json(const budget::BudgetLedger& ledger, const budget::ScopeId& scope) {
+  const auto st = ledger.state(scope, std::chrono::system_clock::now());
+  boost::json::object o;
+  o["spend"] = admin::dollars_json(st ? st->spent : 0);
+  o["reserved_spend"] = admin::dollars_json(st ? st->reserved : 0);
+  if (st && st->window_end != budget::SystemTime::max()) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(st->window_end.time_since_epoch()).count();
+    o["budget_reset_at"] = auth::iso8601_utc(ms);
+    o["budget_reset_at_ms"] = ms;
+  }
   return o;
 }
 

@@ -116,3 +116,29 @@ function test_config_check() {
     assert.match(open.out, /\(line 2\): invalid YAML \(column 15\): a quoted string is never closed/);
   });
 }
+
+e2e('/team/info, /user/info, /customer/info and /organization/info carry the spend the ledger holds; budget_reset_at is ISO 8601', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [paidDeployment(mock, 'sp-paid', 'sp-up')] }));
+  const org = await gw.admin('/organization/new', { organization_alias: 'sp-org', max_budget: 50 });
+  const team = await gw.admin('/team/new', { team_alias: 'sp-team', max_budget: 10, budget_duration: '30d', organization_id: org.organization_id });
+  await gw.admin('/user/new', { user_id: 'sp-alice', max_budget: 5, budget_duration: '1d', auto_create_key: false });
+  await gw.admin('/customer/new', { user_id: 'sp-customer', max_budget: 2 });
+  const k = await gw.generateKey({ team_id: team.team_id, user_id: 'sp-alice', max_budget: 3, budget_duration: '1h' });
+  await mock.script('sp-up', [{ content: 'one two three', completion_tokens: 3 }]);
+  for (let i = 0; i < 3; i++) assert.equal((await chat(gw, k.key, hi('sp-paid', { user: 'sp-customer' }))).status, 200);
+  const spent = await spendNanos(gw, k.key);
+  assert.ok(spent > 0);
+  const near = (dollarsValue, what) => assert.ok(Math.abs(Number(dollarsValue) * 1e9 - spent) < 1, `${what}: ${dollarsValue} vs ${spent / 1e9}`);
+  const ti = (await gw.admin(`/team/info?team_id=${team.team_id}`)).team_info;
+  near(ti.spend, 'team spend');
+  assert.match(ti.budget_reset_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+  near((await gw.admin('/user/info?user_id=sp-alice')).user_info.spend, 'user spend');
+  near((await gw.admin('/customer/info?end_user_id=sp-customer')).spend, 'customer spend');
+  near((await gw.admin(`/organization/info?organization_id=${org.organization_id}`)).spend, 'organization spend');
+  const ki = await gw.keyInfo(k.key);
+  assert.match(ki.budget_reset_at, /^\d{4}-\d\d-\d\dT/, 'the key\'s window end, as LiteLLM shows it');
+  assert.ok(Math.abs(Date.parse(ki.budget_reset_at) - ki.budget_reset_at_ms) < 1000);
+  const untouched = await gw.admin('/team/new', { team_alias: 'sp-idle' });
+  assert.equal(Number((await gw.admin(`/team/info?team_id=${untouched.team_id}`)).team_info.spend), 0);
+});
