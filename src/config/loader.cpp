@@ -1,4 +1,5 @@
 #include "config/loader.hpp"
+#include "config/wildcard.hpp"
 #include "config/yaml11.hpp"
 
 #include "core/database_url.hpp"
@@ -300,7 +301,9 @@ class Loader {
     }
     if (auto value = lookup_env(name)) return value;
     if (lenient_env_) {
-      warn(path, line, "environment variable " + name + " is not set (referenced as " + text + "): left unset, as LiteLLM reads it");
+      // The deployment is kept but marked unusable (load_deployment): never filled in from a
+      // provider default, which could send another account's key or this key elsewhere.
+      unset_env_.push_back(UnsetEnv{name, path, line});
       return std::nullopt;
     }
     error(path, line, "environment variable " + name + " is not set (referenced as " + text + ")");
@@ -680,9 +683,7 @@ class Loader {
           if (s->empty()) {
             error(p, line_of(val, l), "model_name must not be empty");
           } else {
-            d.model_name = *s;
-            if (s->find('*') != std::string::npos)
-              warn(p, line_of(val, l), "wildcard model names are not supported by tollgate; matched literally");
+            d.model_name = *s;  // a wildcard (`*`, `openai/*`) serves the names it matches
           }
         }
         has_name = true;
@@ -692,6 +693,7 @@ class Loader {
         // A deployment's secrets and URLs from unset variables are left unset (LiteLLM reads
         // them as None and fails the deployment when it is called), with a warning.
         lenient_env_ = true;
+        unset_env_.clear();
         load_litellm_params(val, p, l, d, model, custom_provider, has_api_base, has_api_key,
                             has_api_version, param_costs);
         lenient_env_ = false;
@@ -741,8 +743,8 @@ class Loader {
     }
     // A deployment that cannot be called is kept, with a warning (LiteLLM loads it and fails it
     // when a request reaches it); its group's other deployments and fallbacks still serve.
-    auto keep_unusable = [&](const std::string& wpath, const std::string& why) {
-      warn(wpath, model_line, why + ": requests routed to this deployment fail with 500 deployment_misconfigured; "
+    auto keep_unusable = [&](const std::string& wpath, const std::string& why, int wline = 0) {
+      warn(wpath, wline > 0 ? wline : model_line, why + ": requests routed to this deployment fail with 500 deployment_misconfigured; "
                                     "its group's other deployments and fallbacks still serve");
       d.provider_prefix = prefix;
       d.provider = ProviderKind::unsupported;
@@ -754,6 +756,16 @@ class Loader {
       paths_.push_back(path);
       cfg.model_list.push_back(std::move(d));
     };
+    if (!unset_env_.empty()) {
+      // As LiteLLM reads an unset variable (None): the file loads, the deployment fails when
+      // called. Tollgate does not fall back to a provider default key or URL in its place.
+      std::string names;
+      for (const auto& u : unset_env_) names += (names.empty() ? "" : ", ") + u.name + " (" + u.path + ")";
+      const auto first = unset_env_.front();
+      unset_env_.clear();
+      keep_unusable(first.path, "environment variable(s) not set: " + names, first.line);
+      return;
+    }
     if (upstream.empty()) {
       keep_unusable(mpath, "model name after the provider prefix is empty");
       return;
@@ -1770,9 +1782,16 @@ class Loader {
   void check_group_refs(const Config& cfg) {
     const std::vector<std::string> groups = cfg.model_groups();
     const std::set<std::string> known(groups.begin(), groups.end());
+    std::vector<std::string> patterns;
+    for (const auto& g : groups)
+      if (is_wildcard(g)) patterns.push_back(g);
+    // A name a wildcard group serves is a group too (routing::ModelGroups::find).
+    const auto served_by_wildcard = [&](const std::string& name) {
+      return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return wildcard_capture(p, name).has_value(); });
+    };
     for (const GroupRef& r : refs_) {
       if (r.star_allowed && r.group == "*") continue;
-      if (!known.contains(r.group) && !broken_groups_.contains(r.group))
+      if (!known.contains(r.group) && !broken_groups_.contains(r.group) && !served_by_wildcard(r.group))
         error(r.path, r.line, "model group \"" + r.group + "\" is not in model_list");
     }
   }
@@ -1804,6 +1823,11 @@ class Loader {
   std::vector<int> id_lines_;
   std::vector<std::string> paths_;
   bool lenient_env_ = false;  // inside a deployment's litellm_params: an unset variable is a warning
+  struct UnsetEnv {
+    std::string name, path;
+    int line = 0;
+  };
+  std::vector<UnsetEnv> unset_env_;  // the variables this deployment references that are not set
 };
 
 /// Whether 0-based line `line` of `text` holds a tab character.
@@ -1821,6 +1845,8 @@ bool line_has_tab(std::string_view text, int line) {
 
 LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadOptions& options) {
   LoadResult result;
+  // A UTF-8 byte-order mark: skipped here, so that yaml-cpp's marks are offsets into `yaml`.
+  if (yaml.starts_with("\xEF\xBB\xBF")) yaml.remove_prefix(3);
   EnvLookup env = options.getenv ? options.getenv : process_environment();
   YAML::Node root;
   try {

@@ -90,6 +90,7 @@ std::optional<std::int64_t> yaml11_int(std::string_view s) {
         if (total > std::numeric_limits<std::uint64_t>::max() / 60) return std::nullopt;
         total *= 60;
       }
+      if (p > std::numeric_limits<std::uint64_t>::max() - total) return std::nullopt;
       total += p;
       first = false;
       if (colon == std::string_view::npos) break;

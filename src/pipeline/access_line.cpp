@@ -21,7 +21,7 @@ std::string access_line(const RunState& st, bool ok, std::optional<int> status) 
   o.key("model_requested").value(st.call.model);
   const auto served = ok ? st.served_dep : std::nullopt;
   if (served) {
-    const auto& d = st.cfg.model_list[*served];
+    const auto& d = st.deployment(*served);
     o.key("model_group_served").value(d.model_name);
     o.key("model_served").value(d.upstream_model);
     o.key("deployment").value(d.id);

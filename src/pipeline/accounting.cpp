@@ -63,8 +63,8 @@ net::awaitable<budget::ReserveResult> reserve_on(budget::BudgetLedger& ledger, s
 }  // namespace
 
 std::int64_t Accounting::input_bound(std::size_t dep) {
-  const auto& d = st_.cfg.model_list[dep];
-  const auto& price = st_.svc->prices[dep];
+  const auto& d = st_.deployment(dep);
+  const auto& price = st_.price_of(dep);
   const std::string& model = d.base_model.empty() ? d.upstream_model : d.base_model;
   const auto limit = price.price.max_input_tokens.value_or(0);
   for (const auto& b : input_bounds_)
@@ -96,7 +96,7 @@ net::awaitable<std::optional<Refusal>> Accounting::admit_target(std::string grou
   std::optional<std::uint64_t> early_id;
   std::optional<PendingAppend> early;
   std::optional<EarlyRelease> early_release;
-  if (auto unreserved = admit_unreserved(st_.cfg, st_.svc->prices[dep], scopes)) {
+  if (auto unreserved = admit_unreserved(st_.cfg, st_.price_of(dep), scopes)) {
     adm = std::move(*unreserved);
   } else {
     if (st_.svc->store) early_id = st_.svc->ledger->take_reservation_id(scopes, plan.range, now);
@@ -107,7 +107,7 @@ net::awaitable<std::optional<Refusal>> Accounting::admit_target(std::string grou
                                                            0, budget::SettleKind::no_usage, dep, now));
     }
     auto reserved = co_await reserve_on(*st_.svc->ledger, scopes, plan.range, now, st_.deadline, early_id);
-    adm = admission_decision(std::move(reserved), st_.svc->prices[dep], scopes, plan);
+    adm = admission_decision(std::move(reserved), st_.price_of(dep), scopes, plan);
   }
   const bool granted_early = early_id && adm.outcome == AdmissionDecision::Outcome::admitted &&
                              !adm.reservation.empty() && adm.reservation.id() == *early_id;
@@ -143,7 +143,7 @@ net::awaitable<std::optional<Refusal>> Accounting::admit_target(std::string grou
 }
 
 void Accounting::settle(Held& held, std::size_t dep, const AttemptResult& r) {
-  const auto& price = st_.svc->prices[dep];
+  const auto& price = st_.price_of(dep);
   const budget::SettleKind kind = budget::settle_kind_for(r.evidence);
   budget::Nanos actual = 0;
   if (kind == budget::SettleKind::actual) {
@@ -187,7 +187,7 @@ store::LedgerRecord Accounting::ledger_record(store::LedgerKind kind, std::uint6
   rec.actual_nanos = charged;
   if (settle_kind) rec.settle_kind = std::string(budget::to_string(*settle_kind));
   rec.request_id = st_.call.call_id;
-  rec.model = st_.cfg.model_list[dep].id;
+  rec.model = st_.deployment(dep).id;
   rec.at_ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
   return rec;
 }

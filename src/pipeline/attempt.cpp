@@ -17,7 +17,8 @@ namespace tollgate::pipeline {
 using Usage = providers::Usage;
 
 net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t dep) {
-  const auto& d = st_.cfg.model_list[dep];
+  st_.bind_deployment(dep, group);  // a wildcard deployment: the upstream model for this name
+  const auto& d = st_.deployment(dep);
   const auto& provider = providers::provider_for(d.provider);
   AttemptResult r;
   const auto started = st_.svc->clock->now();
@@ -117,7 +118,7 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     record(group, dep, status, std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
     r.usage = u;
     st_.usage = u;
-    st_.cost_preview = u.reported ? attempt_charge(st_.svc->prices[dep], u).total : st_.reserved_now;
+    st_.cost_preview = u.reported ? attempt_charge(st_.price_of(dep), u).total : st_.reserved_now;
     auto headers = response_headers(st_, dep);
     std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
     remember_answer(*completion, raw);
@@ -184,7 +185,7 @@ void Attempter::record(const std::string& group, std::size_t dep, int status, st
   st_.upstream_ms += dur;
   st_.attempts.push_back(
       AttemptRecord{group, dep, status, failure, dur, st_.attempt_span_id, st_.attempt_start_unix_nano, wall_ns()});
-  const auto& d = st_.cfg.model_list[dep];
+  const auto& d = st_.deployment(dep);
   TraceStep st;
   st.kind = TraceStep::Kind::attempt;
   st.group = group;
@@ -234,8 +235,8 @@ void Attempter::count_search_calls(std::size_t dep, providers::Usage& u) const {
 }
 
 bool Attempter::searches_every_request(std::size_t dep) const {
-  const auto& d = st_.cfg.model_list[dep];
-  const auto& price = st_.svc->prices[dep].price;
+  const auto& d = st_.deployment(dep);
+  const auto& price = st_.price_of(dep).price;
   if (d.provider == config::ProviderKind::anthropic || !price.web_search_call) return false;
   return price.matched_key.find("search") != std::string::npos ||
          d.upstream_model.find("search") != std::string::npos;

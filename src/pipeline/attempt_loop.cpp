@@ -302,7 +302,7 @@ class Run {
     for (const auto& c : st_.svc->circuits->snapshot()) {
       if (c.scope != "provider" || c.state != policy::CircuitState::open || c.reason != "commercial_limit") continue;
       for (auto i : *members) {
-        if (st_.cfg.model_list[i].provider_prefix != c.id) continue;
+        if (st_.deployment(i).provider_prefix != c.id) continue;
         auto e = core::Error::gateway(
             429, "insufficient_quota",
             "Stopped by fallback policy: provider '" + c.id + "' of model group '" + group +
@@ -325,7 +325,7 @@ class Run {
     std::string where = st_.call.model;
     std::string provider;
     if (st_.last_dep) {
-      const auto& d = st_.cfg.model_list[*st_.last_dep];
+      const auto& d = st_.deployment(*st_.last_dep);
       provider = d.provider_prefix;
       where = d.model_name + " (" + d.id + ", provider " + d.provider_prefix + ")";
     }
@@ -366,6 +366,7 @@ class Run {
           std::find(denied.begin(), denied.end(), *dep) != denied.end())
         break;
       const bool same_again = std::find(tried.begin(), tried.end(), *dep) != tried.end();
+      st_.bind_deployment(*dep, group);  // before admission: a wildcard deployment is priced per name
       if (n > 0) {
         // A Retry-After longer than the time left: no point waiting, go to the fallback now.
         // (The next attempt needs min_time_left_ms after the wait.) This holds for the group's
@@ -405,9 +406,25 @@ class Run {
         out.circuit_blocked = true;
         continue;
       }
+      // A deployment Tollgate cannot call is sent nothing: no admission, no reservation (it
+      // must neither be refused as unpriced nor use up the request's cost ceiling), and its
+      // failure sends the walk on to the group's fallbacks.
+      if (st_.deployment(*dep).provider == config::ProviderKind::unsupported) {
+        st_.reserved_now = 0;
+        st_.bound = AttemptBound{};
+        st_.permit = permit;  // released when the attempt is recorded (it never counts against a circuit)
+        st_.permit_dep = *dep;
+        AttemptResult r = co_await attempter_.attempt(group, *dep);
+        out.attempted = true;
+        out.failure = r.failure;
+        out.error = std::move(r.error);
+        tried.push_back(*dep);
+        st_.decide("next_deployment");
+        continue;
+      }
       // The attempt's worst case as a function of its output bound, capped by what is left of
       // the request's cost ceiling over all its attempts.
-      const auto& price = st_.svc->prices[*dep];
+      const auto& price = st_.price_of(*dep);
       AttemptPlan plan;
       const bool priced = price.status == budget::PriceStatus::priced;
       if (priced)
@@ -479,8 +496,8 @@ class Run {
       // A provider Tollgate does not implement was named at load; its deployment never opens a
       // circuit, so that each request routed to it keeps its clear 400 unsupported_provider.
       if (action == policy::Action::next_deployment &&
-          st_.cfg.model_list[*dep].provider != config::ProviderKind::unsupported) {
-        const auto& d = st_.cfg.model_list[*dep];
+          st_.deployment(*dep).provider != config::ProviderKind::unsupported) {
+        const auto& d = st_.deployment(*dep);
         st_.svc->circuits->open_deployment(*dep, std::string(policy::to_string(r.failure)));
         st_.alert(std::string(policy::to_string(r.failure)), d.id,
               "deployment " + d.id + " of " + d.model_name + " answered " + std::to_string(r.status) +
@@ -531,8 +548,8 @@ class Run {
         std::string which = "deployment circuit open";
         if (const auto* members = st_.svc->groups->find(group))
           for (auto i : *members)
-            if (st_.svc->circuits->provider_state(st_.cfg.model_list[i].provider_prefix) == policy::CircuitState::open) {
-              which = "provider circuit open (" + st_.cfg.model_list[i].provider_prefix + ")";
+            if (st_.svc->circuits->provider_state(st_.deployment(i).provider_prefix) == policy::CircuitState::open) {
+              which = "provider circuit open (" + st_.deployment(i).provider_prefix + ")";
               break;
             }
         st_.step_skip(group, which);

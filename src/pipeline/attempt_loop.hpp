@@ -114,6 +114,9 @@ struct Services {
   budget::Ledger* local_ledger = nullptr;
   /// Each deployment's resolved price (index = Config::model_list index).
   std::vector<budget::ResolvedPrice> prices;
+  /// The effective price table the prices were resolved against; a wildcard deployment
+  /// (config/wildcard.hpp) is priced per requested model from it (RunState::price_of).
+  std::shared_ptr<const budget::PriceTable> price_table;
   /// rpm/tpm/parallel limits of keys, users and teams.
   std::unique_ptr<policy::RateLimits> limiter;
   /// Durable store (ledger, spend logs, identities); null = in-memory only (tests).

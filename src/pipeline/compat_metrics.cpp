@@ -110,7 +110,7 @@ void count_compat_request(const RunState& st, bool ok, int status) {
   const auto& p = st.principal();
   const auto who = caller_of(p);
   const auto served = ok ? st.served_dep : std::nullopt;
-  const std::string model = served ? st.cfg.model_list[*served].upstream_model : std::string();
+  const std::string model = served ? st.deployment(*served).upstream_model : std::string();
   const std::string& requested = st.call.model;
   auto labels = [&](std::initializer_list<std::string> more) {
     telemetry::LabelValues v{who.hashed_api_key, who.api_key_alias, who.team, who.team_alias, who.user};
@@ -131,7 +131,7 @@ void count_compat_request(const RunState& st, bool ok, int status) {
   const double total_s = static_cast<double>(st.trace.elapsed_ms) / 1000.0;
   c.total_latency->observe(labels({requested, model}), total_s);
   if (served) {
-    const auto& d = st.cfg.model_list[*served];
+    const auto& d = st.deployment(*served);
     c.overhead->observe({d.model_name, d.provider_prefix, d.id},
                         static_cast<double>(std::max<long long>(0, st.trace.elapsed_ms - st.upstream_ms)) / 1000.0);
   }
@@ -142,7 +142,7 @@ void count_compat_request(const RunState& st, bool ok, int status) {
   // Fallbacks, as LiteLLM counts them: each fallback group walked to, and whether it served.
   for (const auto& s : st.trace.steps) {
     if (s.kind != TraceStep::Kind::fallback) continue;
-    const bool served_here = served && st.cfg.model_list[*served].model_name == s.group;
+    const bool served_here = served && st.deployment(*served).model_name == s.group;
     auto* f = served_here ? c.fallback_ok : c.fallback_failed;
     f->inc({requested, s.group, who.hashed_api_key, who.api_key_alias, who.team, who.team_alias,
             ok ? std::string() : code, failure});
@@ -163,7 +163,7 @@ void count_compat_request(const RunState& st, bool ok, int status) {
   }
   // GenAI client histograms.
   const auto shown = served ? served : st.last_dep;
-  const std::string provider = shown ? genai_provider_name(st.cfg.model_list[*shown].provider_prefix) : std::string();
+  const std::string provider = shown ? genai_provider_name(st.deployment(*shown).provider_prefix) : std::string();
   const std::string error_type = ok ? std::string() : !failure.empty() ? failure : code;
   c.genai_duration->observe({"chat", provider, requested, model, error_type}, total_s);
   if (st.usage.reported) {

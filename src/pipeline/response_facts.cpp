@@ -16,10 +16,25 @@ std::string_view str(const json::object& o, std::string_view key) {
 
 bool capturing(const RunState& st) { return st.cfg.tollgate_settings.otel.capture_content; }
 
+/// At most `n` bytes of `s`, never ending inside a UTF-8 sequence (a strict OTLP receiver
+/// refuses a request holding invalid UTF-8).
+std::string_view utf8_prefix(std::string_view s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // s[n] continues a sequence
+  return s.substr(0, n);
+}
+
+/// Names and ids the caller or the upstream chose (roles, part types, tool names and ids):
+/// kept short, whatever they send.
+constexpr std::size_t kShortField = 256;
+/// One per choice; a request asks for few (`n`), an upstream may send any number.
+constexpr std::size_t kMaxFinishReasons = 16;
+std::string_view short_field(std::string_view s) { return utf8_prefix(s, kShortField); }
+
 /// Appends at most what is left of `budget` bytes of `text`.
 void append_bounded(std::string& out, std::string_view text, std::size_t budget) {
   if (out.size() >= budget) return;
-  out.append(text.substr(0, budget - out.size()));
+  out.append(utf8_prefix(text, budget - out.size()));
 }
 
 /// Whether `chunk` holds a `"finish_reason"` member whose value is a string (chunks carry
@@ -45,7 +60,7 @@ void content_parts(core::JsonOut& j, const json::value* content, std::size_t& le
   auto text_part = [&](std::string_view t) {
     const auto n = std::min(t.size(), left);
     left -= n;
-    j.begin_object().key("type").value("text").key("content").value(t.substr(0, n)).end_object();
+    j.begin_object().key("type").value("text").key("content").value(utf8_prefix(t, n)).end_object();
   };
   if (content == nullptr) return;
   if (content->is_string()) {
@@ -58,7 +73,7 @@ void content_parts(core::JsonOut& j, const json::value* content, std::size_t& le
     if (po == nullptr) continue;
     const auto type = str(*po, "type");
     if (type == "text") text_part(str(*po, "text"));
-    else j.begin_object().key("type").value(type).end_object();  // images, audio, files: no payload
+    else j.begin_object().key("type").value(short_field(type)).end_object();  // images, audio, files: no payload
   }
 }
 
@@ -72,8 +87,9 @@ void tool_call_parts(core::JsonOut& j, const json::value* calls, std::size_t& le
     const auto args = fo ? str(*fo, "arguments") : std::string_view();
     const auto n = std::min(args.size(), left);
     left -= n;
-    j.begin_object().key("type").value("tool_call").key("id").value(str(*co, "id"));
-    j.key("name").value(fo ? str(*fo, "name") : std::string_view()).key("arguments").value(args.substr(0, n)).end_object();
+    j.begin_object().key("type").value("tool_call").key("id").value(short_field(str(*co, "id")));
+    j.key("name").value(short_field(fo ? str(*fo, "name") : std::string_view()));
+    j.key("arguments").value(utf8_prefix(args, n)).end_object();
   }
 }
 
@@ -87,19 +103,21 @@ void reset_response_facts(RunState& st) {
 }
 
 void note_completion(RunState& st, const json::object& completion) {
-  st.response_id = str(completion, "id");
+  st.response_id = short_field(str(completion, "id"));
   st.finish_reasons.clear();
   const auto* choices = completion.if_contains("choices");
   if (choices == nullptr || !choices->is_array()) return;
   for (const auto& c : choices->as_array())
     if (const auto* co = c.if_object())
-      if (auto fr = str(*co, "finish_reason"); !fr.empty()) st.finish_reasons.emplace_back(fr);
+      if (auto fr = str(*co, "finish_reason"); !fr.empty() && st.finish_reasons.size() < kMaxFinishReasons)
+        st.finish_reasons.emplace_back(short_field(fr));
   if (!capturing(st)) return;
   std::string out;
   std::size_t left = kCapturedBytes;
   core::JsonOut j(out);
   j.begin_array();
   for (const auto& c : choices->as_array()) {
+    if (out.size() > 2 * kCapturedBytes) break;  // the text budget is spent: no more empty shells
     const auto* co = c.if_object();
     const auto* m = co ? co->if_contains("message") : nullptr;
     const auto* mo = m ? m->if_object() : nullptr;
@@ -124,13 +142,14 @@ void note_stream_chunk(RunState& st, std::string_view chunk) {
   auto v = json::parse(chunk, ec);
   if (ec || !v.is_object()) return;
   const auto& o = v.as_object();
-  if (first) st.response_id = str(o, "id");
+  if (first) st.response_id = short_field(str(o, "id"));
   const auto* choices = o.if_contains("choices");
   if (choices == nullptr || !choices->is_array()) return;
   for (const auto& c : choices->as_array()) {
     const auto* co = c.if_object();
     if (co == nullptr) continue;
-    if (auto fr = str(*co, "finish_reason"); !fr.empty()) st.finish_reasons.emplace_back(fr);
+    if (auto fr = str(*co, "finish_reason"); !fr.empty() && st.finish_reasons.size() < kMaxFinishReasons)
+      st.finish_reasons.emplace_back(short_field(fr));
     if (!capture) continue;
     // The captured answer of a stream: the first choice's text as it arrived.
     if (const auto* idx = co->if_contains("index"); idx && idx->is_int64() && idx->as_int64() != 0) continue;
@@ -160,17 +179,18 @@ std::string input_messages_json(const json::object& request_body) {
   const auto* messages = request_body.if_contains("messages");
   if (messages != nullptr && messages->is_array()) {
     for (const auto& m : messages->as_array()) {
+      if (out.size() > 2 * kCapturedBytes) break;  // the text budget is spent: no more empty shells
       const auto* mo = m.if_object();
       if (mo == nullptr) continue;
       const auto role = str(*mo, "role");
-      j.begin_object().key("role").value(role).key("parts").begin_array();
+      j.begin_object().key("role").value(short_field(role)).key("parts").begin_array();
       if (role == "tool") {
         const auto* content = mo->if_contains("content");
         const auto text = content && content->is_string() ? std::string_view(content->as_string()) : std::string_view();
         const auto n = std::min(text.size(), left);
         left -= n;
-        j.begin_object().key("type").value("tool_call_response").key("id").value(str(*mo, "tool_call_id"));
-        j.key("response").value(text.substr(0, n)).end_object();
+        j.begin_object().key("type").value("tool_call_response").key("id").value(short_field(str(*mo, "tool_call_id")));
+        j.key("response").value(utf8_prefix(text, n)).end_object();
       } else {
         content_parts(j, mo->if_contains("content"), left);
         tool_call_parts(j, mo->if_contains("tool_calls"), left);

@@ -19,7 +19,7 @@ Headers response_headers(const RunState& st, std::optional<std::size_t> dep) {
   h.emplace_back("x-litellm-overhead-duration-ms", std::to_string(std::max(0LL, total - st.upstream_ms)));
   const auto served = dep ? dep : st.last_dep;
   if (served) {
-    const auto& d = st.cfg.model_list[*served];
+    const auto& d = st.deployment(*served);
     h.emplace_back("x-litellm-model-id", d.id);
     h.emplace_back("x-litellm-model-group", d.model_name);
     h.emplace_back("x-litellm-model-api-base", d.api_base);
@@ -29,14 +29,14 @@ Headers response_headers(const RunState& st, std::optional<std::size_t> dep) {
   std::string path;
   for (const auto& a : st.attempts) {
     if (!path.empty()) path += ", ";
-    path += a.group + "/" + st.cfg.model_list[a.deployment].id + ":" +
+    path += a.group + "/" + st.deployment(a.deployment).id + ":" +
             (a.failure ? std::string(policy::to_string(*a.failure)) : "ok");
     if (a.status) path += "(" + std::to_string(a.status) + ")";
   }
   // A stream's headers go out before its attempt is recorded: add the serving attempt.
   if (dep && (st.attempts.empty() || st.attempts.back().failure || st.attempts.back().deployment != *dep)) {
     if (!path.empty()) path += ", ";
-    path += st.cfg.model_list[*dep].model_name + "/" + st.cfg.model_list[*dep].id + ":ok(200)";
+    path += st.deployment(*dep).model_name + "/" + st.deployment(*dep).id + ":ok(200)";
   }
   if (!path.empty()) h.emplace_back("x-tollgate-attempts", path);
   if (!st.skipped.empty()) {
@@ -52,11 +52,11 @@ Headers response_headers(const RunState& st, std::optional<std::size_t> dep) {
     std::optional<TraceStep> serving;
     const auto& steps = st.trace.steps;
     if (dep && (steps.empty() || steps.back().kind != TraceStep::Kind::attempt ||
-                !steps.back().failure_class.empty() || steps.back().deployment != st.cfg.model_list[*dep].id)) {
+                !steps.back().failure_class.empty() || steps.back().deployment != st.deployment(*dep).id)) {
       serving.emplace();
       serving->kind = TraceStep::Kind::attempt;
-      serving->group = st.cfg.model_list[*dep].model_name;
-      serving->deployment = st.cfg.model_list[*dep].id;
+      serving->group = st.deployment(*dep).model_name;
+      serving->deployment = st.deployment(*dep).id;
     }
     // The sink makes header values safe.
     h.emplace_back("x-tollgate-decision", st.trace.compact(total, serving ? &*serving : nullptr));

@@ -23,7 +23,7 @@ void finish_run(RunState& st, bool ok, std::optional<int> status) {
   st.trace.elapsed_ms = ms_between(st.call.start, st.svc->clock->now());
   st.trace.charged_total = st.cost;
   if (st.trace.outcome.empty()) st.trace.outcome = ok ? (st.trace.degradation.empty() ? "served" : "degraded") : st.gone ? "client_gone" : "failed";
-  if (ok && st.served_dep) st.trace.served_by = st.cfg.model_list[*st.served_dep].model_name + "/" + st.cfg.model_list[*st.served_dep].id;
+  if (ok && st.served_dep) st.trace.served_by = st.deployment(*st.served_dep).model_name + "/" + st.deployment(*st.served_dep).id;
   if (ok && st.trace.degradation == "stale_cache") st.trace.served_by = "stale_cache";
   if (st.svc->metrics) count_request(st, ok, st.outcome.status);
   // Parent-based sampling: a caller that did not sample its trace gets no spans from us either.

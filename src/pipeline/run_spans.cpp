@@ -80,12 +80,12 @@ void run_spans(const RunState& st, bool ok, std::optional<int> status, std::vect
   const auto served = ok ? st.served_dep : std::nullopt;
   const auto shown = served ? served : st.last_dep;
   if (shown) {
-    const auto& d = cfg.model_list[*shown];
+    const auto& d = st.deployment(*shown);
     put(a, "gen_ai.provider.name", genai_provider_name(d.provider_prefix));
     server_attributes(a, d);
   }
   if (served) {
-    put(a, "gen_ai.response.model", cfg.model_list[*served].upstream_model);
+    put(a, "gen_ai.response.model", st.deployment(*served).upstream_model);
     if (!st.response_id.empty()) put(a, "gen_ai.response.id", st.response_id);
     if (!st.finish_reasons.empty()) put(a, "gen_ai.response.finish_reasons", st.finish_reasons);
   }
@@ -113,8 +113,8 @@ void run_spans(const RunState& st, bool ok, std::optional<int> status, std::vect
   put(a, "tollgate.retries", static_cast<std::int64_t>(st.trace.retries_used));
   put(a, "tollgate.fallbacks", static_cast<std::int64_t>(st.trace.fallbacks_used));
   if (!failure.empty()) put(a, "tollgate.failure_class", failure);
-  if (served && cfg.model_list[*served].model_name != st.call.model) {
-    const auto& d = cfg.model_list[*served];
+  if (served && st.deployment(*served).model_name != st.call.model) {
+    const auto& d = st.deployment(*served);
     put(a, "tollgate.fallback.model", d.model_name);
     put(a, "tollgate.fallback.provider", genai_provider_name(d.provider_prefix));
   }
@@ -145,7 +145,7 @@ void run_spans(const RunState& st, bool ok, std::optional<int> status, std::vect
     const auto& at = st.attempts[i];
     while (step < st.trace.steps.size() && st.trace.steps[step].kind != TraceStep::Kind::attempt) ++step;
     const TraceStep* ts = step < st.trace.steps.size() ? &st.trace.steps[step++] : nullptr;
-    const auto& d = cfg.model_list[at.deployment];
+    const auto& d = st.deployment(at.deployment);
     Span& s = out[1 + i];
     s.trace_id = st.trace_id;
     s.span_id = at.span_id;

@@ -1,5 +1,7 @@
 #include "pipeline/run_state.hpp"
 
+#include "config/wildcard.hpp"
+
 #include <spdlog/spdlog.h>
 
 namespace tollgate::pipeline {
@@ -13,6 +15,29 @@ RunState::RunState(std::shared_ptr<Services> services, ChatCall c, ResponseSink&
   span_id = telemetry::new_span_id();
   // The request was accepted at call.start (steady clock): the span starts there.
   start_unix_nano = wall_ns() - std::chrono::duration_cast<std::chrono::nanoseconds>(svc->clock->now() - call.start).count();
+}
+
+const config::Deployment& RunState::deployment(std::size_t dep) const {
+  if (auto it = bound_deployments.find(dep); it != bound_deployments.end()) return it->second;
+  return cfg.model_list[dep];
+}
+
+void RunState::bind_deployment(std::size_t dep, std::string_view group) {
+  const auto& d = cfg.model_list[dep];
+  if (!config::is_wildcard(d.upstream_model)) return;
+  const auto capture = config::wildcard_capture(d.model_name, group).value_or(std::string(group));
+  config::Deployment copy = d;
+  copy.upstream_model = config::resolve_wildcard_model(d.upstream_model, capture, d.provider_prefix);
+  copy.model_name = std::string(group);  // the group it serves as: what logs, headers and metrics name
+  budget::ResolvedPrice price = svc->prices[dep];
+  if (price.how != "config override" && svc->price_table) price = budget::resolve_deployment_price(copy, *svc->price_table);
+  bound_prices.insert_or_assign(dep, std::move(price));
+  bound_deployments.insert_or_assign(dep, std::move(copy));
+}
+
+const budget::ResolvedPrice& RunState::price_of(std::size_t dep) const {
+  if (auto it = bound_prices.find(dep); it != bound_prices.end()) return it->second;
+  return svc->prices[dep];
 }
 
 milliseconds RunState::time_left() const {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -164,6 +165,20 @@ struct RunState {
   std::int64_t attempt_start_unix_nano = 0;
 
   const auth::Principal& principal() const { return *principal_ptr; }
+  /// Deployment `dep` as this run calls it: the config's, or for a wildcard deployment (its
+  /// litellm_params.model holds `*`) a copy whose upstream_model is resolved for the group name
+  /// it was last tried under (bind_deployment).
+  const config::Deployment& deployment(std::size_t dep) const;
+  /// Resolves a wildcard deployment for `group` (the requested name it serves); a no-op for
+  /// any other deployment. Call when an attempt on `dep` starts.
+  void bind_deployment(std::size_t dep, std::string_view group);
+  /// The price of `dep` as this run calls it: the resolved one at start, or for a wildcard
+  /// deployment without a full price override the price table's entry of its resolved model
+  /// (none: unpriced, refused where a budget attaches).
+  const budget::ResolvedPrice& price_of(std::size_t dep) const;
+  /// Resolved copies of wildcard deployments and their prices, by deployment index.
+  std::map<std::size_t, config::Deployment> bound_deployments;
+  std::map<std::size_t, budget::ResolvedPrice> bound_prices;
   /// Time left before the request's deadline (negative once past).
   milliseconds time_left() const;
   /// Whether an attempt may still start: at least min_time_left_ms is left.

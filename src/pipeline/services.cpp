@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "budget/money.hpp"
+#include "budget/price_file.hpp"
 #include "pipeline/admission.hpp"
 #include "pipeline/budget_alerts.hpp"
 #include "pipeline/process_metrics.hpp"
@@ -40,7 +41,13 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   s->alerts->register_metrics(*s->metrics);
   if (shared.limits) s->limiter = std::move(shared.limits);
   else s->limiter = std::make_unique<policy::RateLimiter>(clock);
-  s->prices = budget::resolve_deployment_prices(*cfg);
+  {
+    auto table = budget::load_effective_price_table(*cfg);
+    if (!table) throw std::runtime_error(table.error());
+    s->price_table = *table;
+    s->prices.reserve(cfg->model_list.size());
+    for (const auto& d : cfg->model_list) s->prices.push_back(budget::resolve_deployment_price(d, **table));
+  }
   if (shared.ledger) {
     s->ledger = std::move(shared.ledger);
     s->store = std::move(store);

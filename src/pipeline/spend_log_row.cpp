@@ -22,7 +22,7 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
   row.model_group = st.call.model;
   const auto served = ok ? st.served_dep : std::nullopt;
   if (served) {
-    const auto& d = st.cfg.model_list[*served];
+    const auto& d = st.deployment(*served);
     row.model_group = d.model_name;
     row.model = d.upstream_model;
     row.model_id = d.id;
@@ -33,7 +33,7 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
   for (const auto& a : st.attempts) {
     json::object o;
     o["model_group"] = a.group;
-    o["deployment"] = st.cfg.model_list[a.deployment].id;
+    o["deployment"] = st.deployment(a.deployment).id;
     o["status"] = a.status;
     o["outcome"] = a.failure ? std::string(policy::to_string(*a.failure)) : std::string("ok");
     o["duration_ms"] = a.duration_ms;

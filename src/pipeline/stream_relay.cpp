@@ -12,7 +12,7 @@ using Usage = providers::Usage;
 net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::string group, std::size_t dep,
                                            std::unique_ptr<http::UpstreamExchange> ex, core::SteadyTime started,
                                            core::SteadyTime first_byte_deadline) {
-  const auto& d = st.cfg.model_list[dep];
+  const auto& d = st.deployment(dep);
   const auto& provider = providers::provider_for(d.provider);
   AttemptResult r;
   auto decoder = provider.stream_decoder(d, st.call.include_usage);

@@ -310,7 +310,9 @@ Circuits::Setup Circuits::setup_from(const config::Config& cfg) {
   for (const config::Deployment& d : cfg.model_list) {
     s.deployment_ids.push_back(d.id);
     s.deployment_groups.push_back(d.model_name);
-    s.deployment_providers.push_back(d.provider_prefix);
+    // A deployment that cannot be called never fails or recovers: it does not count in its
+    // provider's circuit (it would keep the provider from ever opening).
+    s.deployment_providers.push_back(d.provider == config::ProviderKind::unsupported ? std::string() : d.provider_prefix);
     CircuitSettings cs = base;
     if (const config::GroupPolicyConfig* g = find_group(fp, d.model_name)) apply(cs, g->circuit);
     s.deployment_settings.push_back(cs);

@@ -3,15 +3,28 @@
 #include <algorithm>
 #include <limits>
 
+#include "config/wildcard.hpp"
+
 namespace tollgate::routing {
 
 ModelGroups::ModelGroups(const config::Config& cfg) {
-  for (std::size_t i = 0; i < cfg.model_list.size(); ++i) groups_[cfg.model_list[i].model_name].push_back(i);
+  for (std::size_t i = 0; i < cfg.model_list.size(); ++i) {
+    const auto& name = cfg.model_list[i].model_name;
+    auto& members = groups_[name];
+    if (members.empty() && config::is_wildcard(name)) patterns_.push_back(name);
+    members.push_back(i);
+  }
+  std::stable_sort(patterns_.begin(), patterns_.end(), [](const std::string& a, const std::string& b) {
+    return config::wildcard_specificity(a) > config::wildcard_specificity(b);
+  });
 }
 
 const std::vector<std::size_t>* ModelGroups::find(std::string_view group) const {
   auto it = groups_.find(std::string(group));
-  return it == groups_.end() ? nullptr : &it->second;
+  if (it != groups_.end()) return &it->second;
+  for (const auto& p : patterns_)
+    if (config::wildcard_capture(p, group)) return &groups_.find(p)->second;
+  return nullptr;
 }
 
 namespace {
@@ -75,16 +88,20 @@ std::optional<std::size_t> RouterState::select(std::string_view group, const std
   const auto now = clock_.now();
   std::lock_guard lock(mu_);
   std::vector<std::size_t> fresh, tried, uncallable;
+  bool has_callable = false;
   for (auto i : *members) {
-    if (!available_locked(i, now)) continue;
-    // A deployment Tollgate cannot call (its provider is not implemented) is chosen only when the
-    // group has nothing else: its answer is then the clear 400 unsupported_provider.
+    // A deployment Tollgate cannot call (provider not implemented, or unusable config) is chosen
+    // only when the group has no callable deployment at all, available or not: a group whose
+    // callable deployments are cooling down answers as they do (429/503), never with the 400.
     if (cfg_->model_list[i].provider == config::ProviderKind::unsupported) {
       if (std::find(avoid.begin(), avoid.end(), i) == avoid.end()) uncallable.push_back(i);
       continue;
     }
+    has_callable = true;
+    if (!available_locked(i, now)) continue;
     (std::find(avoid.begin(), avoid.end(), i) == avoid.end() ? fresh : tried).push_back(i);
   }
+  if (has_callable) uncallable.clear();
   const auto& pool = !fresh.empty() ? fresh : !tried.empty() ? tried : uncallable;
   if (pool.empty()) return std::nullopt;
   if (pool.size() == 1) return pool.front();

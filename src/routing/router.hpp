@@ -29,12 +29,16 @@ using std::chrono::milliseconds;
 class ModelGroups {
  public:
   explicit ModelGroups(const config::Config& cfg);
-  /// Deployment indices of `group`, or nullptr for an unknown group.
+  /// Deployment indices of `group`, or nullptr for an unknown group. A name no group has is
+  /// served by the most specific wildcard group that matches it (`openai/*` before `*`;
+  /// config/wildcard.hpp), as in LiteLLM.
   const std::vector<std::size_t>* find(std::string_view group) const;
   bool contains(std::string_view group) const { return find(group) != nullptr; }
 
  private:
   std::unordered_map<std::string, std::vector<std::size_t>> groups_;
+  /// Wildcard group names, most specific first (config order among equals).
+  std::vector<std::string> patterns_;
 };
 
 /// The fallback list for a failure of class `cls` in `group` (LiteLLM's three lists):
@@ -55,8 +59,8 @@ class RouterState {
 
   /// Chooses a deployment of `group` by the configured routing strategy, skipping deployments
   /// whose circuit (or provider circuit) is open and those at their rpm/tpm limit. Deployments in `avoid` (already tried by this
-  /// request) are used only when nothing else is available; a deployment of a provider Tollgate
-  /// does not implement only when the group has no other (and never twice). `random01` in [0,1) drives
+  /// request) are used only when nothing else is available; a deployment Tollgate cannot call
+  /// only when the group has no callable one at all (and never twice). `random01` in [0,1) drives
   /// shuffles (injected for tests). nullopt when the group has no available deployment.
   std::optional<std::size_t> select(std::string_view group, const std::vector<std::size_t>& avoid,
                                     double random01);

@@ -2,7 +2,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -44,7 +46,6 @@ void AccessLog::write(std::string_view line) {
     const bool below = buffer_.size() < options_.batch_bytes;
     buffer_.append(line);
     buffer_.push_back('\n');
-    ++buffered_lines_;
     wake = below && buffer_.size() >= options_.batch_bytes;  // woken once per batch, not per line
   }
   if (wake) wake_.notify_one();
@@ -71,22 +72,29 @@ void AccessLog::register_metrics(Registry& registry) const {
   });
 }
 
-bool AccessLog::write_all(std::string_view data) const {
-  while (!data.empty()) {
-    const auto n = ::write(fd_, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
+std::size_t AccessLog::write_all(std::string_view data) const {
+  std::size_t done = 0;
+  int waits = 0;
+  while (done < data.size()) {
+    const auto n = ::write(fd_, data.data() + done, data.size() - done);
+    if (n >= 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
     }
-    data.remove_prefix(static_cast<std::size_t>(n));
+    if (errno == EINTR) continue;
+    if ((errno == EAGAIN || errno == EWOULDBLOCK) && waits++ < 20) {  // a non-blocking stdout: wait, bounded
+      pollfd p{fd_, POLLOUT, 0};
+      ::poll(&p, 1, 50);
+      continue;
+    }
+    break;
   }
-  return true;
+  return done;
 }
 
 void AccessLog::run() {
   std::string out;
   for (;;) {
-    std::size_t lines = 0;
     bool stopping = false;
     {
       std::unique_lock lock(mu_);
@@ -96,14 +104,21 @@ void AccessLog::run() {
       stopping = stop_;
       out.clear();
       out.swap(buffer_);  // the request path appends to a fresh buffer meanwhile
-      lines = buffered_lines_;
-      buffered_lines_ = 0;
       if (!out.empty()) ++generation_;
     }
-    if (!out.empty() && !write_all(out)) {
-      spdlog::warn("access_log: write failed ({}); {} line(s) dropped", std::strerror(errno), lines);
-      std::lock_guard lock(mu_);
-      dropped_ += lines;
+    if (!out.empty()) {
+      if (cut_line_) out.insert(out.begin(), '\n');  // end the line a failed write left half-written
+      const auto written = write_all(out);
+      cut_line_ = false;
+      if (written < out.size()) {
+        const int err = errno;
+        const auto rest = std::string_view(out).substr(written);
+        const auto lost = static_cast<std::uint64_t>(std::count(rest.begin(), rest.end(), '\n'));
+        cut_line_ = written > 0 && out[written - 1] != '\n';
+        spdlog::warn("access_log: write failed ({}); {} line(s) dropped", std::strerror(err), lost);
+        std::lock_guard lock(mu_);
+        dropped_ += lost;
+      }
     }
     {
       std::lock_guard lock(mu_);

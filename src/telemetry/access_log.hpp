@@ -50,8 +50,9 @@ class AccessLog {
 
  private:
   void run();
-  /// Writes all of `data` to the descriptor; false when the file refused it.
-  bool write_all(std::string_view data) const;
+  /// Writes `data` to the descriptor (retrying EINTR, waiting a little on EAGAIN); returns the
+  /// bytes written: all of them unless the file refused the rest.
+  std::size_t write_all(std::string_view data) const;
 
   AccessLogOptions options_;
   int fd_ = -1;
@@ -60,12 +61,12 @@ class AccessLog {
   std::condition_variable wake_;
   std::condition_variable written_;
   std::string buffer_;
-  std::size_t buffered_lines_ = 0;
   std::uint64_t generation_ = 0;  ///< buffers handed to the writer so far
   std::uint64_t done_ = 0;        ///< buffers the writer finished
   bool flush_wanted_ = false;
   bool stop_ = false;
   std::uint64_t dropped_ = 0;
+  bool cut_line_ = false;  ///< the writer thread's: the last write stopped inside a line
   std::thread thread_;
 };
 

@@ -112,6 +112,16 @@ void OtlpExporter::run() {
     std::size_t first = 0, from = 0;
     while (first < taken_ends_.size()) {
       const auto n = std::min(taken_ends_.size() - first, options_.max_batch);
+      {
+        // Shutdown is bounded: what the deadline leaves unsent is dropped and counted.
+        std::lock_guard lock(mu_);
+        if (stop_ && std::chrono::steady_clock::now() >= stop_by_) {
+          const auto rest = taken_ends_.size() - first;
+          stats_.dropped_refused += rest;
+          in_flight_ -= rest;
+          break;
+        }
+      }
       const auto to = taken_ends_[first + n - 1];
       bool ok = false;
       try {

@@ -34,7 +34,8 @@ e2e('a provider Tollgate cannot call: the config loads, that deployment answers 
       paidDeployment(mock, 'backup', 'uc-backup'),
       sagemaker('mixed'),
       paidDeployment(mock, 'mixed', 'uc-mixed'),
-      { model_name: 'noconf', litellm_params: { model: 'azure/gpt-4o', api_key: 'os.environ/TOLLGATE_E2E_SURELY_UNSET_KEY' } },
+      { model_name: 'noconf', litellm_params: { model: 'azure/gpt-4o', api_key: 'sk-x' } },
+      { model_name: 'noenv', litellm_params: { model: 'openai/gpt-4o', api_key: 'os.environ/TOLLGATE_E2E_SURELY_UNSET_KEY' } },
     ],
     litellm_settings: { fallbacks: [{ 'only-sm': ['backup'] }] },
   }));
@@ -51,7 +52,11 @@ e2e('a provider Tollgate cannot call: the config loads, that deployment answers 
   assert.equal(noconf.status, 500, noconf.text);
   assert.equal(noconf.json.error.code, 'deployment_misconfigured');
   assert.match(noconf.json.error.message, /api_base is required/);
-  assert.match(gw.logs(), /TOLLGATE_E2E_SURELY_UNSET_KEY is not set.*left unset/, 'an unset variable in a deployment is a warning');
+  const noenv = await chat(gw, k.key, hi('noenv'));
+  assert.equal(noenv.status, 500, noenv.text);
+  assert.equal(noenv.json.error.code, 'deployment_misconfigured');
+  assert.match(noenv.json.error.message, /TOLLGATE_E2E_SURELY_UNSET_KEY/, 'an unset key is never replaced by a provider-wide one');
+  assert.match(gw.logs(), /environment variable\(s\) not set: TOLLGATE_E2E_SURELY_UNSET_KEY/, 'a warning at load, not a refusal');
   assert.equal(await spendNanos(gw, k.key), 0, 'nothing was sent, nothing is charged');
 
   await mock.script('uc-backup', [{ content: 'from the backup', completion_tokens: 3 }]);
@@ -68,8 +73,8 @@ e2e('a provider Tollgate cannot call: the config loads, that deployment answers 
 });
 
 const FIXTURES = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../fixtures/litellm-configs');
-// The same two files tests/unit/config/litellm_fixtures_test.cpp names, for the same reason.
-const KNOWN_GAPS = new Set(['docs-reliability-wildcard-fallbacks.yaml', 'litellm-repo-oai-misc-wildcards-batch.yaml']);
+// Files that do not load yet (the same as tests/unit/config/litellm_fixtures_test.cpp's kKnownGaps).
+const KNOWN_GAPS = new Set([]);
 
 /// The variables a config references, set as a user's environment would set them.
 function envFor(text) {
@@ -141,4 +146,48 @@ e2e('/team/info, /user/info, /customer/info and /organization/info carry the spe
   assert.ok(Math.abs(Date.parse(ki.budget_reset_at) - ki.budget_reset_at_ms) < 1000);
   const untouched = await gw.admin('/team/new', { team_alias: 'sp-idle' });
   assert.equal(Number((await gw.admin(`/team/info?team_id=${untouched.team_id}`)).team_info.spend), 0);
+});
+
+e2e('wildcard routing: "*" and "openai/*" pass the requested model through, an exact group wins, fallbacks may name wildcard-served models, prices follow the resolved model', async (ctx) => {
+  const { mock } = state;
+  const base = `${mock.url}/v1`;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      { model_name: '*', litellm_params: { model: 'openai/*', api_base: base, api_key: 'sk-mock-upstream-key' } },
+      { model_name: 'openai/*', litellm_params: { model: 'openai/*', api_base: base, api_key: 'sk-mock-upstream-key', input_cost_per_token: '0.000001', output_cost_per_token: '0.000002' } },
+      paidDeployment(mock, 'wc-exact', 'wc-exact-up'),
+      paidDeployment(mock, 'wc-primary', 'wc-primary-up'),
+    ],
+    litellm_settings: { fallbacks: [{ 'wc-primary': ['wc-fallback-model'] }] },
+  }));
+  assert.doesNotMatch(gw.logs(), /wildcard model names are not supported/);
+  for (const m of ['wc-any-model', 'wc-exact-up', 'wc-other-up', 'wc-fallback-model', 'gpt-4o-mini', 'wc-no-price'])
+    await mock.script(m, [{ content: `from ${m}`, completion_tokens: 2 }]);
+  const any = await gw.fetch('/v1/chat/completions', { body: hi('wc-any-model') });
+  assert.equal(any.status, 200, any.text);
+  assert.equal(any.json.choices[0].message.content, 'from wc-any-model', '"*" sent the requested name upstream');
+  const exact = await gw.fetch('/v1/chat/completions', { body: hi('wc-exact') });
+  assert.equal(exact.json.choices[0].message.content, 'from wc-exact-up', 'an exact group wins over "*"');
+  const prefixed = await gw.fetch('/v1/chat/completions', { body: hi('openai/wc-other-up') });
+  assert.equal(prefixed.status, 200, prefixed.text);
+  assert.equal(prefixed.json.choices[0].message.content, 'from wc-other-up', '"openai/*" sends what its star matched');
+  assert.equal(prefixed.headers.get('x-litellm-model-group'), 'openai/wc-other-up');
+
+  await mock.script('wc-primary-up', [{ status: 500, error: 'server_error' }]);
+  const fb = await gw.fetch('/v1/chat/completions', { body: hi('wc-primary') });
+  assert.equal(fb.status, 200, fb.text);
+  assert.equal(fb.json.choices[0].message.content, 'from wc-fallback-model', 'a fallback to a name "*" serves');
+
+  // Money: a budgeted key is admitted where the resolved model has a price, refused where not.
+  const k = await gw.generateKey({ max_budget: 1 });
+  const priced = await chat(gw, k.key, hi('gpt-4o-mini'));
+  assert.equal(priced.status, 200, `gpt-4o-mini is in the price table: ${priced.text}`);
+  const overridden = await chat(gw, k.key, hi('openai/wc-other-up'));
+  assert.equal(overridden.status, 200, overridden.text);
+  const spent = await spendNanos(gw, k.key);
+  assert.ok(spent > 0, 'both were charged');
+  const unpriced = await chat(gw, k.key, hi('wc-no-price'));
+  assert.notEqual(unpriced.status, 200, 'a model with no price is refused where a budget attaches');
+  assert.equal((await mock.model('wc-no-price')).requests, 0, 'and never sent');
+  assert.equal(await spendNanos(gw, k.key), spent);
 });

@@ -212,6 +212,10 @@ TEST(ConfigLoader, MissingEnvironmentVariableIsAWarningInADeploymentAndAnErrorEl
   EXPECT_THAT(p.message, HasSubstr("NOT_SET_ANYWHERE"));
   EXPECT_THAT(p.to_string(), HasSubstr("model_list[0].litellm_params.api_key (line 5): "));
   EXPECT_EQ(r.config->model_list.at(0).api_key, "");
+  // Never filled in from a provider default (OPENAI_API_KEY, api.openai.com): the deployment
+  // is unusable and fails when called.
+  EXPECT_EQ(r.config->model_list.at(0).provider, ProviderKind::unsupported);
+  EXPECT_THAT(r.config->model_list.at(0).unusable, HasSubstr("NOT_SET_ANYWHERE"));
 
   LoadResult g = load(R"(model_list:
   - model_name: m

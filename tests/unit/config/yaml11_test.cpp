@@ -24,7 +24,7 @@ TEST(Yaml11, IntegersAsPyYamlReadsThem) {
   EXPECT_EQ(yaml11_int("1:00:00"), 3600);
   EXPECT_EQ(yaml11_int("9223372036854775807"), std::numeric_limits<std::int64_t>::max());
   EXPECT_EQ(yaml11_int("-9223372036854775808"), std::numeric_limits<std::int64_t>::min());
-  for (const char* no : {"", "_1", "1.5", "1e3", "08", "0x", "0b2", "1:60", "1:5_0", "0:30", "abc", "9223372036854775808", "12 ", "--1"})
+  for (const char* no : {"", "_1", "1.5", "1e3", "08", "0x", "0b2", "1:60", "1:5_0", "0:30", "abc", "9223372036854775808", "12 ", "--1", "-307445734561825860:59", "307445734561825860:59"})
     EXPECT_FALSE(yaml11_int(no).has_value()) << no;
 }
 
@@ -59,6 +59,9 @@ TEST(Yaml11, TheLoaderReadsPyYamlNumbersAndRefusesAnOpenQuoteWithLineAndColumn) 
   ASSERT_EQ(bad.errors.size(), 1u);
   EXPECT_EQ(bad.errors[0].line, 2);
   EXPECT_NE(bad.errors[0].message.find("(column 15): a quoted string is never closed"), std::string::npos) << bad.errors[0].message;
+  auto bom = load_config_string("\xEF\xBB\xBFgeneral_settings:\n  master_key: \"sk-1234\n", "t.yaml", o);
+  ASSERT_EQ(bom.errors.size(), 1u) << "a byte-order mark does not hide an open quote";
+  EXPECT_EQ(bom.errors[0].line, 2);
   auto tab = load_config_string("model_list:\n  - model_name: m\n    litellm_params:\n\t  model: openai/m\n", "t.yaml", o);
   ASSERT_EQ(tab.errors.size(), 1u);
   EXPECT_NE(tab.errors[0].message.find("tab"), std::string::npos) << tab.errors[0].message;

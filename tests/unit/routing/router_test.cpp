@@ -174,3 +174,41 @@ litellm_settings:
   EXPECT_EQ(routing::fallback_groups(*cfg, "b", policy::FailureClass::retryable_capacity),
             (std::vector<std::string>{"c"}));
 }
+
+TEST(Router, ADeploymentTollgateCannotCallIsChosenOnlyWhenItsGroupHasNoCallableOne) {
+  auto cfg = load(R"(
+model_list:
+  - model_name: g
+    litellm_params: {model: sagemaker/x}
+  - model_name: g
+    litellm_params: {model: openai/a, api_base: "http://127.0.0.1:1/v1"}
+  - model_name: only
+    litellm_params: {model: bedrock/y}
+)");
+  core::ManualClock clock;
+  policy::Circuits circuits(policy::Circuits::setup_from(*cfg), clock);
+  routing::RouterState r(cfg, clock, &circuits);
+  for (double x : {0.0, 0.5, 0.99}) EXPECT_EQ(r.select("g", {}, x), 1u);
+  circuits.open_deployment(1, "test");
+  EXPECT_FALSE(r.select("g", {}, 0.0)) << "the callable one cools down: the group answers as it does, not with a 400";
+  EXPECT_EQ(r.select("only", {}, 0.3), 2u);
+  EXPECT_FALSE(r.select("only", {2}, 0.3)) << "never twice";
+}
+
+TEST(ModelGroups, AWildcardServesNamesNoGroupHasMostSpecificFirst) {
+  auto cfg = load(R"(
+model_list:
+  - model_name: "*"
+    litellm_params: {model: "openai/*", api_base: "http://127.0.0.1:1/v1"}
+  - model_name: "anthropic/*"
+    litellm_params: {model: "anthropic/*"}
+  - model_name: gpt-4o
+    litellm_params: {model: openai/gpt-4o, api_base: "http://127.0.0.1:1/v1"}
+)");
+  routing::ModelGroups g(*cfg);
+  ASSERT_TRUE(g.find("gpt-4o"));
+  EXPECT_EQ(g.find("gpt-4o")->front(), 2u) << "an exact group wins";
+  EXPECT_EQ(g.find("anthropic/claude-3-haiku")->front(), 1u);
+  EXPECT_EQ(g.find("mistral-large")->front(), 0u);
+  EXPECT_TRUE(g.contains("anything"));
+}

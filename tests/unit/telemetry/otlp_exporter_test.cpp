@@ -151,6 +151,21 @@ TEST(OtlpExporter, ASilentCollectorNeverBlocksSubmitAndEveryDropIsCounted) {
   EXPECT_NE(text.find("tollgate_otel_spans_dropped_total{reason=\"queue_full\"}"), std::string::npos) << text;
 }
 
+TEST(OtlpExporter, ShutdownIsBoundedWhenTheCollectorHangs) {
+  // A collector that reads and never answers, one span per request: the destructor may not
+  // send batch after batch, each up to its timeout (it took 16 × 300 ms before the fix).
+  Collector c({200}, true);
+  auto o = options(c.url());
+  o.max_batch = 1;
+  o.timeout = 300ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    OtlpExporter e(o);
+    e.submit(spans(16));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s) << "bounded by twice the timeout, plus one export in flight";
+}
+
 TEST(OtlpExporter, AnUnreachableCollectorDropsAndCounts) {
   auto o = options("http://127.0.0.1:1/v1/traces");
   o.max_attempts = 2;
