@@ -51,12 +51,15 @@ test('config check: a wrong type is an error naming the YAML path (exit 2)', () 
   assert.match(r.out, /router_settings\.num_retries/);
 });
 
-test('config check: a missing os.environ/ variable is an error naming the path (exit 2)', () => {
+test('config check: a missing os.environ/ variable is a warning in a deployment (exit 0, as LiteLLM loads it) and an error for master_key (exit 2)', () => {
   const cfg = GOOD.replace('api_key: sk-unused', 'api_key: os.environ/TOLLGATE_E2E_SURELY_UNSET');
   const r = run(['config', 'check', writeConfig('env.yaml', cfg)], { TOLLGATE_E2E_SURELY_UNSET: undefined });
-  assert.equal(r.code, 2, r.out);
-  assert.match(r.out, /model_list\[0\]\.litellm_params\.api_key/);
-  assert.match(r.out, /TOLLGATE_E2E_SURELY_UNSET/);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /model_list\[0\]\.litellm_params\.api_key.*TOLLGATE_E2E_SURELY_UNSET.*deployment_misconfigured/);
+  const key = GOOD.replace(`master_key: ${MASTER_KEY}`, 'master_key: os.environ/TOLLGATE_E2E_SURELY_UNSET');
+  const k = run(['config', 'check', writeConfig('env-key.yaml', key)], { TOLLGATE_E2E_SURELY_UNSET: undefined });
+  assert.equal(k.code, 2, k.out);
+  assert.match(k.out, /general_settings\.master_key.*TOLLGATE_E2E_SURELY_UNSET/);
 });
 
 test('config check: an unknown key is a warning that names it, not an error', () => {
