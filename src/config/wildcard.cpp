@@ -1,6 +1,7 @@
 #include "config/wildcard.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace tollgate::config {
@@ -31,6 +32,20 @@ bool glob(std::string_view pattern, std::string_view name) {
 /// Longer requested names are not matched (a model name is an identifier, not a document).
 constexpr std::size_t kMaxName = 512;
 
+/// What a wildcard may pass through as (part of) a model name: letters, digits and
+/// `. _ : @ + - /`, not empty, not starting with `/` or `.` nor ending with `/`, no `..` and no
+/// `//` — the caller's
+/// text becomes the upstream model (a JSON field, an Azure URL path segment), so nothing that
+/// could read as a path, a query, an escape or a control character.
+bool model_identifier(std::string_view s) {
+  if (s.empty() || s.size() > 256 || s.front() == '/' || s.front() == '.' || s.back() == '/') return false;
+  if (s.find("..") != std::string_view::npos || s.find("//") != std::string_view::npos) return false;
+  return std::all_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return std::isalnum(c) || c == '.' || c == '_' || c == ':' || c == '@' || c == '+' || c == '-' || c == '/';
+  });
+}
+
 }  // namespace
 
 std::optional<std::string> wildcard_capture(std::string_view pattern, std::string_view name) {
@@ -39,7 +54,11 @@ std::optional<std::string> wildcard_capture(std::string_view pattern, std::strin
   // The first `*` matches as much as the rest of the pattern allows (as a regex's `(.*)`).
   const auto rest = pattern.substr(star + 1);
   for (std::size_t end = name.size() + 1; end-- > star;)
-    if (glob(rest, name.substr(end))) return std::string(name.substr(star, end - star));
+    if (glob(rest, name.substr(end))) {
+      const auto capture = name.substr(star, end - star);
+      if (!model_identifier(capture)) return std::nullopt;
+      return std::string(capture);
+    }
   return std::nullopt;  // unreachable: the whole-pattern glob matched
 }
 

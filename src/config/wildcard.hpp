@@ -14,8 +14,10 @@ namespace tollgate::config {
 /// Whether `name` is a wildcard pattern (holds `*`).
 [[nodiscard]] inline bool is_wildcard(std::string_view name) noexcept { return name.find('*') != std::string_view::npos; }
 
-/// When `name` matches `pattern` (each `*` matches any run of characters, possibly empty; no
-/// other character is special), the text the first `*` matched; nullopt otherwise.
+/// When `name` matches `pattern` (each `*` matches any run of characters; no other character is
+/// special), the text the first `*` matched; nullopt otherwise, and also when that text is not a
+/// model identifier (empty, over 256 bytes, or holding anything but letters, digits and
+/// `. _ : @ + - /`, or `..`, `//`, a leading `/` or `.`, a trailing `/`): the caller's text is passed upstream.
 [[nodiscard]] std::optional<std::string> wildcard_capture(std::string_view pattern, std::string_view name);
 
 /// How specific a pattern is: its characters other than `*`. Of the patterns that match a name,

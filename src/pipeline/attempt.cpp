@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "config/wildcard.hpp"
 #include "pipeline/admission.hpp"
 #include "pipeline/compat_metrics.hpp"
 #include "pipeline/request_body.hpp"
@@ -31,6 +32,14 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   auto req = provider.build_request(d, st_.call.body, st_.call.stream);
   if (!req) {
     r.failure = FailureClass::deployment_misconfigured;
+    if (config::is_wildcard(st_.cfg.model_list[dep].model_name) && d.provider != config::ProviderKind::unsupported) {
+      // The request could not be built for the caller's model name: the caller's to fix.
+      r.failure = FailureClass::caller_fix_required;
+      r.error = core::Error::caller(400, "invalid_request_error", "model '" + group + "' cannot be sent to its provider",
+                                    "model", "model_not_found");
+      record(group, dep, 0, r.failure, started, 0, r.evidence);
+      co_return r;
+    }
     r.error = d.provider != config::ProviderKind::unsupported ? malformed_error(d, "is misconfigured: " + req.error())
               : d.unusable.empty() ? core::Error::caller(400, "invalid_request_error", req.error(), "model", "unsupported_provider")
                                    : core::Error::gateway(500, "api_error", req.error(), "deployment_misconfigured");
@@ -213,7 +222,10 @@ void Attempter::record(const std::string& group, std::size_t dep, int status, st
   if (!failure) {
     st_.svc->circuits->on_success(dep);
   } else if (!st_.gone && !st_.cut && !cut_by_caller && policy::counts_against_deployment(*failure) &&
-             d.provider != config::ProviderKind::unsupported) {  // it never will serve: no circuit to open
+             d.provider != config::ProviderKind::unsupported &&  // it never will serve: no circuit to open
+             // A wildcard deployment sends the caller's model name: a 401/403/404 for that name
+             // says nothing about the deployment, and must not shut it for every other caller.
+             !(*failure == FailureClass::deployment_misconfigured && config::is_wildcard(st_.cfg.model_list[dep].model_name))) {
     st_.svc->circuits->on_failure(dep, *failure);
   } else {
     st_.svc->circuits->release(dep, st_.permit);
@@ -221,8 +233,9 @@ void Attempter::record(const std::string& group, std::size_t dep, int status, st
   st_.permit = policy::Permit::closed;
   st_.permit_dep.reset();
   if (st_.svc->metrics) {
-    count_attempt(st_, group, d, failure);
-    count_compat_attempt(st_, d, failure, status, dur);
+    // Labelled by the configured deployment (a wildcard's pattern), not the resolved copy.
+    count_attempt(st_, group, st_.cfg.model_list[dep], failure);
+    count_compat_attempt(st_, st_.cfg.model_list[dep], failure, status, dur);
   }
 }
 

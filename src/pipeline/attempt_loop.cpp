@@ -6,6 +6,8 @@
 
 #include "pipeline/attempt_loop.hpp"
 
+#include "config/wildcard.hpp"
+
 #include <algorithm>
 
 #include <boost/asio/this_coro.hpp>
@@ -47,7 +49,7 @@ class Run {
     // An exception (or an abandoned frame) between a permit and its verdict must not leave a
     // half-open circuit waiting for a probe that never reports.
     if (st_.permit_dep) st_.svc->circuits->release(*st_.permit_dep, st_.permit);
-    st_.svc->circuits->release_feature(st_.call.model, st_.feature_permit);
+    st_.svc->circuits->release_feature(st_.metric_group, st_.feature_permit);
     if (!st_.finished) {
       try {
         finish_run(st_, false, 500);
@@ -110,7 +112,7 @@ class Run {
     const bool can_degrade =
         st_.call.allow_degradation && gp.degradation.mode != config::DegradationMode::none && !self_target;
     if (can_degrade) {
-      st_.feature_permit = st_.svc->circuits->acquire_feature(st_.call.model);
+      st_.feature_permit = st_.svc->circuits->acquire_feature(st_.metric_group);
       if (st_.feature_permit == policy::Permit::denied) {
         // The group cannot keep its budgets right now: its degradation mode answers directly.
         st_.feature_permit = policy::Permit::closed;
@@ -125,8 +127,8 @@ class Run {
     // errors, not a client that left, not a deadline the caller tightened below the group's.
     const bool neutral = walk.neutral || st_.gone || st_.cut || (!walk.met_budget && st_.caller_tightened_deadline);
     if (can_degrade) {
-      if (neutral) st_.svc->circuits->release_feature(st_.call.model, st_.feature_permit);
-      else st_.svc->circuits->on_feature_result(st_.call.model, walk.met_budget, st_.feature_permit);
+      if (neutral) st_.svc->circuits->release_feature(st_.metric_group, st_.feature_permit);
+      else st_.svc->circuits->on_feature_result(st_.metric_group, walk.met_budget, st_.feature_permit);
       st_.feature_permit = policy::Permit::closed;
     }
     if (walk.answered) co_return st_.outcome;
@@ -495,8 +497,10 @@ class Run {
       const auto action = gpol.classes.action(r.failure);
       // A provider Tollgate does not implement was named at load; its deployment never opens a
       // circuit, so that each request routed to it keeps its clear 400 unsupported_provider.
+      // Nor does a wildcard deployment: its failure may be the caller's model name.
       if (action == policy::Action::next_deployment &&
-          st_.deployment(*dep).provider != config::ProviderKind::unsupported) {
+          st_.deployment(*dep).provider != config::ProviderKind::unsupported &&
+          !config::is_wildcard(st_.cfg.model_list[*dep].model_name)) {
         const auto& d = st_.deployment(*dep);
         st_.svc->circuits->open_deployment(*dep, std::string(policy::to_string(r.failure)));
         st_.alert(std::string(policy::to_string(r.failure)), d.id,

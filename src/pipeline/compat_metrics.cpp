@@ -110,8 +110,10 @@ void count_compat_request(const RunState& st, bool ok, int status) {
   const auto& p = st.principal();
   const auto who = caller_of(p);
   const auto served = ok ? st.served_dep : std::nullopt;
-  const std::string model = served ? st.deployment(*served).upstream_model : std::string();
-  const std::string& requested = st.call.model;
+  // Labels come from the config (a wildcard's pattern and template), never from the caller's
+  // free-form model name: bounded cardinality.
+  const std::string model = served ? st.cfg.model_list[*served].upstream_model : std::string();
+  const std::string& requested = st.metric_group;
   auto labels = [&](std::initializer_list<std::string> more) {
     telemetry::LabelValues v{who.hashed_api_key, who.api_key_alias, who.team, who.team_alias, who.user};
     v.insert(v.end(), more);
@@ -131,7 +133,7 @@ void count_compat_request(const RunState& st, bool ok, int status) {
   const double total_s = static_cast<double>(st.trace.elapsed_ms) / 1000.0;
   c.total_latency->observe(labels({requested, model}), total_s);
   if (served) {
-    const auto& d = st.deployment(*served);
+    const auto& d = st.cfg.model_list[*served];
     c.overhead->observe({d.model_name, d.provider_prefix, d.id},
                         static_cast<double>(std::max<long long>(0, st.trace.elapsed_ms - st.upstream_ms)) / 1000.0);
   }
@@ -144,7 +146,7 @@ void count_compat_request(const RunState& st, bool ok, int status) {
     if (s.kind != TraceStep::Kind::fallback) continue;
     const bool served_here = served && st.deployment(*served).model_name == s.group;
     auto* f = served_here ? c.fallback_ok : c.fallback_failed;
-    f->inc({requested, s.group, who.hashed_api_key, who.api_key_alias, who.team, who.team_alias,
+    f->inc({requested, st.svc->groups ? st.svc->groups->canonical(s.group) : s.group, who.hashed_api_key, who.api_key_alias, who.team, who.team_alias,
             ok ? std::string() : code, failure});
   }
   // Budgets left, as the ledger knows them after this request.
@@ -178,7 +180,7 @@ void count_compat_attempt(const RunState& st, const config::Deployment& d, std::
   const auto& c = st.svc->compat_metrics;
   if (!c.deployment_total) return;
   const auto who = caller_of(st.principal());
-  telemetry::LabelValues v{d.upstream_model, d.id, d.api_base, d.provider_prefix, st.call.model,
+  telemetry::LabelValues v{d.upstream_model, d.id, d.api_base, d.provider_prefix, st.metric_group,
                            who.hashed_api_key, who.api_key_alias, who.team, who.team_alias};
   c.deployment_total->inc(v);
   if (failure) {
@@ -189,7 +191,7 @@ void count_compat_attempt(const RunState& st, const config::Deployment& d, std::
   } else {
     c.deployment_success->inc(v);
   }
-  c.api_latency->observe({who.hashed_api_key, who.api_key_alias, who.team, who.team_alias, who.user, st.call.model,
+  c.api_latency->observe({who.hashed_api_key, who.api_key_alias, who.team, who.team_alias, who.user, st.metric_group,
                           d.upstream_model},
                          static_cast<double>(duration_ms) / 1000.0);
 }

@@ -54,20 +54,20 @@ void register_loop_metrics(Services& s) {
 
 void count_request(const RunState& st, bool ok, int status) {
   const auto& m = st.svc->loop_metrics;
-  m.requests->inc({st.call.model, st.trace.outcome == "deferred" ? "deferred" : ok ? "served" : std::to_string(status),
+  m.requests->inc({st.metric_group, st.trace.outcome == "deferred" ? "deferred" : ok ? "served" : std::to_string(status),
                    st.trace.degradation.empty() ? "none" : st.trace.degradation});
-  m.duration->observe({st.call.model}, static_cast<double>(st.trace.elapsed_ms) / 1000.0);
+  m.duration->observe({st.metric_group}, static_cast<double>(st.trace.elapsed_ms) / 1000.0);
   const auto limit = st.trace.budget.deadline + st.cfg.fallback_policy.deadline_slack;
-  if (st.trace.elapsed_ms > limit.count()) m.overruns->inc({st.call.model});
-  if (st.trace.retries_used > 0) m.retries->add({st.call.model}, st.trace.retries_used);
-  if (st.trace.fallbacks_used > 0) m.fallbacks->add({st.call.model}, st.trace.fallbacks_used);
+  if (st.trace.elapsed_ms > limit.count()) m.overruns->inc({st.metric_group});
+  if (st.trace.retries_used > 0) m.retries->add({st.metric_group}, st.trace.retries_used);
+  if (st.trace.fallbacks_used > 0) m.fallbacks->add({st.metric_group}, st.trace.fallbacks_used);
   count_compat_request(st, ok, status);
 }
 
 void count_attempt(const RunState& st, const std::string& group, const config::Deployment& d,
                    std::optional<FailureClass> failure) {
   st.svc->loop_metrics.attempts->inc(
-      {group, d.id, d.provider_prefix, failure ? std::string(policy::to_string(*failure)) : std::string("ok")});
+      {st.svc->groups ? st.svc->groups->canonical(group) : group, d.id, d.provider_prefix, failure ? std::string(policy::to_string(*failure)) : std::string("ok")});
 }
 
 }  // namespace tollgate::pipeline

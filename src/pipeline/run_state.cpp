@@ -11,6 +11,7 @@ RunState::RunState(std::shared_ptr<Services> services, ChatCall c, ResponseSink&
   deadline = call.start + cfg.effective_timeout;
   principal_ptr = call.principal ? call.principal : std::make_shared<const auth::Principal>();
   table = &svc->policies->for_group(call.model).classes;
+  metric_group = svc->groups ? svc->groups->canonical(call.model) : call.model;
   trace_id = call.parent_trace ? call.parent_trace->trace_id : telemetry::new_trace_id();
   span_id = telemetry::new_span_id();
   // The request was accepted at call.start (steady clock): the span starts there.
@@ -24,10 +25,12 @@ const config::Deployment& RunState::deployment(std::size_t dep) const {
 
 void RunState::bind_deployment(std::size_t dep, std::string_view group) {
   const auto& d = cfg.model_list[dep];
-  if (!config::is_wildcard(d.upstream_model)) return;
-  const auto capture = config::wildcard_capture(d.model_name, group).value_or(std::string(group));
+  if (!config::is_wildcard(d.model_name)) return;
   config::Deployment copy = d;
-  copy.upstream_model = config::resolve_wildcard_model(d.upstream_model, capture, d.provider_prefix);
+  if (config::is_wildcard(d.upstream_model)) {
+    const auto capture = config::wildcard_capture(d.model_name, group).value_or(std::string());
+    copy.upstream_model = config::resolve_wildcard_model(d.upstream_model, capture, d.provider_prefix);
+  }
   copy.model_name = std::string(group);  // the group it serves as: what logs, headers and metrics name
   budget::ResolvedPrice price = svc->prices[dep];
   if (price.how != "config override" && svc->price_table) price = budget::resolve_deployment_price(copy, *svc->price_table);

@@ -166,8 +166,8 @@ struct RunState {
 
   const auth::Principal& principal() const { return *principal_ptr; }
   /// Deployment `dep` as this run calls it: the config's, or for a wildcard deployment (its
-  /// litellm_params.model holds `*`) a copy whose upstream_model is resolved for the group name
-  /// it was last tried under (bind_deployment).
+  /// model_name holds `*`) a copy named after the group name it was last tried under, with its
+  /// upstream_model resolved for that name (bind_deployment).
   const config::Deployment& deployment(std::size_t dep) const;
   /// Resolves a wildcard deployment for `group` (the requested name it serves); a no-op for
   /// any other deployment. Call when an attempt on `dep` starts.
@@ -176,6 +176,9 @@ struct RunState {
   /// deployment without a full price override the price table's entry of its resolved model
   /// (none: unpriced, refused where a budget attaches).
   const budget::ResolvedPrice& price_of(std::size_t dep) const;
+  /// The configured group serving the requested model (routing::ModelGroups::canonical): the
+  /// value of every model-group metric label, so that wildcard-served names stay bounded.
+  std::string metric_group;
   /// Resolved copies of wildcard deployments and their prices, by deployment index.
   std::map<std::size_t, config::Deployment> bound_deployments;
   std::map<std::size_t, budget::ResolvedPrice> bound_prices;

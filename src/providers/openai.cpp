@@ -3,6 +3,7 @@
 // Source: https://platform.openai.com/docs/api-reference/chat ;
 // https://learn.microsoft.com/azure/ai-services/openai/reference
 #include <boost/json.hpp>
+#include <cctype>
 
 #include "providers/anthropic/adapter.hpp"
 #include "providers/openai_errors.hpp"
@@ -13,6 +14,25 @@ namespace tollgate::providers {
 namespace json = boost::json;
 
 namespace {
+
+/// `s` percent-encoded as one URL path segment: every byte but RFC 3986's unreserved ones
+/// (ALPHA / DIGIT / "-" / "." / "_" / "~") is written %XX; "." and ".." become %2E segments.
+std::string path_segment(std::string_view s) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  const bool dots = s == "." || s == "..";
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (!dots && (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~')) {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 0xF]);
+    }
+  }
+  return out;
+}
 
 class OpenAiStreamDecoder final : public StreamDecoder {
  public:
@@ -138,7 +158,10 @@ class OpenAiProvider : public Provider {
     if (azure_) {
       if (d.api_base.empty()) return std::unexpected("azure deployment " + d.id + " has no api_base");
       const std::string version = d.api_version.empty() ? "2024-10-21" : d.api_version;
-      url = trim_slash(d.api_base) + "/openai/deployments/" + d.upstream_model + "/chat/completions?api-version=" + version;
+      // The deployment name is one path segment: percent-encoded (RFC 3986 unreserved kept), so
+      // no name (a wildcard passes the caller's through) can add segments, a query or a fragment.
+      url = trim_slash(d.api_base) + "/openai/deployments/" + path_segment(d.upstream_model) +
+            "/chat/completions?api-version=" + version;
     } else {
       url = (d.api_base.empty() ? std::string("https://api.openai.com/v1") : trim_slash(d.api_base)) + "/chat/completions";
     }

@@ -19,6 +19,13 @@ ModelGroups::ModelGroups(const config::Config& cfg) {
   });
 }
 
+std::string ModelGroups::canonical(std::string_view name) const {
+  if (groups_.contains(std::string(name))) return std::string(name);
+  for (const auto& p : patterns_)
+    if (config::wildcard_capture(p, name)) return p;
+  return std::string(name);
+}
+
 const std::vector<std::size_t>* ModelGroups::find(std::string_view group) const {
   auto it = groups_.find(std::string(group));
   if (it != groups_.end()) return &it->second;

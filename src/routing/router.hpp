@@ -34,6 +34,10 @@ class ModelGroups {
   /// config/wildcard.hpp), as in LiteLLM.
   const std::vector<std::size_t>* find(std::string_view group) const;
   bool contains(std::string_view group) const { return find(group) != nullptr; }
+  /// The configured group name that serves `name`: `name` itself for an exact group, the
+  /// wildcard pattern for a name a wildcard serves, `name` when none does. Bounded label and
+  /// key values (metrics, feature circuits) use it, never the caller's free-form name.
+  std::string canonical(std::string_view name) const;
 
  private:
   std::unordered_map<std::string, std::vector<std::size_t>> groups_;

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { useMock, e2e, gatewayConfig, openaiDeployment } from './harness.mjs';
+import { useMock, e2e, gatewayConfig, metricsText, metricValue } from './harness.mjs';
 import { paidDeployment, chat, hi, spendNanos } from './budget_helpers.mjs';
 
 const state = useMock();
@@ -177,6 +177,22 @@ e2e('wildcard routing: "*" and "openai/*" pass the requested model through, an e
   const fb = await gw.fetch('/v1/chat/completions', { body: hi('wc-primary') });
   assert.equal(fb.status, 200, fb.text);
   assert.equal(fb.json.choices[0].message.content, 'from wc-fallback-model', 'a fallback to a name "*" serves');
+
+  // The caller's text becomes the upstream model: only a model identifier passes a wildcard.
+  for (const bad of ['openai/x/../y', 'x?api-version=1#', 'a b', 'openai/'])  {
+    const r = await gw.fetch('/v1/chat/completions', { body: hi(bad) });
+    assert.equal(r.status, 400, `${bad}: ${r.text}`);
+    assert.equal(r.json.error.code, 'model_not_found');
+  }
+  // One caller's name that the provider refuses (403) does not shut the wildcard for others.
+  await mock.script('wc-forbidden', [{ status: 403, error: 'permission_error' }]);
+  for (let i = 0; i < 3; i++) assert.notEqual((await gw.fetch('/v1/chat/completions', { body: hi('wc-forbidden') })).status, 200);
+  const still = await gw.fetch('/v1/chat/completions', { body: hi('wc-any-model') });
+  assert.equal(still.status, 200, `the wildcard still serves: ${still.text}`);
+  // Metric labels name the pattern, never the caller's free-form model name.
+  const text = await metricsText(gw);
+  assert.ok(!text.includes('wc-any-model') && !text.includes('wc-forbidden'), 'no caller-chosen name in /metrics');
+  assert.ok(metricValue(text, 'tollgate_requests_total', { model_group: '*' }) >= 5);
 
   // Money: a budgeted key is admitted where the resolved model has a price, refused where not.
   const k = await gw.generateKey({ max_budget: 1 });

@@ -13,7 +13,11 @@ TEST(Wildcard, MatchesAndCaptures) {
   EXPECT_EQ(wildcard_capture("anthropic/claude-3-*", "anthropic/claude-3-haiku"), "haiku");
   EXPECT_EQ(wildcard_capture("*-preview", "o1-preview"), "o1");
   EXPECT_EQ(wildcard_capture("a/*/b*", "a/x/y/bz"), "x/y") << "the first star takes what the rest allows";
-  EXPECT_EQ(wildcard_capture("openai/*", "openai/"), "") << "a star may match nothing";
+  EXPECT_FALSE(wildcard_capture("openai/*", "openai/")) << "nothing to pass through";
+  for (const char* bad : {"azure/x/../o1-pro/chat/completions?api-version=1#", "azure/a b", "azure/%2e%2e", "azure//x",
+                          "azure/.hidden", "azure/x\n", "azure/\xc3\xa9"})
+    EXPECT_FALSE(wildcard_capture("azure/*", bad)) << "not a model identifier: " << bad;
+  EXPECT_EQ(wildcard_capture("*", "meta-llama/Llama-3.1-8B"), "meta-llama/Llama-3.1-8B");
   EXPECT_FALSE(wildcard_capture("openai/*", "azure/gpt-4o"));
   EXPECT_FALSE(wildcard_capture("openai/*", "openai"));
   EXPECT_FALSE(wildcard_capture("gpt-4o", "gpt-4o")) << "not a pattern";
