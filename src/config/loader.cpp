@@ -724,37 +724,34 @@ class Loader {
     } else {
       prefix = starts_with(*model, "claude") ? "anthropic" : "openai";
     }
+    // A deployment that cannot be called is kept, with a warning (LiteLLM loads it and fails it
+    // when a request reaches it); its group's other deployments and fallbacks still serve.
+    // `unusable` empty: its provider is not implemented (400 unsupported_provider); else why its
+    // config cannot be called (500 deployment_misconfigured).
+    auto keep_uncallable = [&](std::string unusable) {
+      d.provider_prefix = prefix;
+      d.provider = ProviderKind::unsupported;
+      d.unusable = std::move(unusable);
+      d.upstream_model = upstream.empty() ? *model : upstream;
+      merge_costs(param_costs, info_costs, d);
+      broken_groups_.erase(d.model_name);
+      id_lines_.push_back(d.id.empty() ? 0 : id_line);
+      paths_.push_back(path);
+      cfg.model_list.push_back(std::move(d));
+    };
     const ProviderInfo* info = find_provider(prefix);
     if (!info) {
-      // As LiteLLM: the file loads, and the deployment fails when a request is routed to it.
       warn(custom_provider ? join(path, "litellm_params.custom_llm_provider") : mpath, model_line,
            "provider \"" + prefix + "\" is not supported by tollgate: requests routed to this deployment fail with 400 "
            "unsupported_provider; its group's other deployments and fallbacks still serve (supported: " +
                supported_prefixes() + ")");
-      d.provider_prefix = prefix;
-      d.provider = ProviderKind::unsupported;
-      d.upstream_model = upstream.empty() ? *model : upstream;
-      merge_costs(param_costs, info_costs, d);
-      broken_groups_.erase(d.model_name);
-      id_lines_.push_back(d.id.empty() ? 0 : id_line);
-      paths_.push_back(path);
-      cfg.model_list.push_back(std::move(d));
+      keep_uncallable("");
       return;
     }
-    // A deployment that cannot be called is kept, with a warning (LiteLLM loads it and fails it
-    // when a request reaches it); its group's other deployments and fallbacks still serve.
     auto keep_unusable = [&](const std::string& wpath, const std::string& why, int wline = 0) {
       warn(wpath, wline > 0 ? wline : model_line, why + ": requests routed to this deployment fail with 500 deployment_misconfigured; "
                                     "its group's other deployments and fallbacks still serve");
-      d.provider_prefix = prefix;
-      d.provider = ProviderKind::unsupported;
-      d.unusable = why;
-      d.upstream_model = upstream.empty() ? *model : upstream;
-      merge_costs(param_costs, info_costs, d);
-      broken_groups_.erase(d.model_name);
-      id_lines_.push_back(d.id.empty() ? 0 : id_line);
-      paths_.push_back(path);
-      cfg.model_list.push_back(std::move(d));
+      keep_uncallable(why);
     };
     if (!unset_env_.empty()) {
       // As LiteLLM reads an unset variable (None): the file loads, the deployment fails when
