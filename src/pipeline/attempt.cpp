@@ -18,7 +18,7 @@ namespace tollgate::pipeline {
 using Usage = providers::Usage;
 
 net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t dep) {
-  st_.bind_deployment(dep, group);  // a wildcard deployment: the upstream model for this name
+  // A wildcard deployment was bound to `group` by the walk before admission (try_group).
   const auto& d = st_.deployment(dep);
   const auto& provider = providers::provider_for(d.provider);
   AttemptResult r;

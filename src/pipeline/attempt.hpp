@@ -18,6 +18,8 @@ class Attempter {
   Attempter(const Attempter&) = delete;
   Attempter& operator=(const Attempter&) = delete;
 
+  /// One attempt on deployment `dep` of `group`. A wildcard deployment must already be bound to
+  /// `group` (RunState::bind_deployment, done by the walk before admission).
   net::awaitable<AttemptResult> attempt(std::string group, std::size_t dep);
 
   core::SteadyTime attempt_deadline(const config::Deployment& d);

@@ -97,6 +97,7 @@ void tool_call_parts(core::JsonOut& j, const json::value* calls, std::size_t& le
 
 void reset_response_facts(RunState& st) {
   st.response_id.clear();
+  st.first_chunk_read = false;
   st.finish_reasons.clear();
   st.captured_output_json.clear();
   st.captured_stream_text.clear();
@@ -135,7 +136,8 @@ void note_completion(RunState& st, const json::object& completion) {
 
 void note_stream_chunk(RunState& st, std::string_view chunk) {
   const bool capture = capturing(st);
-  const bool first = st.response_id.empty();
+  const bool first = !st.first_chunk_read;  // once per stream, even when it has no id
+  st.first_chunk_read = true;
   const bool finish = has_finish_reason(chunk);
   if (!first && !finish && !capture) return;  // the common case: nothing to read
   boost::system::error_code ec;

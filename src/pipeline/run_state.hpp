@@ -153,6 +153,7 @@ struct RunState {
   /// The answer's `id` and finish reasons, and with otel.capture_content its text
   /// (pipeline/response_facts.hpp): of the last attempt that answered.
   std::string response_id;
+  bool first_chunk_read = false;  ///< the stream's first chunk was parsed for its id
   std::vector<std::string> finish_reasons;
   std::string captured_output_json;  ///< gen_ai.output.messages of a non-streaming answer
   std::string captured_stream_text;  ///< the first choice's streamed text

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { useMock, e2e, gatewayConfig, metricsText, metricValue } from './harness.mjs';
-import { paidDeployment, chat, hi, spendNanos } from './budget_helpers.mjs';
+import { paidDeployment, chat, hi, spendNanos, expectSpend, mockBillNanos, IN_PRICE, OUT_PRICE } from './budget_helpers.mjs';
 
 const state = useMock();
 const BIN = path.resolve(process.env.TOLLGATE_BIN ?? 'build/tollgate');
@@ -59,17 +59,23 @@ e2e('a provider Tollgate cannot call: the config loads, that deployment answers 
   assert.match(gw.logs(), /environment variable\(s\) not set: TOLLGATE_E2E_SURELY_UNSET_KEY/, 'a warning at load, not a refusal');
   assert.equal(await spendNanos(gw, k.key), 0, 'nothing was sent, nothing is charged');
 
-  await mock.script('uc-backup', [{ content: 'from the backup', completion_tokens: 3 }]);
+  // The backup ignores max_tokens (10): the charge follows the usage it reported.
+  await mock.script('uc-backup', [{ content: 'from the backup', completion_tokens: 40 }]);
   const fb = await chat(gw, k.key, hi('only-sm'));
   assert.equal(fb.status, 200, fb.text);
-  assert.equal(fb.json.choices[0].message.content, 'from the backup');
+  assert.match(fb.json.choices[0].message.content, /^from the backup/);
   await mock.script('uc-mixed', [{ content: 'ok', completion_tokens: 1 }]);
   for (let i = 0; i < 4; i++) {
     const m = await chat(gw, k.key, hi('mixed'));
     assert.equal(m.status, 200, `a group with a callable deployment always serves: ${m.text}`);
   }
   assert.equal((await mock.model('uc-mixed')).requests, 4);
-  assert.ok(await spendNanos(gw, k.key) > 0);
+  // Money: exactly the simulator's bill of what was sent (the backup's 40 tokens and the four
+  // mixed answers), nothing for the deployments that were never called.
+  const prices = { input: IN_PRICE, output: OUT_PRICE };
+  const bill = (await mockBillNanos(mock, 'uc-backup', prices)) + (await mockBillNanos(mock, 'uc-mixed', prices));
+  assert.ok(bill > 0);
+  await expectSpend(gw, k.key, bill, 'key spend = the simulator\'s bill');
 });
 
 const FIXTURES = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../fixtures/litellm-configs');
@@ -195,13 +201,18 @@ e2e('wildcard routing: "*" and "openai/*" pass the requested model through, an e
   assert.ok(metricValue(text, 'tollgate_requests_total', { model_group: '*' }) >= 5);
 
   // Money: a budgeted key is admitted where the resolved model has a price, refused where not.
+  // The override price of `openai/*` applies to every name it serves: exactly the bill.
+  const k1 = await gw.generateKey({ max_budget: 1 });
+  await mock.script('wc-keyed-up', [{ content: 'keyed', completion_tokens: 7 }]);
+  const overridden = await chat(gw, k1.key, hi('openai/wc-keyed-up'));
+  assert.equal(overridden.status, 200, overridden.text);
+  await expectSpend(gw, k1.key, await mockBillNanos(mock, 'wc-keyed-up', { input: '0.000001', output: '0.000002' }),
+    'charged at the wildcard deployment\'s price');
   const k = await gw.generateKey({ max_budget: 1 });
   const priced = await chat(gw, k.key, hi('gpt-4o-mini'));
   assert.equal(priced.status, 200, `gpt-4o-mini is in the price table: ${priced.text}`);
-  const overridden = await chat(gw, k.key, hi('openai/wc-other-up'));
-  assert.equal(overridden.status, 200, overridden.text);
   const spent = await spendNanos(gw, k.key);
-  assert.ok(spent > 0, 'both were charged');
+  assert.ok(spent > 0, 'charged at the table price of the resolved model');
   const unpriced = await chat(gw, k.key, hi('wc-no-price'));
   assert.notEqual(unpriced.status, 200, 'a model with no price is refused where a budget attaches');
   assert.equal((await mock.model('wc-no-price')).requests, 0, 'and never sent');
