@@ -12,6 +12,7 @@
 #include "app/simulate_cmd.hpp"
 #include "budget/price_file.hpp"
 #include "config/loader.hpp"
+#include "config/schema.hpp"
 
 namespace tollgate::app {
 
@@ -87,6 +88,8 @@ int run_cli(int argc, char** argv) {
   auto* check_cmd = config_cmd->add_subcommand("check", "validate a config file; print each problem with its YAML path");
   std::string check_file;
   check_cmd->add_option("FILE", check_file, "config file")->required();
+  auto* schema_cmd = config_cmd->add_subcommand(
+      "schema", "print every config key Tollgate knows (type, default, LiteLLM's meaning, Tollgate's status) as markdown");
 
   auto* simulate_cmd = cli.add_subcommand(
       "simulate", "replay a scenario of scripted upstream outcomes against the config's fallback policy (no network)");
@@ -122,6 +125,10 @@ int run_cli(int argc, char** argv) {
   }
 
   if (*check_cmd) return config_check(check_file);
+  if (*schema_cmd) {
+    std::cout << config::reference_markdown();
+    return 0;
+  }
   if (*alerts_test_cmd) {
     auto cfg = load_or_report(alerts_config);
     return cfg ? alerts_test_command(*cfg) : 2;

@@ -180,6 +180,8 @@ struct LitellmSettings {
   std::optional<std::string> max_budget;          ///< decimal dollars as written (issue 3)
   std::optional<std::string> budget_duration;
   std::optional<std::string> max_end_user_budget; ///< decimal dollars as written (issue 3)
+  /// Used when router_settings.allowed_fails is absent (folded into RouterSettings::allowed_fails).
+  std::optional<int> allowed_fails;
 };
 
 struct GeneralSettings {

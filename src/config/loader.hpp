@@ -7,8 +7,9 @@
 /// - Any string scalar may be `os.environ/NAME`; it is replaced by the variable's value,
 ///   looked up first in the file's own `environment_variables:` map, then in the
 ///   environment. A missing variable is an error naming the YAML path, line and variable.
-/// - Unknown or unsupported keys are warnings (path + line), never silently dropped,
-///   except LiteLLM's cosmetic keys (drop_params, set_verbose, callbacks, ...).
+/// - Every known key is a row of the schema (config/schema.hpp): supported, warned (loads with a
+///   warning saying what Tollgate does instead), no effect (LiteLLM cosmetics, silent) or
+///   refused (an error). Keys in no table are warnings (path + line), never silently dropped.
 /// - Wrong types, negative counts/prices/durations, unknown providers, fallbacks naming
 ///   a model group that is not in `model_list`, and duplicate `model_info.id`s are errors.
 /// - `fallback_policy:` (config/policy.hpp) is checked for unknown class / action / transport

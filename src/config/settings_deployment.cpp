@@ -1,0 +1,480 @@
+// One model_list entry as tables: the entry, its litellm_params and its model_info. LiteLLM's
+// meanings: docs.litellm.ai "proxy/configs" (model_list), "proxy/model_management".
+#include "config/section.hpp"
+#include "config/sections.hpp"
+
+#include <array>
+#include <map>
+
+namespace tollgate::config::detail {
+
+namespace {
+
+using S = SettingStatus;
+
+/// Provider prefixes Tollgate can serve. Hosted OpenAI-compatible services get their
+/// public base URL (as LiteLLM hard-codes them) so an empty api_base always means OpenAI.
+struct ProviderInfo {
+  std::string_view prefix;
+  ProviderKind kind;
+  std::string_view default_api_base;  ///< "" = provider layer default (OpenAI, Anthropic)
+  std::array<std::string_view, 2> key_env;   ///< api_key when litellm_params has none
+  std::array<std::string_view, 2> base_env;  ///< api_base when litellm_params has none
+  bool requires_api_base;
+};
+
+constexpr std::array kProviders{
+    ProviderInfo{"openai", ProviderKind::openai, "", {"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", "OPENAI_API_BASE"}, false},
+    ProviderInfo{"azure", ProviderKind::azure, "", {"AZURE_API_KEY", "AZURE_OPENAI_API_KEY"}, {"AZURE_API_BASE", "AZURE_OPENAI_ENDPOINT"}, true},
+    ProviderInfo{"anthropic", ProviderKind::anthropic, "", {"ANTHROPIC_API_KEY", ""}, {"ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL"}, false},
+    ProviderInfo{"openai_compatible", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
+    ProviderInfo{"custom_openai", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
+    ProviderInfo{"hosted_vllm", ProviderKind::openai, "", {"HOSTED_VLLM_API_KEY", ""}, {"HOSTED_VLLM_API_BASE", ""}, true},
+    ProviderInfo{"vllm", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
+    ProviderInfo{"lm_studio", ProviderKind::openai, "", {"LM_STUDIO_API_KEY", ""}, {"LM_STUDIO_API_BASE", ""}, true},
+    ProviderInfo{"groq", ProviderKind::openai, "https://api.groq.com/openai/v1", {"GROQ_API_KEY", ""}, {"", ""}, false},
+    ProviderInfo{"together_ai", ProviderKind::openai, "https://api.together.xyz/v1", {"TOGETHERAI_API_KEY", "TOGETHER_API_KEY"}, {"", ""}, false},
+    ProviderInfo{"deepseek", ProviderKind::openai, "https://api.deepseek.com/v1", {"DEEPSEEK_API_KEY", ""}, {"DEEPSEEK_API_BASE", ""}, false},
+    ProviderInfo{"mistral", ProviderKind::openai, "https://api.mistral.ai/v1", {"MISTRAL_API_KEY", ""}, {"MISTRAL_API_BASE", ""}, false},
+    ProviderInfo{"fireworks_ai", ProviderKind::openai, "https://api.fireworks.ai/inference/v1", {"FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"}, {"", ""}, false},
+    ProviderInfo{"perplexity", ProviderKind::openai, "https://api.perplexity.ai", {"PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"}, {"", ""}, false},
+    ProviderInfo{"xai", ProviderKind::openai, "https://api.x.ai/v1", {"XAI_API_KEY", ""}, {"XAI_API_BASE", ""}, false},
+    ProviderInfo{"openrouter", ProviderKind::openai, "https://openrouter.ai/api/v1", {"OPENROUTER_API_KEY", ""}, {"OPENROUTER_API_BASE", ""}, false},
+    ProviderInfo{"deepinfra", ProviderKind::openai, "https://api.deepinfra.com/v1/openai", {"DEEPINFRA_API_KEY", ""}, {"", ""}, false},
+    ProviderInfo{"cerebras", ProviderKind::openai, "https://api.cerebras.ai/v1", {"CEREBRAS_API_KEY", ""}, {"", ""}, false},
+};
+
+const ProviderInfo* find_provider(std::string_view prefix) {
+  for (const ProviderInfo& p : kProviders)
+    if (p.prefix == prefix) return &p;
+  return nullptr;
+}
+
+std::string supported_prefixes() {
+  std::string out;
+  for (const ProviderInfo& p : kProviders) {
+    if (!out.empty()) out += ", ";
+    out += p.prefix;
+  }
+  return out;
+}
+
+constexpr int kTransportEventCount = 7;
+constexpr int kDegradationModeCount = 6;
+
+/// Cost keys read from one section (`litellm_params` or `model_info`) of a deployment, before
+/// the two are merged (litellm_params wins, key by key).
+struct CostSection {
+  std::map<std::string_view, std::string> flat;  ///< kDeploymentCostKeys key → normalised decimal
+  struct TierValue {
+    std::string decimal;
+    std::int64_t above_input_tokens = 0;
+    Site site;
+  };
+  std::map<TierCostField, TierValue> tier;
+};
+
+const CostKey* find_cost_key(std::string_view k) {
+  for (const CostKey& c : kDeploymentCostKeys)
+    if (c.key == k) return &c;
+  return nullptr;
+}
+
+/// Reads `k` into `out` when it is a deployment cost key (kDeploymentCostKeys, a
+/// `<field>_above_<N>k_tokens` tier key, or LiteLLM's `search_context_cost_per_query` map);
+/// returns false for any other key. Bad values are errors with their path and line.
+bool load_cost_key(LoadContext& c, const std::string& k, const YAML::Node& val, const std::string& p, int l, CostSection& out) {
+  if (const CostKey* ck = find_cost_key(k)) {
+    if (auto d = c.decimal(val, p, l)) out.flat[ck->key] = *d;
+    return true;
+  }
+  if (auto t = parse_tier_cost_key(k)) {
+    if (auto d = c.decimal(val, p, l))
+      out.tier[t->field] = CostSection::TierValue{*d, t->above_input_tokens, Site{p, line_of(val, l)}};
+    return true;
+  }
+  if (k == "search_context_cost_per_query") {
+    // LiteLLM's shape: {search_context_size_low, _medium, _high}; Tollgate prices a call at medium.
+    c.for_each_entry(val, p, l, [&](const std::string& size, const YAML::Node& sv, const std::string& sp, int sl) {
+      if (size == "search_context_size_medium") {
+        if (auto d = c.decimal(sv, sp, sl)) out.flat["web_search_cost_per_call"] = *d;
+      } else if (size == "search_context_size_low" || size == "search_context_size_high") {
+        if (!c.decimal(sv, sp, sl)) return;  // validated, not used: a call is priced at medium
+      } else {
+        c.warn(sp, sl, std::string(kUnknownKey));
+      }
+    });
+    return true;
+  }
+  return false;
+}
+
+/// Merges the cost keys of both sections into `d` (litellm_params wins, key by key); tier
+/// keys must all name the same threshold.
+void merge_costs(LoadContext& c, const CostSection& params, const CostSection& info, Deployment& d) {
+  for (const CostKey& ck : kDeploymentCostKeys) {
+    if (auto it = params.flat.find(ck.key); it != params.flat.end()) d.*ck.field = it->second;
+    else if (auto jt = info.flat.find(ck.key); jt != info.flat.end()) d.*ck.field = jt->second;
+  }
+  std::map<TierCostField, const CostSection::TierValue*> chosen;
+  for (const auto& [field, value] : info.tier) chosen[field] = &value;
+  for (const auto& [field, value] : params.tier) chosen[field] = &value;
+  if (chosen.empty()) return;
+  TierCostOverride tier;
+  const CostSection::TierValue* first = nullptr;
+  for (const auto& [field, value] : chosen) {
+    if (!first) {
+      first = value;
+      tier.above_input_tokens = value->above_input_tokens;
+    } else if (value->above_input_tokens != tier.above_input_tokens) {
+      c.error(value->site.path, value->site.line,
+            "long-prompt tier keys of one deployment must name one threshold: " +
+                std::to_string(value->above_input_tokens / 1000) + "k here, " +
+                std::to_string(tier.above_input_tokens / 1000) + "k at " + first->site.path);
+      return;
+    }
+    switch (field) {
+      case TierCostField::input_cost_per_token: tier.input_cost_per_token = value->decimal; break;
+      case TierCostField::output_cost_per_token: tier.output_cost_per_token = value->decimal; break;
+      case TierCostField::cache_read_input_token_cost: tier.cache_read_input_token_cost = value->decimal; break;
+      case TierCostField::cache_creation_input_token_cost: tier.cache_creation_input_token_cost = value->decimal; break;
+    }
+  }
+  d.long_prompt_tier_cost = std::move(tier);
+}
+
+/// A model_list entry while it is read: the deployment and what its sections combine.
+struct Draft {
+  Deployment d;
+  std::optional<std::string> model, custom_provider;
+  CostSection param_costs, info_costs;
+  bool has_name = false, has_params = false, has_api_base = false, has_api_key = false, has_api_version = false;
+  int model_line = 0, id_line = 0;
+  std::size_t errors_before = 0;
+  std::optional<std::int64_t> max_tokens_alias;  ///< model_info.max_tokens (LiteLLM's legacy name)
+  std::optional<std::int64_t> entry_rpm, entry_tpm, info_rpm, info_tpm;  ///< rpm/tpm outside litellm_params
+};
+
+#define TG_READ +[]([[maybe_unused]] LoadContext & c, [[maybe_unused]] Draft & x, [[maybe_unused]] const YAML::Node& v, [[maybe_unused]] const std::string& p, [[maybe_unused]] int l)
+
+constexpr std::string_view kDefaultParam =
+    "default request parameters in litellm_params are not applied: the caller's parameters are sent as they are";
+
+bool litellm_params_pattern(LoadContext& c, Draft& x, const std::string& k, const YAML::Node& v, const std::string& p,
+                            int l) {
+  return load_cost_key(c, k, v, p, l, x.param_costs);
+}
+
+bool model_info_pattern(LoadContext& c, Draft& x, const std::string& k, const YAML::Node& v, const std::string& p,
+                        int l) {
+  if (load_cost_key(c, k, v, p, l, x.info_costs)) return true;
+  if (starts_with(k, "supports_")) {  // capability flags: LiteLLM's UI and pre-call checks
+    c.walk_scalars(v, p, l);
+    return true;
+  }
+  return false;
+}
+
+const std::array<Field<Draft>, 22> kLitellmParams{{
+    {{"model_list[].litellm_params.model", "`provider/upstream-model`", "required", "The call LiteLLM makes",
+      S::supported, "See Providers; a provider Tollgate cannot call loads with a warning (400 `unsupported_provider`)."},
+     TG_READ {
+       x.model = c.str(v, p, l);
+       if (!x.model && v.IsNull()) c.error(p, line_of(v, l), "model is required");
+     }},
+    {{"model_list[].litellm_params.custom_llm_provider", "string", "—", "Provider given separately", S::supported,
+      "`model` is then the upstream name."},
+     TG_READ { x.custom_provider = c.str(v, p, l); }},
+    {{"model_list[].litellm_params.api_base", "URL", "provider default", "Provider URL", S::supported,
+      "Must start with `http://` or `https://`; trailing `/` removed."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) {
+         x.d.api_base = *s;
+         x.has_api_base = true;
+       }
+     }},
+    {{"model_list[].litellm_params.base_url", "URL", "provider default", "Alias of api_base", S::supported,
+      "As `api_base`."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) {
+         x.d.api_base = *s;
+         x.has_api_base = true;
+       }
+     }},
+    {{"model_list[].litellm_params.api_key", "string", "provider env var", "Provider key", S::supported,
+      "Usually `os.environ/...`; an unset variable leaves the deployment uncallable (500 "
+      "`deployment_misconfigured`), never another key."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) {
+         x.d.api_key = *s;
+         x.has_api_key = true;
+       }
+     }},
+    {{"model_list[].litellm_params.api_version", "string", "Azure: `AZURE_API_VERSION`", "Azure api-version",
+      S::supported, "Azure `api-version` query parameter."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) {
+         x.d.api_version = *s;
+         x.has_api_version = true;
+       }
+     }},
+    {{"model_list[].litellm_params.timeout", "seconds > 0", "none (the request deadline applies)",
+      "Timeout of one call", S::supported, "Whole non-streaming attempt."},
+     TG_READ { x.d.timeout = c.seconds(v, p, l, false); }},
+    {{"model_list[].litellm_params.stream_timeout", "seconds > 0", "none", "Timeout of a streaming call",
+      S::supported, "Time to the first byte when streaming."},
+     TG_READ { x.d.stream_timeout = c.seconds(v, p, l, false); }},
+    {{"model_list[].litellm_params.rpm", "integer ≥ 0", "unlimited", "Requests per minute of the deployment",
+      S::supported, "The router skips the deployment for the rest of the minute once reached."},
+     TG_READ { x.d.rpm = c.integer(v, p, l); }},
+    {{"model_list[].litellm_params.tpm", "integer ≥ 0", "unlimited", "Tokens per minute of the deployment",
+      S::supported, "As `rpm`, in tokens."},
+     TG_READ { x.d.tpm = c.integer(v, p, l); }},
+    {{"model_list[].litellm_params.weight", "integer ≥ 0", "1", "Pick weight (simple-shuffle)", S::supported, ""},
+     TG_READ { x.d.weight = c.integer(v, p, l); }},
+    {{"model_list[].litellm_params.<price key>", "decimal $ per token (or per call)", "the price table",
+      "The deployment's own price", S::supported,
+      "`input_cost_per_token`, `output_cost_per_token`, `cache_read_input_token_cost`, "
+      "`cache_creation_input_token_cost(_above_1hr)`, `output_cost_per_reasoning_token`, audio/image/priority/flex "
+      "prices, `web_search_cost_per_call` (LiteLLM's `search_context_cost_per_query` map is read as it), and the "
+      "long-prompt tier `<price>_above_<N>k_tokens` (one N per deployment). Each wins over the same key in "
+      "model_info (docs/pricing.md)."}},
+    {{"model_list[].litellm_params.drop_params", "bool", "false", "Drop params the provider does not take",
+      S::no_effect, "Tollgate forwards the caller's parameters."}},
+    {{"model_list[].litellm_params.max_retries", "integer ≥ 0", "—", "SDK retries of one call", S::warned,
+      "per-deployment client retries are not applied: retries follow router num_retries and fallback_policy budgets"}},
+    {{"model_list[].litellm_params.input_cost_per_second", "decimal $ per second", "—", "Per-second pricing",
+      S::warned, "per-second pricing is not supported: the deployment is priced per token (unpriced when no "
+                 "per-token price is known)"}},
+    {{"model_list[].litellm_params.output_cost_per_second", "decimal $ per second", "—", "Per-second pricing",
+      S::warned, "per-second pricing is not supported: the deployment is priced per token"}},
+    {{"model_list[].litellm_params.region_name", "string", "—", "Region of the deployment", S::warned,
+      "region-based routing is not supported yet: the region is not used to route"}},
+    {{"model_list[].litellm_params.tags", "list of strings", "—", "Tags for tag-based routing", S::warned,
+      "tag-based routing is not supported yet: the deployment serves every request of its group"}},
+    {{"model_list[].litellm_params.temperature", "number", "—", "Default request parameter", S::warned, kDefaultParam}},
+    {{"model_list[].litellm_params.max_tokens", "integer", "—", "Default request parameter", S::warned, kDefaultParam}},
+    {{"model_list[].litellm_params.seed", "integer", "—", "Default request parameter", S::warned, kDefaultParam}},
+    {{"model_list[].litellm_params.top_p", "number", "—", "Default request parameter", S::warned, kDefaultParam}},
+}};
+
+const std::array<Field<Draft>, 21> kModelInfo{{
+    {{"model_list[].model_info.id", "string", "`<model_name>/<n>`", "Deployment id", S::supported,
+      "Unique (a duplicate is an error). A generated id uses n = the deployment's index in its group, so it is "
+      "stable while the file's order is; a clash with an explicit id gets a `~2`, `~3` … suffix."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) {
+         if (s->empty()) {
+           c.error(p, line_of(v, l), "id must not be empty");
+         } else {
+           x.d.id = *s;
+           x.id_line = line_of(v, l);
+         }
+       }
+     }},
+    {{"model_list[].model_info.base_model", "string", "\"\"", "Model name for price lookup", S::supported, ""},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.base_model = *s;
+     }},
+    {{"model_list[].model_info.max_input_tokens", "integer ≥ 1", "the price table's", "Context window", S::supported,
+      "Used for context-window fallbacks and admission."},
+     TG_READ { x.d.max_input_tokens = c.integer(v, p, l, 1); }},
+    {{"model_list[].model_info.max_output_tokens", "integer ≥ 1", "the price table's", "Most output tokens",
+      S::supported, "Worst-case output when the request sets no `max_tokens`."},
+     TG_READ { x.d.max_output_tokens = c.integer(v, p, l, 1); }},
+    {{"model_list[].model_info.max_tokens", "integer ≥ 1", "—", "Legacy name of max_output_tokens", S::supported,
+      "Used when `max_output_tokens` is absent."},
+     TG_READ { x.max_tokens_alias = c.integer(v, p, l, 1); }},
+    {{"model_list[].model_info.access_groups", "list of strings", "[]", "Access groups", S::supported,
+      "Keys and teams may be granted a whole access group."},
+     TG_READ {
+       if (auto list = c.string_list(v, p, l)) x.d.access_groups = std::move(*list);
+     }},
+    {{"model_list[].model_info.rpm", "integer ≥ 0", "—", "Requests per minute", S::supported,
+      "Used when litellm_params has no `rpm`."},
+     TG_READ { x.info_rpm = c.integer(v, p, l); }},
+    {{"model_list[].model_info.tpm", "integer ≥ 0", "—", "Tokens per minute", S::supported,
+      "Used when litellm_params has no `tpm`."},
+     TG_READ { x.info_tpm = c.integer(v, p, l); }},
+    {{"model_list[].model_info.<price key>", "decimal $", "—", "The deployment's own price", S::supported,
+      "Every price key of litellm_params, used key by key when litellm_params has none. A negative value or one "
+      "that is not a number is an error; YAML floats (`1.5e-06`) and strings are both exact."}},
+    {{"model_list[].model_info.mode", "`chat`, `embedding`, …", "`chat`", "Kind of model", S::no_effect,
+      "Tollgate serves chat completions and Messages through every deployment."}},
+    {{"model_list[].model_info.description", "string", "—", "Shown in LiteLLM's UI", S::no_effect, ""}},
+    {{"model_list[].model_info.metadata", "map", "—", "Free-form", S::no_effect, ""}},
+    {{"model_list[].model_info.db_model", "bool", "false", "Set by LiteLLM for models in its database",
+      S::no_effect, ""}},
+    {{"model_list[].model_info.tier", "string", "—", "LiteLLM's UI tier", S::no_effect, ""}},
+    {{"model_list[].model_info.litellm_provider", "string", "—", "Provider of the price entry", S::no_effect,
+      "The provider comes from litellm_params.model."}},
+    {{"model_list[].model_info.key", "string", "—", "Price-map key", S::no_effect, ""}},
+    {{"model_list[].model_info.created_at", "time", "—", "Bookkeeping", S::no_effect, ""}},
+    {{"model_list[].model_info.updated_at", "time", "—", "Bookkeeping", S::no_effect, ""}},
+    {{"model_list[].model_info.created_by", "string", "—", "Bookkeeping", S::no_effect, ""}},
+    {{"model_list[].model_info.updated_by", "string", "—", "Bookkeeping", S::no_effect, ""}},
+    {{"model_list[].model_info.supports_<capability>", "bool", "—", "Capability flags", S::no_effect,
+      "`supports_vision`, `supports_function_calling`, …: requests are forwarded whatever they use."}},
+}};
+
+const std::array<Field<Draft>, 5> kEntry{{
+    {{"model_list[].model_name", "string", "required", "Client-visible model group", S::supported,
+      "May be a wildcard (`*`, `openai/*`, `anthropic/claude-3-*`): see Wildcard routing."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) {
+         if (s->empty()) c.error(p, line_of(v, l), "model_name must not be empty");
+         else x.d.model_name = *s;  // a wildcard (`*`, `openai/*`) serves the names it matches
+       }
+       x.has_name = true;
+     }},
+    {{"model_list[].litellm_params", "map", "required", "How the deployment is called", S::supported, "Below."},
+     TG_READ {
+       x.has_params = true;
+       x.model_line = l;
+       // A deployment's secrets and URLs from unset variables are left unset (LiteLLM reads
+       // them as None and fails the deployment when it is called), with a warning.
+       c.set_lenient_env(true);
+       c.unset_env.clear();
+       load_section<Draft>(c, kLitellmParams, v, p, l, x, kUnknownLitellmKey, litellm_params_pattern);
+       c.set_lenient_env(false);
+     }},
+    {{"model_list[].model_info", "map", "—", "Facts about the deployment", S::supported, "Below."},
+     TG_READ { load_section<Draft>(c, kModelInfo, v, p, l, x, kUnknownLitellmKey, model_info_pattern); }},
+    {{"model_list[].rpm", "integer ≥ 0", "—", "Requests per minute (entry level)", S::supported,
+      "Used when litellm_params and model_info have no `rpm`."},
+     TG_READ { x.entry_rpm = c.integer(v, p, l); }},
+    {{"model_list[].tpm", "integer ≥ 0", "—", "Tokens per minute (entry level)", S::supported,
+      "Used when litellm_params and model_info have no `tpm`."},
+     TG_READ { x.entry_tpm = c.integer(v, p, l); }},
+}};
+
+#undef TG_READ
+
+}  // namespace
+
+void load_deployment(LoadContext& c, const YAML::Node& entry, const std::string& path, int line_in, Config& cfg) {
+  const int line = line_of(entry, line_in);
+  if (!entry.IsMap()) {
+    c.error(path, line, std::string("expected a map with model_name and litellm_params, got ") + type_name(entry));
+    return;
+  }
+  Draft x;
+  x.model_line = line;
+  x.id_line = line;
+  x.errors_before = c.errors.size();
+  load_section<Draft>(c, kEntry, entry, path, line, x, kUnknownLitellmKey);
+  Deployment& d = x.d;
+  if (!d.max_output_tokens && x.max_tokens_alias) d.max_output_tokens = x.max_tokens_alias;
+  if (!d.rpm) d.rpm = x.info_rpm ? x.info_rpm : x.entry_rpm;
+  if (!d.tpm) d.tpm = x.info_tpm ? x.info_tpm : x.entry_tpm;
+  if (!x.has_name) c.error(join(path, "model_name"), line, "model_name is required");
+  if (!x.has_params) c.error(join(path, "litellm_params"), line, "litellm_params is required");
+  else if (!x.model && c.errors.size() == x.errors_before)
+    c.error(join(path, "litellm_params.model"), x.model_line, "model is required");
+  if (!x.model || d.model_name.empty()) return;
+  // From here on a failure still names the group, so fallbacks to it are not reported twice.
+  c.broken_groups.insert(d.model_name);
+
+  // Provider: custom_llm_provider, else the "provider/" prefix, else claude* → anthropic.
+  const std::string mpath = join(path, "litellm_params.model");
+  std::string prefix;
+  std::string upstream = *x.model;
+  if (x.custom_provider) {
+    prefix = *x.custom_provider;
+    if (starts_with(upstream, prefix + "/")) upstream = upstream.substr(prefix.size() + 1);
+  } else if (auto slash = x.model->find('/'); slash != std::string::npos) {
+    prefix = x.model->substr(0, slash);
+    upstream = x.model->substr(slash + 1);
+  } else {
+    prefix = starts_with(*x.model, "claude") ? "anthropic" : "openai";
+  }
+  // A deployment that cannot be called is kept, with a warning (LiteLLM loads it and fails it
+  // when a request reaches it); its group's other deployments and fallbacks still serve.
+  // `unusable` empty: its provider is not implemented (400 unsupported_provider); else why its
+  // config cannot be called (500 deployment_misconfigured).
+  auto keep_uncallable = [&](std::string unusable) {
+    d.provider_prefix = prefix;
+    d.provider = ProviderKind::unsupported;
+    d.unusable = std::move(unusable);
+    d.upstream_model = upstream.empty() ? *x.model : upstream;
+    merge_costs(c, x.param_costs, x.info_costs, d);
+    c.broken_groups.erase(d.model_name);
+    c.id_lines.push_back(d.id.empty() ? 0 : x.id_line);
+    c.deployment_paths.push_back(path);
+    cfg.model_list.push_back(std::move(d));
+  };
+  const ProviderInfo* info = find_provider(prefix);
+  if (!info) {
+    c.warn(x.custom_provider ? join(path, "litellm_params.custom_llm_provider") : mpath, x.model_line,
+         "provider \"" + prefix + "\" is not supported by tollgate: requests routed to this deployment fail with 400 "
+         "unsupported_provider; its group's other deployments and fallbacks still serve (supported: " +
+             supported_prefixes() + ")");
+    keep_uncallable("");
+    return;
+  }
+  auto keep_unusable = [&](const std::string& wpath, const std::string& why, int wline = 0) {
+    c.warn(wpath, wline > 0 ? wline : x.model_line, why + ": requests routed to this deployment fail with 500 deployment_misconfigured; "
+                                  "its group's other deployments and fallbacks still serve");
+    keep_uncallable(why);
+  };
+  if (!c.unset_env.empty()) {
+    // As LiteLLM reads an unset variable (None): the file loads, the deployment fails when
+    // called. Tollgate does not fall back to a provider default key or URL in its place.
+    std::string names;
+    for (const auto& u : c.unset_env) names += (names.empty() ? "" : ", ") + u.name + " (" + u.path + ")";
+    const auto first = c.unset_env.front();
+    c.unset_env.clear();
+    keep_unusable(first.path, "environment variable(s) not set: " + names, first.line);
+    return;
+  }
+  if (upstream.empty()) {
+    keep_unusable(mpath, "x.model name after the provider prefix is empty");
+    return;
+  }
+  d.provider_prefix = prefix;
+  d.provider = info->kind;
+  d.upstream_model = upstream;
+
+  // Provider defaults from the environment, as LiteLLM reads them.
+  auto from_env = [&](const std::array<std::string_view, 2>& names) -> std::optional<std::string> {
+    for (std::string_view n : names)
+      if (!n.empty())
+        if (auto v = c.lookup_env(n); v && !v->empty()) return v;
+    return std::nullopt;
+  };
+  if (!x.has_api_key)
+    if (auto k = from_env(info->key_env)) d.api_key = *k;
+  if (!x.has_api_base) {
+    if (auto b = from_env(info->base_env)) d.api_base = *b;
+    else d.api_base = std::string(info->default_api_base);
+  }
+  if (d.provider == ProviderKind::azure && !x.has_api_version)
+    if (auto v = c.lookup_env("AZURE_API_VERSION")) d.api_version = *v;
+
+  while (!d.api_base.empty() && d.api_base.back() == '/') d.api_base.pop_back();
+  const std::string bpath = join(path, "litellm_params.api_base");
+  if (d.api_base.empty() && info->requires_api_base) {
+    keep_unusable(bpath, "api_base is required for provider \"" + prefix + "\"");
+    return;
+  }
+  if (!d.api_base.empty() && !starts_with(d.api_base, "http://") &&
+      !starts_with(d.api_base, "https://")) {
+    keep_unusable(bpath, "api_base must start with http:// or https://, got \"" + d.api_base + "\"");
+    return;
+  }
+  // litellm_params prices win over model_info ones.
+  merge_costs(c, x.param_costs, x.info_costs, d);
+
+  c.broken_groups.erase(d.model_name);
+  c.id_lines.push_back(d.id.empty() ? 0 : x.id_line);
+  c.deployment_paths.push_back(path);
+  cfg.model_list.push_back(std::move(d));
+}
+
+void append_deployment_settings(std::vector<SettingInfo>& out) {
+  append_infos<Draft>(kEntry, out);
+  append_infos<Draft>(kLitellmParams, out);
+  append_infos<Draft>(kModelInfo, out);
+}
+
+}  // namespace tollgate::config::detail
