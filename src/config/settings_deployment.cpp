@@ -175,6 +175,13 @@ bool model_info_pattern(LoadContext& c, Draft& x, const std::string& k, const YA
   return false;
 }
 
+void read_api_base(LoadContext& c, Draft& x, const YAML::Node& v, const std::string& p, int l) {
+  if (auto s = c.str(v, p, l)) {
+    x.d.api_base = *s;
+    x.has_api_base = true;
+  }
+}
+
 const std::array<Field<Draft>, 22> kLitellmParams{{
     {{"model_list[].litellm_params.model", "`provider/upstream-model`", "required", "The call LiteLLM makes",
       S::supported, "See Providers; a provider Tollgate cannot call loads with a warning (400 `unsupported_provider`)."},
@@ -187,20 +194,10 @@ const std::array<Field<Draft>, 22> kLitellmParams{{
      TG_READ { x.custom_provider = c.str(v, p, l); }},
     {{"model_list[].litellm_params.api_base", "URL", "provider default", "Provider URL", S::supported,
       "Must start with `http://` or `https://`; trailing `/` removed."},
-     TG_READ {
-       if (auto s = c.str(v, p, l)) {
-         x.d.api_base = *s;
-         x.has_api_base = true;
-       }
-     }},
+     read_api_base},
     {{"model_list[].litellm_params.base_url", "URL", "provider default", "Alias of api_base", S::supported,
       "As `api_base`."},
-     TG_READ {
-       if (auto s = c.str(v, p, l)) {
-         x.d.api_base = *s;
-         x.has_api_base = true;
-       }
-     }},
+     read_api_base},
     {{"model_list[].litellm_params.api_key", "string", "provider env var", "Provider key", S::supported,
       "Usually `os.environ/...`; an unset variable leaves the deployment uncallable (500 "
       "`deployment_misconfigured`), never another key."},
