@@ -1,5 +1,6 @@
 #include "api/gateway.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 #include <boost/asio/co_spawn.hpp>
@@ -92,8 +93,14 @@ http::Response auth_error_response(core::Error e, Format fmt) {
 http::Response models_response(const pipeline::Services& s, const auth::Principal& principal) {
   json::array data;
   const auto created = static_cast<std::int64_t>(std::time(nullptr));
-  for (const auto& g : s.config->model_groups()) {
-    if (!auth::may_call(principal, g, *s.config)) continue;
+  std::vector<std::string> names;
+  for (const auto& a : s.config->router_settings.model_group_alias)  // LiteLLM lists visible aliases
+    if (!a.hidden && auth::may_call(principal, a.group, *s.config)) names.push_back(a.alias);
+  for (const auto& g : s.config->model_groups())
+    if (std::find(names.begin(), names.end(), g) == names.end() && s.groups->resolve_alias(g) == g &&
+        auth::may_call(principal, g, *s.config))
+      names.push_back(g);
+  for (const auto& g : names) {
     json::object m;
     m["id"] = g;
     m["object"] = "model";
@@ -206,7 +213,8 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
   auto* model = body.if_contains("model");
   if (!model || !model->is_string() || model->as_string().empty())
     return core::Error::caller(400, "invalid_request_error", "missing required parameter: 'model'", "model");
-  call.model = std::string(model->as_string());
+  call.model = s.groups->resolve_alias(model->as_string());
+  if (call.model != model->as_string()) call.requested_as = std::string(model->as_string());
   if (!s.groups->contains(call.model))
     return core::Error::caller(400, "invalid_request_error",
                                "Invalid model name passed in model=" + call.model +

@@ -15,6 +15,20 @@ std::vector<std::string> Config::model_groups() const {
   return groups;
 }
 
+std::optional<FailureClass> litellm_exception_class(std::string_view exception) {
+  static constexpr std::pair<std::string_view, FailureClass> kMap[] = {
+      {"BadRequestError", FailureClass::caller_fix_required},
+      {"AuthenticationError", FailureClass::deployment_misconfigured},
+      {"TimeoutError", FailureClass::unknown_outcome},
+      {"RateLimitError", FailureClass::retryable_capacity},
+      {"ContentPolicyViolationError", FailureClass::content_policy},
+      {"InternalServerError", FailureClass::transient_provider_error},
+  };
+  for (const auto& [name, cls] : kMap)
+    if (name == exception) return cls;
+  return std::nullopt;
+}
+
 std::optional<TierCostKey> parse_tier_cost_key(std::string_view key) {
   static constexpr std::array<std::pair<std::string_view, TierCostField>, 4> kFields{{
       {"input_cost_per_token", TierCostField::input_cost_per_token},

@@ -17,6 +17,7 @@
 
 #include "config/redis_endpoint.hpp"
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/policy.hpp"
@@ -117,6 +118,23 @@ struct Deployment {
   std::optional<std::int64_t> max_input_tokens;
   std::optional<std::int64_t> max_output_tokens;
   std::vector<std::string> access_groups; ///< `model_info.access_groups`
+  /// `litellm_params.max_retries`: the most times one request retries this deployment itself
+  /// (after that the walk moves to the group's other deployments or its fallbacks); nullopt =
+  /// the request's retry budget alone.
+  std::optional<int> max_retries;
+  /// Default request parameters from litellm_params (temperature, top_p, presence_penalty,
+  /// frequency_penalty, seed): name → JSON text, sent only when the request does not set them.
+  std::vector<std::pair<std::string, std::string>> default_params;
+  /// litellm_params.max_tokens / max_completion_tokens: the output limit of a request that sets
+  /// none, tokens per choice; it bounds the reservation as the caller's own limit would.
+  std::optional<std::int64_t> default_max_tokens;
+  /// `litellm_params.region_name` ("eu", "us", ...): the data region the deployment runs in; a
+  /// caller with `allowed_model_region` is routed only to deployments of that region
+  /// (routing/constraints.hpp). Empty = unknown, which meets no region requirement.
+  std::string region_name;
+  /// `litellm_params.tags`: with router_settings.enable_tag_filtering, the request tags this
+  /// deployment serves ("default": requests no other deployment's tags match).
+  std::vector<std::string> tags;
 };
 
 /// One flat deployment cost key: LiteLLM's name and the Deployment field holding its value.
@@ -168,7 +186,34 @@ struct RouterSettings {
   /// redis_url, which wins): configured = the shared ledger (docs/scale_out.md). The environment is
   /// read only through os.environ/ references, never implicitly.
   RedisEndpoint redis;
+  /// `enable_tag_filtering`: route by request tags (routing/constraints.hpp).
+  bool enable_tag_filtering = false;
+  /// `tag_filtering_match_any`: a deployment needs one request tag (true) or all of them (false).
+  bool tag_filtering_match_any = true;
+  /// `model_group_alias`: a name a request may use for another group (LiteLLM; checked before
+  /// the groups themselves, as LiteLLM's router does).
+  struct GroupAlias {
+    std::string alias;
+    std::string group;    ///< the model group it routes to
+    bool hidden = false;  ///< `{model: group, hidden: true}`: not listed by /v1/models
+  };
+  std::vector<GroupAlias> model_group_alias;
+  /// `retry_policy` (LiteLLM's `<Exception>Retries`, mapped onto failure classes by
+  /// retry_policy_class): the most retries one request makes after failures of a class, within
+  /// its retry budget (never above it). nullopt = the retry budget alone.
+  std::array<std::optional<int>, kFailureClassCount> retry_policy{};
+  /// `allowed_fails_policy` (`<Exception>AllowedFails`): failures of a class in a row a
+  /// deployment may have before its circuit opens; such failures do not count toward
+  /// `allowed_fails`. nullopt = `allowed_fails` for that class.
+  std::array<std::optional<int>, kFailureClassCount> allowed_fails_policy{};
 };
+
+/// LiteLLM's exception name in retry_policy / allowed_fails_policy keys (the part before
+/// `Retries` / `AllowedFails`: BadRequestError, AuthenticationError, TimeoutError,
+/// RateLimitError, ContentPolicyViolationError, InternalServerError) → Tollgate's failure class
+/// (caller_fix_required, deployment_misconfigured, unknown_outcome, retryable_capacity,
+/// content_policy, transient_provider_error); nullopt for any other name.
+std::optional<FailureClass> litellm_exception_class(std::string_view exception);
 
 struct LitellmSettings {
   std::optional<int> num_retries;

@@ -126,6 +126,12 @@ void check_group_refs(LoadContext& c, const Config& cfg) {
     if (!known.contains(r.group) && !c.broken_groups.contains(r.group) && !served_by_wildcard(r.group))
       c.error(r.path, r.line, "model group \"" + r.group + "\" is not in model_list");
   }
+  for (const auto& a : cfg.router_settings.model_group_alias) {
+    if (a.alias != a.group && known.contains(a.alias))
+      c.warn("router_settings.model_group_alias." + a.alias, 0,
+             "alias shadows the model group of the same name: requests for \"" + a.alias + "\" are served by \"" +
+                 a.group + "\" (as in LiteLLM)");
+  }
 }
 
 EnvLookup env_;

@@ -4,7 +4,13 @@
 #include "config/sections.hpp"
 
 #include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <map>
+
+#include "config/wildcard.hpp"
+#include "config/yaml11.hpp"
 
 namespace tollgate::config::detail {
 
@@ -158,7 +164,27 @@ struct Draft {
 #define TG_READ +[]([[maybe_unused]] LoadContext & c, [[maybe_unused]] Draft & x, [[maybe_unused]] const YAML::Node& v, [[maybe_unused]] const std::string& p, [[maybe_unused]] int l)
 
 constexpr std::string_view kDefaultParam =
-    "default request parameters in litellm_params are not applied: the caller's parameters are sent as they are";
+    "Sent when the request does not set it (the caller's value wins, as in LiteLLM); only to this deployment.";
+
+/// A default request parameter that is a number (temperature, top_p, penalties): its JSON text.
+void read_number_param(LoadContext& c, Draft& x, const YAML::Node& v, const std::string& p, int l) {
+  const std::string key = p.substr(p.rfind('.') + 1);
+  if (!v.IsScalar()) {
+    c.error(p, line_of(v, l), "expected a number");
+    return;
+  }
+  const std::string text = yaml11_number_text(v.Scalar());
+  double d = 0;
+  const auto* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, d);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(d)) {
+    c.error(p, line_of(v, l), "expected a number, got \"" + v.Scalar() + "\"");
+    return;
+  }
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, d);  // shortest text that reads back as d
+  x.d.default_params.emplace_back(key, std::string(buf, r.ptr));
+}
 
 bool litellm_params_pattern(LoadContext& c, Draft& x, const std::string& k, const YAML::Node& v, const std::string& p,
                             int l) {
@@ -182,7 +208,7 @@ void read_api_base(LoadContext& c, Draft& x, const YAML::Node& v, const std::str
   }
 }
 
-const std::array<Field<Draft>, 22> kLitellmParams{{
+const std::array<Field<Draft>, 25> kLitellmParams{{
     {{"model_list[].litellm_params.model", "`provider/upstream-model`", "required", "The call LiteLLM makes",
       S::supported, "See Providers; a provider Tollgate cannot call loads with a warning (400 `unsupported_provider`)."},
      TG_READ {
@@ -238,21 +264,55 @@ const std::array<Field<Draft>, 22> kLitellmParams{{
       "model_info (docs/pricing.md)."}},
     {{"model_list[].litellm_params.drop_params", "bool", "false", "Drop params the provider does not take",
       S::no_effect, "Tollgate forwards the caller's parameters."}},
-    {{"model_list[].litellm_params.max_retries", "integer ≥ 0", "—", "SDK retries of one call", S::warned,
-      "per-deployment client retries are not applied: retries follow router num_retries and fallback_policy budgets"}},
+    {{"model_list[].litellm_params.max_retries", "integer ≥ 0", "the retry budget", "SDK retries of one call",
+      S::supported,
+      "The most times one request retries this deployment itself, within its retry budget; then the walk goes on to "
+      "the group's other deployments and its fallbacks."},
+     TG_READ { x.d.max_retries = c.small_int(v, p, l, 0); }},
     {{"model_list[].litellm_params.input_cost_per_second", "decimal $ per second", "—", "Per-second pricing",
       S::warned, "per-second pricing is not supported: the deployment is priced per token (unpriced when no "
                  "per-token price is known)"}},
     {{"model_list[].litellm_params.output_cost_per_second", "decimal $ per second", "—", "Per-second pricing",
       S::warned, "per-second pricing is not supported: the deployment is priced per token"}},
-    {{"model_list[].litellm_params.region_name", "string", "—", "Region of the deployment", S::warned,
-      "region-based routing is not supported yet: the region is not used to route"}},
-    {{"model_list[].litellm_params.tags", "list of strings", "—", "Tags for tag-based routing", S::warned,
-      "tag-based routing is not supported yet: the deployment serves every request of its group"}},
-    {{"model_list[].litellm_params.temperature", "number", "—", "Default request parameter", S::warned, kDefaultParam}},
-    {{"model_list[].litellm_params.max_tokens", "integer", "—", "Default request parameter", S::warned, kDefaultParam}},
-    {{"model_list[].litellm_params.seed", "integer", "—", "Default request parameter", S::warned, kDefaultParam}},
-    {{"model_list[].litellm_params.top_p", "number", "—", "Default request parameter", S::warned, kDefaultParam}},
+    {{"model_list[].litellm_params.region_name", "string", "\"\" (unknown)", "Region of the deployment",
+      S::supported,
+      "A caller whose key, team or end user has `allowed_model_region` is sent only to deployments of that region "
+      "(compared case-insensitively), on the primary group, every retry and every fallback; a deployment without "
+      "one meets no region requirement (docs/routing.md)."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.region_name = *s;
+     }},
+    {{"model_list[].litellm_params.tags", "list of strings", "[]", "Tags for tag-based routing", S::supported,
+      "Used when router_settings.enable_tag_filtering is on: a request is sent only to deployments carrying its "
+      "tags, else to those tagged `default` (docs/routing.md)."},
+     TG_READ {
+       if (auto t = c.string_list(v, p, l)) x.d.tags = std::move(*t);
+     }},
+    {{"model_list[].litellm_params.temperature", "number", "—", "Default request parameter", S::supported,
+      kDefaultParam},
+     TG_READ { read_number_param(c, x, v, p, l); }},
+    {{"model_list[].litellm_params.top_p", "number", "—", "Default request parameter", S::supported, kDefaultParam},
+     TG_READ { read_number_param(c, x, v, p, l); }},
+    {{"model_list[].litellm_params.presence_penalty", "number", "—", "Default request parameter", S::supported,
+      kDefaultParam},
+     TG_READ { read_number_param(c, x, v, p, l); }},
+    {{"model_list[].litellm_params.frequency_penalty", "number", "—", "Default request parameter", S::supported,
+      kDefaultParam},
+     TG_READ { read_number_param(c, x, v, p, l); }},
+    {{"model_list[].litellm_params.seed", "integer", "—", "Default request parameter", S::supported, kDefaultParam},
+     TG_READ {
+       if (auto n = c.integer(v, p, l, std::numeric_limits<std::int64_t>::min()))
+         x.d.default_params.emplace_back("seed", std::to_string(*n));
+     }},
+    {{"model_list[].litellm_params.max_tokens", "integer ≥ 1", "—", "Default output limit", S::supported,
+      "The output limit of a request that sets neither max_tokens nor max_completion_tokens, sent to this deployment "
+      "only. It bounds the attempt's reservation like the caller's own limit would (the reservation is the contract)."},
+     TG_READ { x.d.default_max_tokens = c.integer(v, p, l, 1); }},
+    {{"model_list[].litellm_params.max_completion_tokens", "integer ≥ 1", "—", "Default output limit", S::supported,
+      "As max_tokens (which wins when both are given)."},
+     TG_READ {
+       if (auto n = c.integer(v, p, l, 1); n && !x.d.default_max_tokens) x.d.default_max_tokens = n;
+     }},
 }};
 
 const std::array<Field<Draft>, 21> kModelInfo{{
@@ -425,7 +485,16 @@ void load_deployment(LoadContext& c, const YAML::Node& entry, const std::string&
     return;
   }
   if (upstream.empty()) {
-    keep_unusable(mpath, "x.model name after the provider prefix is empty");
+    keep_unusable(mpath, "model name after the provider prefix is empty");
+    return;
+  }
+  if (is_wildcard(upstream) && !is_wildcard(d.model_name)) {
+    // The `*` of the upstream model is what the name's `*` matched: a name without one gives it
+    // nothing, and "*" would be sent upstream as a model.
+    c.error(mpath, x.model_line,
+            "\"" + *x.model + "\" has a `*` but model_name \"" + d.model_name +
+                "\" has none, so the `*` would match nothing (wildcard routing needs model_name: \"" +
+                (prefix.empty() ? std::string("*") : prefix + "/*") + "\" or similar)");
     return;
   }
   d.provider_prefix = prefix;

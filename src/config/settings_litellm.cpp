@@ -16,6 +16,30 @@ using S = SettingStatus;
 // Every reader of these tables has the same parameters: (context, config, value, path, line).
 #define TG_READ +[]([[maybe_unused]] LoadContext & c, [[maybe_unused]] Config & cfg, [[maybe_unused]] const YAML::Node& v, [[maybe_unused]] const std::string& p, [[maybe_unused]] int l)
 
+/// retry_policy / allowed_fails_policy: `<Exception><suffix>: n` → out[class] = n.
+void read_exception_map(LoadContext& c, const YAML::Node& v, const std::string& p, int l, std::string_view suffix,
+                        std::array<std::optional<int>, kFailureClassCount>& out) {
+  if (!v.IsMap()) {
+    c.error(p, line_of(v, l), "expected a map like {RateLimitError" + std::string(suffix) + ": 3}");
+    return;
+  }
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const std::string kp = join(p, key);
+    const int kl = line_of(it->first, l);
+    std::optional<FailureClass> cls;
+    if (key.size() > suffix.size() && key.ends_with(suffix))
+      cls = litellm_exception_class(std::string_view(key).substr(0, key.size() - suffix.size()));
+    if (!cls) {
+      c.warn(kp, kl, "unknown exception class, ignored: expected one of BadRequestError, AuthenticationError, "
+                     "TimeoutError, RateLimitError, ContentPolicyViolationError, InternalServerError followed by " +
+                         std::string(suffix));
+      continue;
+    }
+    if (auto n = c.small_int(it->second, kp, kl, 0)) out[static_cast<std::size_t>(*cls)] = *n;
+  }
+}
+
 constexpr std::string_view kBudgetDurationHelp = "expected a duration like 30s, 30m, 24h, 30d or 1mo, got \"";
 
 /// What each logging callback LiteLLM names becomes in Tollgate (litellm_settings.callbacks,
@@ -256,17 +280,70 @@ const std::array<Field<Config>, 25> kRouterSettings{{
          else c.redis_url = *e;
        }
      }},
-    {{"router_settings.retry_policy", "map: exception → retries", "—", "Retries per exception class", S::warned,
-      "per-exception retry counts are not applied: retries follow fallback_policy classes and budgets "
-      "(docs/failure_policy.md)"}},
-    {{"router_settings.allowed_fails_policy", "map: exception → count", "—", "Cooldown threshold per exception class",
-      S::warned, "per-exception cooldown thresholds are not applied: circuits follow fallback_policy circuit settings"}},
-    {{"router_settings.model_group_alias", "map: alias → group", "{}", "Names that route to another group",
-      S::warned, "model group aliases are not supported yet: a request must name the group itself"}},
-    {{"router_settings.enable_tag_filtering", "bool", "false", "Route by request tags", S::warned,
-      "tag-based routing is not supported yet: deployments' tags are not used to route"}},
-    {{"router_settings.tag_filtering_match_any", "bool", "true", "Tag routing: any tag or all", S::warned,
-      "tag-based routing is not supported yet"}},
+    {{"router_settings.retry_policy", "map: `<Exception>Retries` → integer ≥ 0", "—", "Retries per exception class",
+      S::supported,
+      "Mapped onto failure classes: BadRequestError → caller_fix_required, AuthenticationError → "
+      "deployment_misconfigured, TimeoutError → unknown_outcome, RateLimitError → retryable_capacity, "
+      "ContentPolicyViolationError → content_policy, InternalServerError → transient_provider_error. A request makes "
+      "at most that many retries after failures of the class, within its retry budget (never more); a class whose "
+      "action does not retry is not retried whatever the count (docs/failure_policy.md)."},
+     TG_READ { read_exception_map(c, v, p, l, "Retries", cfg.router_settings.retry_policy); }},
+    {{"router_settings.allowed_fails_policy", "map: `<Exception>AllowedFails` → integer ≥ 0", "—",
+      "Cooldown threshold per exception class", S::supported,
+      "Same mapping as retry_policy: a deployment's circuit opens after more than that many failures of the class in "
+      "a row; those failures do not count toward allowed_fails. The caller's own errors (BadRequestError, "
+      "ContentPolicyViolationError) never open a circuit."},
+     TG_READ { read_exception_map(c, v, p, l, "AllowedFails", cfg.router_settings.allowed_fails_policy); }},
+    {{"router_settings.model_group_alias", "map: alias → group or {model, hidden}", "{}",
+      "Names that route to another group", S::supported,
+      "A request naming the alias is served by the group, as if it had named it (access, budgets, fallbacks and "
+      "logs use the group; `requested_model` keeps the alias). An alias wins over a group of the same name, as in "
+      "LiteLLM. `hidden: true` keeps it out of /v1/models. A target that is not a group is an error."},
+     TG_READ {
+       c.for_each_entry(v, p, l, [&](const std::string& alias, const YAML::Node& val, const std::string& ap, int al) {
+         RouterSettings::GroupAlias a;
+         a.alias = alias;
+         if (a.alias.empty()) {
+           c.error(ap, al, "an alias must not be empty");
+           return;
+         }
+         std::optional<std::string> group;
+         std::string tp = ap;
+         if (val.IsMap()) {
+           bool has_model = false;
+           c.for_each_entry(val, ap, al, [&](const std::string& fk, const YAML::Node& fv, const std::string& fp, int fl) {
+             if (fk == "model") {
+               has_model = true;
+               tp = fp;
+               group = c.str(fv, fp, fl);
+             } else if (fk == "hidden") {
+               if (auto b = c.boolean(fv, fp, fl)) a.hidden = *b;
+             } else {
+               c.warn(fp, fl, std::string(kUnknownLitellmKey));
+             }
+           });
+           if (!has_model) c.error(ap, al, "expected {model: <group>, hidden: <bool>}");
+         } else {
+           group = c.str(val, ap, al);
+         }
+         if (!group) return;
+         a.group = *group;
+         c.refs.push_back(GroupRef{a.group, tp, al, false});
+         cfg.router_settings.model_group_alias.push_back(std::move(a));
+       });
+     }},
+    {{"router_settings.enable_tag_filtering", "bool", "false", "Route by request tags", S::supported,
+      "A request (its key's tags and its own `tags` / `metadata.tags`) is sent only to deployments whose "
+      "`litellm_params.tags` match, else to those tagged `default`; none → the group is skipped with reason "
+      "tag_constraint (docs/routing.md)."},
+     TG_READ {
+       if (auto b = c.boolean(v, p, l)) cfg.router_settings.enable_tag_filtering = *b;
+     }},
+    {{"router_settings.tag_filtering_match_any", "bool", "true", "Tag routing: any tag or all", S::supported,
+      "false: a deployment must carry every tag of the request."},
+     TG_READ {
+       if (auto b = c.boolean(v, p, l)) cfg.router_settings.tag_filtering_match_any = *b;
+     }},
     {{"router_settings.enable_pre_call_checks", "bool", "false", "Skip deployments whose context window is too small",
       S::no_effect, "Tollgate always checks a deployment's context window (model_info.max_input_tokens) first."}},
     {{"router_settings.routing_strategy_args", "map", "—", "Tuning of the routing strategy", S::no_effect,

@@ -18,7 +18,7 @@ std::string access_line(const RunState& st, bool ok, std::optional<int> status) 
   o.key("key_alias").value(p.key ? std::string_view(p.key->key_alias) : std::string_view());
   o.key("team_id").value(p.key ? std::string_view(p.key->team_id) : std::string_view());
   o.key("call_type").value(st.call.call_type);
-  o.key("model_requested").value(st.call.model);
+  o.key("model_requested").value(st.call.requested_as.empty() ? st.call.model : st.call.requested_as);
   const auto served = ok ? st.served_dep : std::nullopt;
   if (served) {
     const auto& d = st.deployment(*served);

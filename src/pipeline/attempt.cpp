@@ -28,8 +28,12 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   st_.attempt_span_id = telemetry::new_span_id();
   st_.attempt_start_unix_nano = wall_ns();
 
+  write_default_params(d);
   write_output_bound(d, provider);
   auto req = provider.build_request(d, st_.call.body, st_.call.stream);
+  // The defaults were for this request only: the body stays the caller's (cache keys, retries).
+  for (const auto& k : defaulted_) st_.call.body.erase(k);
+  defaulted_.clear();
   if (!req) {
     r.failure = FailureClass::deployment_misconfigured;
     if (config::is_wildcard(st_.cfg.model_list[dep].model_name) && d.provider != config::ProviderKind::unsupported) {
@@ -260,12 +264,26 @@ void Attempter::write_output_bound(const config::Deployment& d, const providers:
     st_.call.body.erase(k);
     if (const auto* v = st_.call.caller_output_fields.if_contains(k)) st_.call.body[k] = *v;
   }
-  if (!st_.bound.tokens) return;
+  if (!st_.bound.tokens) {
+    if (d.default_max_tokens && st_.call.caller_output_fields.empty()) st_.call.body["max_tokens"] = *d.default_max_tokens;
+    return;
+  }
   providers::OutputField caller = st_.call.caller_output_fields.contains("max_completion_tokens")
                                       ? providers::OutputField::max_completion_tokens
                                   : st_.call.caller_output_fields.contains("max_tokens") ? providers::OutputField::max_tokens
                                                                                        : providers::OutputField::none;
   provider.set_output_limit(d, st_.call.body, *st_.bound.tokens, caller);
+}
+
+void Attempter::write_default_params(const config::Deployment& d) {
+  for (const auto& [k, json_text] : d.default_params) {
+    if (st_.call.body.contains(k)) continue;  // the caller's own value wins
+    boost::system::error_code ec;
+    auto v = boost::json::parse(json_text, ec);
+    if (ec) continue;  // written by the loader: always valid
+    st_.call.body[k] = std::move(v);
+    defaulted_.push_back(k);
+  }
 }
 
 }  // namespace tollgate::pipeline

@@ -50,10 +50,18 @@ class Attempter {
   /// The output bound of the attempt about to be sent: written into the request in the
   /// deployment's field (the reservation is the contract with the upstream), or the caller's own
   /// fields restored when nothing was reserved against it (free or unpriced models).
+  /// With no bound reserved (free or unpriced), the deployment's default max_tokens is sent
+  /// when the caller set no limit.
   void write_output_bound(const config::Deployment& d, const providers::Provider& provider);
+
+  /// The deployment's default request parameters (litellm_params temperature, seed, ...) set in
+  /// the body where the caller did not set them; attempt() removes them again once the upstream
+  /// request is built, so a default never reaches another deployment.
+  void write_default_params(const config::Deployment& d);
 
  private:
   RunState& st_;
+  std::vector<std::string> defaulted_;  ///< body members write_default_params added, until the request is built
 };
 
 }  // namespace tollgate::pipeline

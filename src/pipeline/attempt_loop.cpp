@@ -9,6 +9,7 @@
 #include "config/wildcard.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <boost/asio/this_coro.hpp>
 #include <spdlog/spdlog.h>
@@ -185,7 +186,9 @@ class Run {
       co_return w;
     }
     if (st_.cut) co_return w;  // go() answers the shutdown
-    if (!primary.attempted && primary.refusal && !primary.circuit_blocked) {
+    if (primary.constraint_blocked)  // walked on: a fallback within the boundary may serve it
+      st_.step_skip(st_.call.model, primary.refusal->reason + ": " + primary.refusal->error.message);
+    if (!primary.attempted && primary.refusal && !primary.circuit_blocked && !primary.constraint_blocked) {
       // The caller cannot pay for (or we cannot meter) the model it asked for: refuse, no fallback.
       st_.trace.outcome = "refused";
       st_.step_stop(primary.refusal->reason);
@@ -222,6 +225,12 @@ class Run {
     // health: another model answering it as a "degraded" answer would sidestep the filter or
     // overflow again. Those classes degrade only when their action says `degrade`.
     w.may_degrade = cls != FailureClass::context_overflow && cls != FailureClass::content_policy;
+    if (primary.constraint_blocked) {
+      // The caller's own boundary, not the group's health: no degradation, the circuit hears nothing.
+      w.neutral = true;
+      w.met_budget = true;
+      w.may_degrade = false;
+    }
     w.why = primary.stop_reason.empty() ? std::string(policy::to_string(cls)) : primary.stop_reason;
     if (action == policy::Action::degrade) {
       w.may_degrade = true;
@@ -266,7 +275,7 @@ class Run {
       }
       if (!r.attempted && r.refusal) {
         st_.skipped.emplace_back(group, r.refusal->reason);
-        st_.step_skip(group, r.refusal->reason);
+        st_.step_skip(group, r.constraint_blocked ? r.refusal->reason + ": " + r.refusal->error.message : r.refusal->reason);
         if (r.refusal->reason.rfind("max_request_cost", 0) == 0) w.met_budget = false;
       }
       if (r.attempted) {
@@ -356,6 +365,26 @@ class Run {
     const auto& gpol = st_.svc->policies->for_group(group);
     st_.table = &gpol.classes;
     bool counted_fallback = false;
+    // The request's data boundaries (region, tags) filter the group first: a target none of whose
+    // deployments the caller may use is never sent anything.
+    // `candidates`: the deployments this request may still send to (shrinks when one has had
+    // its litellm_params.max_retries).
+    std::vector<std::size_t> candidates;
+    std::map<std::size_t, int> attempts_on;
+    if (const auto* members = st_.svc->groups->find(group)) candidates = *members;
+    if (!candidates.empty() && !st_.constraints.empty()) {
+      auto eligible = routing::eligible_deployments(st_.cfg, candidates, st_.constraints, group);
+      if (eligible.members.empty()) {
+        const bool region = eligible.boundary == "region";
+        out.constraint_blocked = true;
+        out.error = core::Error::caller(400, "invalid_request_error", eligible.why, "model",
+                                        region ? "region_not_allowed" : "no_deployments_with_tag_routing");
+        out.refusal = Refusal{*out.error, eligible.boundary + "_constraint"};
+        out.stop_reason = eligible.boundary + "_constraint";
+        co_return out;
+      }
+      candidates = std::move(eligible.members);
+    }
     for (int n = 0;; ) {
       if (st_.gone || st_.cut) break;
       if (n > 0 && st_.trace.retries_used >= st_.trace.budget.max_retries) {
@@ -363,7 +392,16 @@ class Run {
         st_.decide("fallback");
         break;
       }
-      auto dep = st_.svc->router->select(group, tried, core::uniform01());
+      if (n > 0) {  // router_settings.retry_policy: retries after failures of this class
+        const auto k = static_cast<std::size_t>(out.failure);
+        if (const auto lim = st_.cfg.router_settings.retry_policy[k]; lim && st_.retries_by_class[k] >= *lim) {
+          out.stop_reason = "retry_policy: at most " + std::to_string(*lim) + " retries after " +
+                            std::string(policy::to_string(out.failure));
+          st_.decide("fallback");
+          break;
+        }
+      }
+      auto dep = st_.svc->router->select(group, tried, core::uniform01(), &candidates);
       if (!dep || std::find(refused.begin(), refused.end(), *dep) != refused.end() ||
           std::find(denied.begin(), denied.end(), *dep) != denied.end())
         break;
@@ -429,8 +467,11 @@ class Run {
       const auto& price = st_.price_of(*dep);
       AttemptPlan plan;
       const bool priced = price.status == budget::PriceStatus::priced;
+      // A deployment's default max_tokens bounds a request that sets no limit (and its reservation).
+      OutputRequest output = st_.call.output;
+      if (!output.max_tokens) output.max_tokens = st_.deployment(*dep).default_max_tokens;
       if (priced)
-        plan = plan_attempt(price, acct_.input_bound(*dep), st_.call.body, st_.call.output,
+        plan = plan_attempt(price, acct_.input_bound(*dep), st_.call.body, output,
                             OutputBoundSettings::from(st_.cfg.tollgate_settings), attempter_.searches_every_request(*dep) ? 1 : 0);
       if (st_.trace.budget.max_request_cost < budget::kMaxNanos) {
         const budget::Nanos left = st_.trace.budget.max_request_cost > st_.trace.reserved_total
@@ -467,7 +508,10 @@ class Run {
         acct_.settle_held(held, *dep, budget::SettleKind::no_usage, 0);  // admitted but never sent
         break;
       }
-      if (n > 0) ++st_.trace.retries_used;
+      if (n > 0) {
+        ++st_.trace.retries_used;
+        ++st_.retries_by_class[static_cast<std::size_t>(out.failure)];
+      }
       if (is_fallback && counts_as_fallback && !counted_fallback) {
         ++st_.trace.fallbacks_used;
         counted_fallback = true;
@@ -494,6 +538,8 @@ class Run {
       out.error = std::move(r.error);
       hint = r.retry_after;
       tried.push_back(*dep);
+      if (const auto& mr = st_.deployment(*dep).max_retries; mr && ++attempts_on[*dep] > *mr)
+        std::erase(candidates, *dep);  // its own retries are used up: the group's others, then fallbacks
       const auto action = gpol.classes.action(r.failure);
       // A provider Tollgate does not implement was named at load; its deployment never opens a
       // circuit, so that each request routed to it keeps its clear 400 unsupported_provider.
@@ -529,9 +575,8 @@ class Run {
     }
     if (!out.attempted && !out.error && !out.refusal) {
       // The router does not offer deployments whose circuit is open: say so when that is why.
-      if (const auto* members = st_.svc->groups->find(group))
-        for (auto i : *members)
-          if (!st_.svc->circuits->available(i)) out.circuit_blocked = true;
+      for (auto i : candidates)
+        if (!st_.svc->circuits->available(i)) out.circuit_blocked = true;
       if (out.circuit_blocked) {
         if (auto stop = commercial_block(group)) {
           out.failure = FailureClass::commercial_limit;

@@ -134,7 +134,10 @@ struct Services {
 /// One decoded chat call (OpenAI format), validated by the API layer: `model` is a known group.
 struct ChatCall {
   boost::json::object body;  ///< the client's request body, passed through with minimal rewriting
-  std::string model;         ///< requested model group
+  std::string model;         ///< requested model group (an alias already resolved to its group)
+  /// The name the caller sent when it was a model_group_alias (spend log `requested_model`);
+  /// empty when it named `model` itself.
+  std::string requested_as;
   bool stream = false;
   bool include_usage = false;  ///< the client asked for stream_options.include_usage
   /// What the caller asked of the output (max_tokens, n, service_tier), read once; each attempt's

@@ -1,4 +1,5 @@
 #include "pipeline/run_state.hpp"
+#include "pipeline/route_constraints.hpp"
 
 #include "config/wildcard.hpp"
 
@@ -12,6 +13,7 @@ RunState::RunState(std::shared_ptr<Services> services, ChatCall c, ResponseSink&
   principal_ptr = call.principal ? call.principal : std::make_shared<const auth::Principal>();
   table = &svc->policies->for_group(call.model).classes;
   metric_group = svc->groups ? svc->groups->canonical(call.model) : call.model;
+  constraints = route_constraints(*principal_ptr, cfg);
   trace_id = call.parent_trace ? call.parent_trace->trace_id : telemetry::new_trace_id();
   span_id = telemetry::new_span_id();
   // The request was accepted at call.start (steady clock): the span starts there.

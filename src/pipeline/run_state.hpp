@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "pipeline/trace.hpp"
 #include "policy/failure.hpp"
 #include "providers/provider.hpp"
+#include "routing/constraints.hpp"
 
 namespace tollgate::pipeline {
 
@@ -96,6 +98,9 @@ struct GroupResult {
   bool circuit_blocked = false;    ///< a deployment was not tried because its circuit was open
   bool deadline_hit = false;       ///< the group was left because too little time was left
   bool commercial_block = false;   ///< not tried: its provider's circuit is open for a commercial limit
+  /// Not tried: no deployment of the group is within the request's routing constraints (region,
+  /// tags); `refusal` says which and why.
+  bool constraint_blocked = false;
 };
 
 /// The output bound of the attempt in flight (what its reservation pays for).
@@ -115,6 +120,10 @@ struct RunState {
   std::shared_ptr<Services> svc;
   const config::Config& cfg;
   ChatCall call;
+  /// The request's data boundaries (region, tags): every group it is sent to is filtered by them.
+  routing::RouteConstraints constraints;
+  /// Retries started after a failure of each class (router_settings.retry_policy).
+  std::array<int, config::kFailureClassCount> retries_by_class{};
   ResponseSink& sink;
   core::SteadyTime deadline{};  ///< the request's deadline (set_budget)
   bool gone = false;            ///< the client hung up

@@ -18,7 +18,7 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
   }
   row.end_user = p.end_user;
   row.request_tags = p.tags;
-  row.requested_model = st.call.model;
+  row.requested_model = st.call.requested_as.empty() ? st.call.model : st.call.requested_as;
   row.model_group = st.call.model;
   const auto served = ok ? st.served_dep : std::nullopt;
   if (served) {

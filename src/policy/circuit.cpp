@@ -91,6 +91,7 @@ struct CircuitsImpl {
     b.state = CircuitState::closed;
     b.probe_out = false;
     b.consecutive = 0;
+    b.consecutive_by_class = {};
     b.window.clear();  // a fresh start: old failures do not reopen a recovered circuit
     transition(out, scope, id, from, CircuitState::closed, std::move(reason));
   }
@@ -169,6 +170,7 @@ struct CircuitsImpl {
     Breaker& b = c.deployments_[d];
     record(b, settings(c, d), now, false);
     b.consecutive = 0;
+    b.consecutive_by_class = {};
     if (b.state == CircuitState::half_open) close(b, "probe succeeded", "deployment", id_of(c, d), out);
     if (Breaker* p = provider_breaker(c, d); p && p->state == CircuitState::half_open)
       close(*p, "probe succeeded on " + id_of(c, d), "provider", provider_of(c, d), out);
@@ -180,7 +182,10 @@ struct CircuitsImpl {
     const CircuitSettings& s = settings(c, d);
     Breaker& b = c.deployments_[d];
     record(b, s, now, true);
-    ++b.consecutive;
+    const auto k = static_cast<std::size_t>(cls);
+    const std::optional<int> own = s.class_allowed_fails[k];
+    if (own) ++b.consecutive_by_class[k];
+    else ++b.consecutive;
 
     if (Breaker* p = provider_breaker(c, d)) {
       const std::string& provider = provider_of(c, d);
@@ -198,7 +203,14 @@ struct CircuitsImpl {
       case CircuitState::open:
         break;  // a late report of an attempt sent before the circuit opened
       case CircuitState::closed: {
-        if (b.consecutive >= std::max(1, s.consecutive_failures)) {
+        if (own && b.consecutive_by_class[k] > *own) {
+          open_deployment(c, d, now,
+                          std::to_string(b.consecutive_by_class[k]) + " consecutive " +
+                              std::string(config::to_string(cls)) + " failures (allowed_fails_policy)",
+                          out);
+          break;
+        }
+        if (!own && b.consecutive >= std::max(1, s.consecutive_failures)) {
           open_deployment(c, d, now, std::to_string(b.consecutive) + " consecutive failures", out);
           break;
         }
@@ -302,6 +314,7 @@ Circuits::Setup Circuits::setup_from(const config::Config& cfg) {
   CircuitSettings base;
   base.consecutive_failures = std::max(1, cfg.router_settings.allowed_fails + 1);
   base.cooldown = cfg.router_settings.cooldown_time;
+  base.class_allowed_fails = cfg.router_settings.allowed_fails_policy;
   base.failure_ratio = 0;
   base.window = milliseconds{60000};
   base.min_requests = 20;

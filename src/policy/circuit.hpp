@@ -21,6 +21,7 @@
 /// never held across I/O or while calling out (the callback runs after the lock is released).
 /// Thread-safe.
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -52,6 +53,9 @@ struct CircuitSettings {
   milliseconds window{60000};
   int min_requests = 20;
   milliseconds cooldown{5000};     ///< default: router_settings.cooldown_time
+  /// Per failure class (router_settings.allowed_fails_policy): opens after more than this many
+  /// failures of the class in a row; such failures do not count toward consecutive_failures.
+  std::array<std::optional<int>, config::kFailureClassCount> class_allowed_fails{};
 };
 
 /// A feature (model group) circuit's thresholds.
@@ -176,6 +180,8 @@ class Circuits {
     core::SteadyTime probe_since{};  ///< when the probe went out (a lost probe is given up after kProbeLease)
     std::size_t probe_deployment = 0;  ///< provider breaker: the deployment carrying the half-open probe
     int consecutive = 0;
+    /// Failures in a row of each class that has its own threshold (class_allowed_fails).
+    std::array<int, config::kFailureClassCount> consecutive_by_class{};
     std::deque<Slot> window;           ///< oldest slot first; bounded memory whatever the traffic
     std::string reason;
     std::uint64_t opened_total = 0;

@@ -14,20 +14,28 @@ ModelGroups::ModelGroups(const config::Config& cfg) {
     if (members.empty() && config::is_wildcard(name)) patterns_.push_back(name);
     members.push_back(i);
   }
+  for (const auto& a : cfg.router_settings.model_group_alias) aliases_.emplace(a.alias, a.group);
   std::stable_sort(patterns_.begin(), patterns_.end(), [](const std::string& a, const std::string& b) {
     return config::wildcard_specificity(a) > config::wildcard_specificity(b);
   });
 }
 
-std::string ModelGroups::canonical(std::string_view name) const {
-  if (groups_.contains(std::string(name))) return std::string(name);
+std::string ModelGroups::resolve_alias(std::string_view name) const {
+  auto it = aliases_.find(std::string(name));
+  return it != aliases_.end() ? it->second : std::string(name);
+}
+
+std::string ModelGroups::canonical(std::string_view input) const {
+  const std::string name = resolve_alias(input);
+  if (groups_.contains(name)) return name;
   for (const auto& p : patterns_)
     if (config::wildcard_capture(p, name)) return p;
   return std::string(name);
 }
 
-const std::vector<std::size_t>* ModelGroups::find(std::string_view group) const {
-  auto it = groups_.find(std::string(group));
+const std::vector<std::size_t>* ModelGroups::find(std::string_view input) const {
+  const std::string group = resolve_alias(input);
+  auto it = groups_.find(group);
   if (it != groups_.end()) return &it->second;
   for (const auto& p : patterns_)
     if (config::wildcard_capture(p, group)) return &groups_.find(p)->second;
@@ -89,8 +97,8 @@ bool RouterState::available_locked(std::size_t i, core::SteadyTime now) const {
 }
 
 std::optional<std::size_t> RouterState::select(std::string_view group, const std::vector<std::size_t>& avoid,
-                                               double random01) {
-  const auto* members = groups_.find(group);
+                                               double random01, const std::vector<std::size_t>* eligible) {
+  const auto* members = eligible ? eligible : groups_.find(group);
   if (!members || members->empty()) return std::nullopt;
   const auto now = clock_.now();
   std::lock_guard lock(mu_);

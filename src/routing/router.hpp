@@ -29,10 +29,13 @@ using std::chrono::milliseconds;
 class ModelGroups {
  public:
   explicit ModelGroups(const config::Config& cfg);
-  /// Deployment indices of `group`, or nullptr for an unknown group. A name no group has is
-  /// served by the most specific wildcard group that matches it (`openai/*` before `*`;
-  /// config/wildcard.hpp), as in LiteLLM.
+  /// Deployment indices of `group`, or nullptr for an unknown group. An alias
+  /// (router_settings.model_group_alias) is its group's, before any group of the same name; a
+  /// name no group has is served by the most specific wildcard group that matches it
+  /// (`openai/*` before `*`; config/wildcard.hpp), as in LiteLLM.
   const std::vector<std::size_t>* find(std::string_view group) const;
+  /// The group an alias names, or `name` itself when it is no alias (aliases do not chain).
+  std::string resolve_alias(std::string_view name) const;
   bool contains(std::string_view group) const { return find(group) != nullptr; }
   /// The configured group name that serves `name`: `name` itself for an exact group, the
   /// wildcard pattern for a name a wildcard serves, `name` when none does. Bounded label and
@@ -41,6 +44,7 @@ class ModelGroups {
 
  private:
   std::unordered_map<std::string, std::vector<std::size_t>> groups_;
+  std::unordered_map<std::string, std::string> aliases_;  ///< alias → group
   /// Wildcard group names, most specific first (config order among equals).
   std::vector<std::string> patterns_;
 };
@@ -66,8 +70,10 @@ class RouterState {
   /// request) are used only when nothing else is available; a deployment Tollgate cannot call
   /// only when the group has no callable one at all (and never twice). `random01` in [0,1) drives
   /// shuffles (injected for tests). nullopt when the group has no available deployment.
+  /// `eligible` (may be null: every member): the members the request's routing constraints
+  /// allow (routing/constraints.hpp); only those are chosen.
   std::optional<std::size_t> select(std::string_view group, const std::vector<std::size_t>& avoid,
-                                    double random01);
+                                    double random01, const std::vector<std::size_t>* eligible = nullptr);
 
   /// Records that an attempt on `deployment` started (least-busy, rpm).
   void on_attempt_start(std::size_t deployment);

@@ -38,6 +38,9 @@ struct KeyRecord {
   std::optional<std::int64_t> rpm_limit;
   std::optional<std::int64_t> tpm_limit;
   bool blocked = false;
+  /// LiteLLM's `allowed_model_region` ("eu", "us"): routed only to deployments of that region
+  /// (routing/constraints.hpp); empty = any.
+  std::string allowed_model_region;
   std::optional<std::int64_t> expires_at_ms;  ///< nullopt = never expires
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
@@ -72,6 +75,7 @@ struct TeamRecord {
   std::optional<std::int64_t> rpm_limit;
   std::optional<std::int64_t> tpm_limit;
   bool blocked = false;
+  std::string allowed_model_region;  ///< as KeyRecord::allowed_model_region, for the team's keys
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
   bool operator==(const TeamRecord&) const = default;
@@ -107,6 +111,7 @@ struct CustomerRecord {
   std::optional<std::int64_t> max_budget_nanos;
   std::optional<std::string> budget_duration;
   bool blocked = false;
+  std::string allowed_model_region;  ///< as KeyRecord::allowed_model_region, for this end user's requests
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
   bool operator==(const CustomerRecord&) const = default;

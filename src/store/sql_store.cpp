@@ -247,6 +247,13 @@ ALTER TABLE tollgate_jobs ADD COLUMN claim_expires_ms INTEGER NOT NULL DEFAULT 0
 CREATE INDEX tollgate_jobs_key ON tollgate_jobs(api_key, status);
 CREATE INDEX tollgate_jobs_finished ON tollgate_jobs(status, updated_ms);
 )sql",
+      // 6: LiteLLM's allowed_model_region on keys, teams and end users (issue 11 §3): requests
+      // are routed only to deployments of that region.
+      R"sql(
+ALTER TABLE keys ADD COLUMN allowed_model_region TEXT NOT NULL DEFAULT '';
+ALTER TABLE teams ADD COLUMN allowed_model_region TEXT NOT NULL DEFAULT '';
+ALTER TABLE customers ADD COLUMN allowed_model_region TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return m;
 }
@@ -389,7 +396,7 @@ const Table<KeyRecord> kTable<KeyRecord>{
     "keys", "token_hash", "key",
     "token_hash key_alias? key_name user_id? team_id? organization_id? models metadata tags max_budget_nanos "
     "budget_duration soft_budget_nanos budget_limits model_max_budget max_parallel_requests rpm_limit tpm_limit "
-    "blocked expires_at_ms created_at_ms updated_at_ms"};
+    "blocked allowed_model_region expires_at_ms created_at_ms updated_at_ms"};
 template <>
 const Table<UserRecord> kTable<UserRecord>{"users", "user_id", "user",
                                            "user_id user_email? user_alias? max_budget_nanos budget_duration models "
@@ -398,7 +405,7 @@ template <>
 const Table<TeamRecord> kTable<TeamRecord>{
     "teams", "team_id", "team",
     "team_id team_alias? organization_id? max_budget_nanos budget_duration models metadata rpm_limit tpm_limit "
-    "blocked created_at_ms updated_at_ms"};
+    "blocked allowed_model_region created_at_ms updated_at_ms"};
 template <>
 const Table<OrganizationRecord> kTable<OrganizationRecord>{
     "organizations", "organization_id", "organization",
@@ -407,7 +414,7 @@ const Table<OrganizationRecord> kTable<OrganizationRecord>{
 template <>
 const Table<CustomerRecord> kTable<CustomerRecord>{
     "customers", "user_id", "customer",
-    "user_id alias? max_budget_nanos budget_duration blocked created_at_ms updated_at_ms"};
+    "user_id alias? max_budget_nanos budget_duration blocked allowed_model_region created_at_ms updated_at_ms"};
 template <>
 const Table<TagRecord> kTable<TagRecord>{
     "tags", "name", "tag", "name description? max_budget_nanos budget_duration created_at_ms updated_at_ms"};

@@ -55,6 +55,7 @@ std::optional<bool>* bool_field(Behavior& b, std::string_view key) {
   if (key == "fill_max_tokens") return &b.fill_max_tokens;
   if (key == "reasoning_outside") return &b.reasoning_outside;
   if (key == "bill_on_cancel") return &b.bill_on_cancel;
+  if (key == "echo_params") return &b.echo_params;
   return nullptr;
 }
 
@@ -247,6 +248,7 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
   override_with(m.cached_tokens, high.cached_tokens);
   override_with(m.ignore_max_tokens, high.ignore_max_tokens);
   override_with(m.fill_max_tokens, high.fill_max_tokens);
+  override_with(m.echo_params, high.echo_params);
   override_with(m.reasoning_tokens, high.reasoning_tokens);
   override_with(m.reasoning_outside, high.reasoning_outside);
   override_with(m.cache_write_tokens, high.cache_write_tokens);

@@ -59,6 +59,10 @@ struct Behavior {
   std::optional<std::int64_t> stall_after_tokens;     ///< fault stall: tokens before the stall
   std::optional<std::int64_t> truncate_after_tokens;  ///< fault truncate (streams): tokens sent
   std::optional<bool> bill_on_cancel;  ///< a request the client abandons is billed in full
+  /// The answer's text is the request's sampling parameters as one JSON object (temperature,
+  /// top_p, seed, presence_penalty, frequency_penalty, stop, max_tokens, max_completion_tokens:
+  /// those present), so a test sees what the gateway sent.
+  std::optional<bool> echo_params;
 
   bool has_outcome() const { return status || error || fault || retry_after || retry_after_ms; }
 };

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <boost/json/serialize.hpp>
+
 namespace tollgate::mock {
 
 namespace json = boost::json;
@@ -289,7 +291,17 @@ bool build_completion(const json::object& body, bool anthropic, const Behavior& 
   c.anthropic = anthropic;
   c.n = static_cast<int>(n);
   if (!set_input(body, b, c, err)) return false;
-  set_output(b, max_tokens, c);
+  if (b.echo_params.value_or(false)) {
+    json::object echo;
+    for (const char* k : {"temperature", "top_p", "seed", "presence_penalty", "frequency_penalty", "stop", "max_tokens",
+                          "max_completion_tokens"})
+      if (const auto* v = body.if_contains(k)) echo[k] = *v;
+    Behavior with_text = b;
+    with_text.content = json::serialize(echo);  // no spaces: one "word", sent back verbatim
+    set_output(with_text, max_tokens, c);
+  } else {
+    set_output(b, max_tokens, c);
+  }
   bool stream = false;
   if (auto* st = body.if_contains("stream"); st && st->is_bool()) stream = st->get_bool();
   if (!anthropic && stream) {

@@ -385,7 +385,7 @@ litellm_settings:
   callbacks: ["prometheus"]
   mystery_knob: 1
 router_settings:
-  retry_policy: {RateLimitErrorRetries: 3}
+  disable_cooldowns: true
 general_settings:
   alerting: ["slack"]
   proxy_batch_write_at: 60
@@ -397,7 +397,7 @@ not_a_section: {}
   EXPECT_EQ(only(r.warnings, "model_list[0].litellm_params.temprature").line, 5);
   EXPECT_EQ(only(r.warnings, "model_list[0].model_info.favourite_colour").line, 8);
   EXPECT_EQ(only(r.warnings, "litellm_settings.mystery_knob").line, 12);
-  EXPECT_EQ(only(r.warnings, "router_settings.retry_policy").line, 14);
+  EXPECT_EQ(only(r.warnings, "router_settings.disable_cooldowns").line, 14);
   // Slack alerting is supported; its URL comes from SLACK_WEBHOOK_URL, which is not set here.
   Problem alerting = only(r.warnings, "general_settings.alerting");
   EXPECT_EQ(alerting.line, 16);

@@ -627,3 +627,35 @@ TEST(Circuit, TheClusterProbeGateDecidesWhoProbesAndARemoteCloseClosesTheCopy) {
   EXPECT_EQ(asked, 2);
   c.close_remote("deployment", "unknown-id");  // ignored
 }
+
+TEST(Circuit, AllowedFailsPolicyGivesAClassItsOwnThreshold) {
+  core::ManualClock clock;
+  Recorder rec;
+  auto s = consecutive(2);
+  s.class_allowed_fails[static_cast<std::size_t>(kCap)] = 3;  // RateLimitErrorAllowedFails: 3
+  Circuits c(setup(s), clock, rec.fn());
+  for (int i = 0; i < 3; ++i) c.on_failure(0, kCap);  // three allowed: still closed
+  EXPECT_EQ(c.deployment_state(0), CircuitState::closed);
+  c.on_failure(0, FailureClass::transient_provider_error);  // the general count is 1 of 2
+  EXPECT_EQ(c.deployment_state(0), CircuitState::closed);
+  c.on_failure(0, kCap);  // the fourth rate limit in a row
+  EXPECT_EQ(c.deployment_state(0), CircuitState::open);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  EXPECT_EQ(rec.seen[0].reason, "4 consecutive retryable_capacity failures (allowed_fails_policy)");
+}
+
+TEST(Circuit, AllowedFailsPolicyCountResetsOnSuccessAndOtherClassesKeepTheirs) {
+  core::ManualClock clock;
+  auto s = consecutive(2);
+  s.class_allowed_fails[static_cast<std::size_t>(kCap)] = 1;
+  Circuits c(setup(s), clock);
+  c.on_failure(0, kCap);
+  c.on_success(0);
+  c.on_failure(0, kCap);  // 1 in a row again: allowed
+  EXPECT_EQ(c.deployment_state(0), CircuitState::closed);
+  c.on_failure(1, FailureClass::transient_provider_error);
+  c.on_failure(1, FailureClass::transient_provider_error);  // no policy for this class: allowed_fails
+  EXPECT_EQ(c.deployment_state(1), CircuitState::open);
+  c.on_failure(0, kCap);
+  EXPECT_EQ(c.deployment_state(0), CircuitState::open);
+}
