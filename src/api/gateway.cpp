@@ -269,6 +269,9 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
   const auto api = anthropic ? auth::CallerApi::anthropic_messages : auth::CallerApi::openai_chat;
   auto names = auth::read_caller_names(*body, api);
   if (!names) return std::unexpected(std::move(names.error()));
+  if (auto h = req.find("x-litellm-tags"); h != req.end())
+    if (auto bad = auth::add_header_tags(std::string_view(h->value().data(), h->value().size()), *names))
+      return std::unexpected(std::move(*bad));
   if (anthropic) {
     auto chat = providers::anthropic::messages_request_to_chat(*body);
     if (!chat) return std::unexpected(core::Error::caller(400, "invalid_request_error", chat.error()));

@@ -1,5 +1,7 @@
 #include "auth/caller_names.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "core/json_kind.hpp"
@@ -77,6 +79,29 @@ std::expected<CallerNames, core::Error> read_caller_names(const json::object& bo
       return std::unexpected(*e);
   if (auto e = collect_tags(body.if_contains("tags"), "tags", limits, seen, out.tags)) return std::unexpected(*e);
   return out;
+}
+
+std::optional<core::Error> add_header_tags(std::string_view header, CallerNames& names,
+                                           const CallerNameLimits& limits) {
+  const std::string field = "x-litellm-tags";
+  std::size_t count = names.tags.size();
+  std::size_t i = 0;
+  while (i <= header.size()) {
+    const std::size_t comma = std::min(header.find(',', i), header.size());
+    std::string_view t = header.substr(i, comma - i);
+    i = comma + 1;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    if (t.empty()) continue;
+    if (auto p = name_length_problem(field, t, limits.max_name_bytes)) return bad(field, std::move(*p), "name_too_long");
+    if (++count > limits.max_tags)
+      return bad(field,
+                 "too many request tags: more than " + std::to_string(limits.max_tags) +
+                     " in metadata.tags, tags and the x-litellm-tags header together",
+                 "too_many_tags");
+    names.tags.emplace_back(t);
+  }
+  return std::nullopt;
 }
 
 }  // namespace tollgate::auth

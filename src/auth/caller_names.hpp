@@ -64,4 +64,11 @@ struct CallerNames {
 std::expected<CallerNames, core::Error> read_caller_names(const boost::json::object& body, CallerApi api,
                                                          const CallerNameLimits& limits = {});
 
+/// Appends the tags of LiteLLM's `x-litellm-tags` request header (comma-separated, each
+/// trimmed of spaces and tabs, empty ones dropped; docs: LiteLLM "Request Tags") to `names`
+/// (after the body's). Errors as read_caller_names, with param "x-litellm-tags": a tag longer than
+/// `limits.max_name_bytes`, or more than `limits.max_tags` tags with the body's.
+std::optional<core::Error> add_header_tags(std::string_view header, CallerNames& names,
+                                           const CallerNameLimits& limits = {});
+
 }  // namespace tollgate::auth

@@ -54,6 +54,21 @@ e2e('tag routing: a tagged request goes only to deployments with its tag, an unt
     { 'free-model': 6, 'paid-model': 3, 'default-model': 4 });
 });
 
+e2e('tag routing: LiteLLM\'s x-litellm-tags header tags the request; a bad one is a 400 naming it', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(tagConfig(mock));
+  for (const m of ['free-model', 'paid-model', 'default-model']) await mock.script(m, [OK(`from ${m}`)]);
+  const { data, response } = await gw.openai().chat.completions
+    .create(chatBody('g'), { headers: { 'x-litellm-tags': ' paid , extra' } }).withResponse();
+  assert.equal(data.choices[0].message.content, 'from paid-model');
+  assert.deepEqual((await spendLogOf(gw, response)).request_tags, ['paid', 'extra']);
+  const err = await rejectsWith(gw.openai().chat.completions
+    .create(chatBody('g'), { headers: { 'x-litellm-tags': 'x'.repeat(300) } }));
+  assert.equal(err.status, 400);
+  assert.equal(err.param, 'x-litellm-tags');
+  assert.equal((await mock.model('paid-model')).requests, 1);
+});
+
 e2e('tag routing: a key\'s own tags route its requests', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(tagConfig(mock));

@@ -168,5 +168,29 @@ TEST(CallerNames, NameLengthProblem) {
   EXPECT_EQ(*p, "team_id is 1000 bytes long; caller-supplied names are limited to 256 bytes");
 }
 
+TEST(CallerNames, HeaderTagsAreSplitTrimmedAndBounded) {
+  CallerNames n;
+  n.tags = {"body"};
+  ASSERT_FALSE(add_header_tags(" team-api ,production,,\tus-east-1 ,", n).has_value());
+  EXPECT_EQ(n.tags, (std::vector<std::string>{"body", "team-api", "production", "us-east-1"}));
+  CallerNames empty;
+  ASSERT_FALSE(add_header_tags("", empty).has_value());
+  EXPECT_TRUE(empty.tags.empty());
+
+  CallerNames big;
+  auto e = add_header_tags("ok," + std::string(300, 'x'), big);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->status, 400);
+  EXPECT_EQ(e->param, "x-litellm-tags");
+  EXPECT_EQ(e->code, "name_too_long");
+
+  CallerNames many;
+  many.tags.assign(kMaxRequestTags - 1, "t");
+  ASSERT_FALSE(add_header_tags("one", many).has_value());
+  auto over = add_header_tags("two", many);
+  ASSERT_TRUE(over.has_value());
+  EXPECT_EQ(over->code, "too_many_tags");
+}
+
 }  // namespace
 }  // namespace tollgate::auth
