@@ -254,6 +254,12 @@ const std::array<Field<TollgateSettings>, 25> kTollgate{{
      TG_READ(TollgateSettings) {
        if (auto n = in_range(c, v, p, l, 50, 60000, "identity_refresh_ms")) t.identity_refresh = milliseconds(*n);
      }},
+    {{"tollgate_settings.model_refresh_ms", "ms, 50..60000", "1000", "", S::supported,
+      "With `general_settings.store_model_in_db`: how often an instance checks the database for models added, "
+      "changed or deleted through `/model/*` (by any instance)."},
+     TG_READ(TollgateSettings) {
+       if (auto n = in_range(c, v, p, l, 50, 60000, "model_refresh_ms")) t.model_refresh = milliseconds(*n);
+     }},
     {{"tollgate_settings.redis_key_prefix", "string, 1..64", "`tollgate:`", "", S::supported,
       "Prefix of every Redis key (several clusters may share one Redis)."},
      TG_READ(TollgateSettings) {
