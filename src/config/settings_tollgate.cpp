@@ -137,7 +137,7 @@ const std::array<Field<AlertSettings>, 3> kAlerts{{
 
 // ---- tollgate_settings ------------------------------------------------------------------
 
-const std::array<Field<TollgateSettings>, 25> kTollgate{{
+const std::array<Field<TollgateSettings>, 26> kTollgate{{
     {{"tollgate_settings.max_request_body_bytes", "bytes ≥ 1", "8388608 (8 MiB)", "", S::supported,
       "Larger client bodies get 413."},
      TG_READ(TollgateSettings) {

@@ -18,9 +18,10 @@ const state = useMock();
 
 /// Writes `config` as the gateway's config file (same data_dir as at start).
 function rewrite(gw, config) {
+  if (typeof config === 'string') return writeFileSync(gw.configPath, config);
   const c = structuredClone(config);
   c.tollgate_settings = { data_dir: path.join(gw.dir, 'data'), ...(c.tollgate_settings ?? {}) };
-  writeFileSync(gw.configPath, typeof config === 'string' ? config : toYaml(c));
+  return writeFileSync(gw.configPath, toYaml(c));
 }
 
 const hangup = (gw) => gw.proc.child.kill('SIGHUP');
