@@ -97,8 +97,11 @@ TEST(ExtraModels, ProblemsAreReportedUnderTheirLabelWithoutALine) {
 }
 
 TEST(ExtraModels, CheckedWithTheWholeFileDuplicateIdsAndNotJson) {
-  auto dup = with_models(kRunning, {{"", R"({"model_name":"x","litellm_params":{"model":"openai/gpt-4o"},"model_info":{"id":"a/0"}})"}});
-  EXPECT_FALSE(dup.ok());  // the file's generated id "a/0"
+  constexpr std::string_view kWithId = "model_list:\n  - model_name: a\n    litellm_params: {model: openai/gpt-4o}\n"
+                                       "    model_info: {id: taken}\n";
+  auto dup = with_models(kWithId, {{"", R"({"model_name":"x","litellm_params":{"model":"openai/gpt-4o"},"model_info":{"id":"taken"}})"}});
+  ASSERT_FALSE(dup.ok());  // the file's id
+  EXPECT_NE(dup.errors.at(0).message.find("taken"), std::string::npos) << all(dup.errors);
 
   auto bad = with_models(kRunning, {{"model m2", "[1, 2"}});
   ASSERT_FALSE(bad.ok());
