@@ -402,6 +402,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   // A deferred job in flight gets what is left of the drain (nothing after a second signal).
   jobs->stop(signal_count > 1 ? std::chrono::steady_clock::now() : deadline);
   services->jobs = nullptr;
+  live->current()->jobs = nullptr;  // a reloaded snapshot copied the pointer too
   // Every reservation is settled by now (the runs ended, or their frames were destroyed by
   // the joins above): make the settle records and spend-log rows durable before exiting.
   const bool flushed = db->flush();
