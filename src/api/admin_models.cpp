@@ -1,7 +1,6 @@
 #include "api/admin_models.hpp"
 
 #include <algorithm>
-
 #include <boost/json.hpp>
 
 #include "api/admin_fields.hpp"
@@ -33,10 +32,14 @@ core::Error bad(std::string message, std::string param, std::string code = {}) {
 
 core::Error store_error(const store::StoreError& e) {
   switch (e.code) {
-    case store::StoreErrorCode::not_found: return core::Error::caller(404, "not_found_error", e.message, e.field, "404");
-    case store::StoreErrorCode::conflict: return core::Error::caller(409, "invalid_request_error", e.message, e.field, "409");
-    case store::StoreErrorCode::invalid: return bad(e.message, e.field);
-    case store::StoreErrorCode::unavailable: break;
+    case store::StoreErrorCode::not_found:
+      return core::Error::caller(404, "not_found_error", e.message, e.field, "404");
+    case store::StoreErrorCode::conflict:
+      return core::Error::caller(409, "invalid_request_error", e.message, e.field, "409");
+    case store::StoreErrorCode::invalid:
+      return bad(e.message, e.field);
+    case store::StoreErrorCode::unavailable:
+      break;
   }
   return core::Error::gateway(503, "service_unavailable", "the database is unavailable: " + e.message, "503");
 }
@@ -178,7 +181,8 @@ class Handler {
   Reply model_new(json::object body) const {
     if (auto e = writable()) return std::unexpected(*e);
     json::value* info = body.if_contains("model_info");
-    if (info && !info->is_object() && !info->is_null()) return std::unexpected(bad("model_info must be an object", "model_info"));
+    if (info && !info->is_object() && !info->is_null())
+      return std::unexpected(bad("model_info must be an object", "model_info"));
     if (!info || info->is_null()) info = &(body["model_info"] = json::object());
     auto& mi = info->as_object();
     std::string id;
@@ -231,8 +235,10 @@ class Handler {
       json::value& into = (*entry)[section];
       if (!into.is_object()) into = json::object();
       for (const auto& [k, v] : given->as_object()) {
-        if (v.is_null()) into.as_object().erase(k);
-        else into.as_object()[k] = v;
+        if (v.is_null())
+          into.as_object().erase(k);
+        else
+          into.as_object()[k] = v;
       }
     }
     json::value& info_out = (*entry)["model_info"];
@@ -270,10 +276,11 @@ class Handler {
  private:
   std::optional<core::Error> writable() const {
     if (!s_.config->general_settings.store_model_in_db)
-      return bad("general_settings.store_model_in_db is not true: models cannot be added, updated or deleted through "
-                 "the API (set it to true to enable this feature; model_list in the config file is reloaded with "
-                 "SIGHUP or POST /config/reload)",
-                 "", "store_model_in_db_disabled");
+      return bad(
+          "general_settings.store_model_in_db is not true: models cannot be added, updated or deleted through "
+          "the API (set it to true to enable this feature; model_list in the config file is reloaded with "
+          "SIGHUP or POST /config/reload)",
+          "", "store_model_in_db_disabled");
     if (!d_.store) return core::Error::gateway(503, "service_unavailable", "no database configured", "503");
     return std::nullopt;
   }
@@ -318,10 +325,10 @@ http::Response ModelAdmin::handle(const http::Request& req, const auth::AuthResu
   const auto m = req.method();
   const bool ok_method = is_info ? (m == bhttp::verb::get || m == bhttp::verb::head) : m == bhttp::verb::post;
   if (!ok_method) {
-    auto res = error_response(core::Error::caller(405, "invalid_request_error",
-                                                  "method " + std::string(req.method_string()) + " not allowed on " +
-                                                      std::string(path),
-                                                  {}, "method_not_allowed"));
+    auto res = error_response(
+        core::Error::caller(405, "invalid_request_error",
+                            "method " + std::string(req.method_string()) + " not allowed on " + std::string(path), {},
+                            "method_not_allowed"));
     res.set(bhttp::field::allow, is_info ? "GET, HEAD" : "POST");
     return res;
   }
@@ -329,11 +336,11 @@ http::Response ModelAdmin::handle(const http::Request& req, const auth::AuthResu
   const auto& caller = **auth;
   const bool no_master = s.config->general_settings.master_key.empty();
   if (!is_info && !caller.is_master)
-    return error_response(core::Error::caller(
-        401, "auth_error",
-        no_master ? "the admin API needs general_settings.master_key to be configured"
-                  : "Authentication Error, only the master key may call " + std::string(path),
-        {}, "401"));
+    return error_response(
+        core::Error::caller(401, "auth_error",
+                            no_master ? "the admin API needs general_settings.master_key to be configured"
+                                      : "Authentication Error, only the master key may call " + std::string(path),
+                            {}, "401"));
   Handler h(d_, s);
   Reply r;
   if (is_info) {
@@ -352,9 +359,12 @@ http::Response ModelAdmin::handle(const http::Request& req, const auth::AuthResu
   } else {
     auto body = parse_json_object(req.body(), 32, true);
     if (!body) return error_response(body.error());
-    if (path == "/model/new" || path == "/v1/model/new") r = h.model_new(std::move(*body));
-    else if (path == "/model/update") r = h.model_update(std::move(*body));
-    else r = h.model_delete(*body);
+    if (path == "/model/new" || path == "/v1/model/new")
+      r = h.model_new(std::move(*body));
+    else if (path == "/model/update")
+      r = h.model_update(std::move(*body));
+    else
+      r = h.model_delete(*body);
   }
   if (!r) return error_response(r.error());
   return json_response(200, json::serialize(*r));

@@ -35,7 +35,7 @@ namespace tollgate::api {
 
 /// What the model endpoints work with (wired by app/serve.cpp over app::Reloader).
 struct ModelAdminDeps {
-  std::shared_ptr<store::Store> store;  ///< null: the writes answer 503 "no database configured"
+  std::shared_ptr<store::Store> store;                   ///< null: the writes answer 503 "no database configured"
   std::function<config::ReloadReport()> reload_file;     ///< POST /config/reload
   std::function<config::ReloadReport()> refresh_models;  ///< after a write: serve the store's models now
   /// The config with `models` as the store's models; the one with id `subject` is reported

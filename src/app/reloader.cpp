@@ -1,9 +1,9 @@
 #include "app/reloader.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 namespace tollgate::app {
 
@@ -28,7 +28,8 @@ std::vector<store::ProxyModelRecord> Reloader::store_models(std::vector<config::
   if (!options_.store) return {};
   auto models = options_.store->list_proxy_models();
   if (!models) {
-    errors.push_back(config::Problem{"proxy_models", 0, "cannot read the models in the database: " + models.error().message});
+    errors.push_back(
+        config::Problem{"proxy_models", 0, "cannot read the models in the database: " + models.error().message});
     return {};
   }
   return std::move(*models);

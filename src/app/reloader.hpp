@@ -32,8 +32,8 @@ namespace tollgate::app {
 class Reloader {
  public:
   struct Options {
-    std::string config_path;                     ///< the file `serve` was started with
-    std::shared_ptr<store::Store> store;         ///< where the models are (may be null: none)
+    std::string config_path;              ///< the file `serve` was started with
+    std::shared_ptr<store::Store> store;  ///< where the models are (may be null: none)
     std::shared_ptr<pipeline::LiveServices> live;
     /// Told of every installed snapshot (re-targets the Redis circuit sync); may be empty.
     std::function<void(const std::shared_ptr<pipeline::Services>&)> on_install;

@@ -46,7 +46,9 @@ const std::vector<Fixed>& fixed_settings() {
       fixed("general_settings.budget_reset_timezone", &Config::general_settings, &G::budget_reset_timezone),
       fixed("general_settings.store_model_in_db", &Config::general_settings, &G::store_model_in_db),
       Fixed{"router_settings.redis_host / redis_port / redis_password / redis_url",
-            [](const Config& a, const Config& b) { return !same_redis(a.router_settings.redis, b.router_settings.redis); },
+            [](const Config& a, const Config& b) {
+              return !same_redis(a.router_settings.redis, b.router_settings.redis);
+            },
             [](Config& into, const Config& from) { into.router_settings.redis = from.router_settings.redis; }},
       fixed("tollgate_settings.max_request_body_bytes", &Config::tollgate_settings, &T::max_request_body_bytes),
       fixed("tollgate_settings.header_read_timeout_ms", &Config::tollgate_settings, &T::header_read_timeout),
@@ -67,7 +69,9 @@ const std::vector<Fixed>& fixed_settings() {
       fixed("tollgate_settings.identity_refresh_ms", &Config::tollgate_settings, &T::identity_refresh),
       fixed("tollgate_settings.model_refresh_ms", &Config::tollgate_settings, &T::model_refresh),
       Fixed{"tollgate_settings.otel",
-            [](const Config& a, const Config& b) { return !same_otel(a.tollgate_settings.otel, b.tollgate_settings.otel); },
+            [](const Config& a, const Config& b) {
+              return !same_otel(a.tollgate_settings.otel, b.tollgate_settings.otel);
+            },
             [](Config& into, const Config& from) { into.tollgate_settings.otel = from.tollgate_settings.otel; }},
       Fixed{"tollgate_settings.alerts (and general_settings.alerting)",
             [](const Config& a, const Config& b) {

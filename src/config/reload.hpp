@@ -36,11 +36,11 @@ ReloadPlan plan_reload(const Config& running, const Config& loaded);
 
 /// What one reload did (logged, and the answer of POST /config/reload).
 struct ReloadReport {
-  bool applied = false;                     ///< false: refused, the running config is kept
-  std::vector<Problem> errors;              ///< why it was refused
-  std::vector<Problem> warnings;            ///< of the new config
+  bool applied = false;           ///< false: refused, the running config is kept
+  std::vector<Problem> errors;    ///< why it was refused
+  std::vector<Problem> warnings;  ///< of the new config
   std::vector<std::string> restart_required;
-  std::size_t model_groups = 0;             ///< served after the reload (the running count when refused)
+  std::size_t model_groups = 0;  ///< served after the reload (the running count when refused)
   std::size_t deployments = 0;
 };
 

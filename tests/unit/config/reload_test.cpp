@@ -70,8 +70,9 @@ LoadResult with_models(std::string_view yaml, std::vector<ExtraModel> extras) {
 }
 
 TEST(ExtraModels, LoadAfterTheFileAndAreMarkedDbModels) {
-  auto r = with_models(kRunning, {{"model m1", R"({"model_name":"api","litellm_params":{"model":"openai/gpt-4o",)"
-                                                R"("api_key":"x","input_cost_per_token":2.5e-06},"model_info":{"id":"m1"}})"}});
+  auto r = with_models(kRunning,
+                       {{"model m1", R"({"model_name":"api","litellm_params":{"model":"openai/gpt-4o",)"
+                                     R"("api_key":"x","input_cost_per_token":2.5e-06},"model_info":{"id":"m1"}})"}});
   ASSERT_TRUE(r.ok()) << all(r.errors);
   ASSERT_EQ(r.config->model_list.size(), 2u);
   EXPECT_FALSE(r.config->model_list[0].db_model);
@@ -97,9 +98,11 @@ TEST(ExtraModels, ProblemsAreReportedUnderTheirLabelWithoutALine) {
 }
 
 TEST(ExtraModels, CheckedWithTheWholeFileDuplicateIdsAndNotJson) {
-  constexpr std::string_view kWithId = "model_list:\n  - model_name: a\n    litellm_params: {model: openai/gpt-4o}\n"
-                                       "    model_info: {id: taken}\n";
-  auto dup = with_models(kWithId, {{"", R"({"model_name":"x","litellm_params":{"model":"openai/gpt-4o"},"model_info":{"id":"taken"}})"}});
+  constexpr std::string_view kWithId =
+      "model_list:\n  - model_name: a\n    litellm_params: {model: openai/gpt-4o}\n"
+      "    model_info: {id: taken}\n";
+  auto dup = with_models(
+      kWithId, {{"", R"({"model_name":"x","litellm_params":{"model":"openai/gpt-4o"},"model_info":{"id":"taken"}})"}});
   ASSERT_FALSE(dup.ok());  // the file's id
   EXPECT_NE(dup.errors.at(0).message.find("taken"), std::string::npos) << all(dup.errors);
 
@@ -115,7 +118,8 @@ TEST(ExtraModels, CheckedWithTheWholeFileDuplicateIdsAndNotJson) {
 }
 
 TEST(StoreModelInDb, IsASupportedSetting) {
-  auto r = load("model_list: []\ngeneral_settings:\n  store_model_in_db: true\ntollgate_settings:\n  model_refresh_ms: 200\n");
+  auto r = load(
+      "model_list: []\ngeneral_settings:\n  store_model_in_db: true\ntollgate_settings:\n  model_refresh_ms: 200\n");
   ASSERT_TRUE(r.ok()) << all(r.errors);
   EXPECT_TRUE(r.config->general_settings.store_model_in_db);
   EXPECT_EQ(r.config->tollgate_settings.model_refresh.count(), 200);

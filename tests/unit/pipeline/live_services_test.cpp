@@ -11,7 +11,8 @@ namespace tollgate::pipeline {
 namespace {
 
 std::shared_ptr<const config::Config> config_of(const std::string& yaml) {
-  auto r = config::load_config_string(yaml, "live.yaml", config::EnvLookup([](std::string_view) { return std::nullopt; }));
+  auto r =
+      config::load_config_string(yaml, "live.yaml", config::EnvLookup([](std::string_view) { return std::nullopt; }));
   EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors.front().to_string());
   return r.config;
 }

@@ -1,12 +1,12 @@
 // Config hot reload: a reloaded config's circuits carry the running ones' state by deployment id.
-#include "policy/circuit.hpp"
-
 #include <gtest/gtest.h>
+
+#include "policy/circuit.hpp"
 
 using namespace tollgate;
 using config::FailureClass;
-using policy::CircuitState;
 using policy::Circuits;
+using policy::CircuitState;
 using policy::Permit;
 using std::chrono::milliseconds;
 

@@ -1,19 +1,17 @@
 // Config hot reload: a reloaded config's routing state carries the running one's rpm minute
 // counts by deployment id; in-flight counts start at 0 (the attempts in flight report to the old).
-#include "routing/router.hpp"
-
 #include <gtest/gtest.h>
 
 #include "config/loader.hpp"
+#include "routing/router.hpp"
 
 using namespace tollgate;
 
 namespace {
 
 std::shared_ptr<const config::Config> load(const std::string& yaml) {
-  auto r = config::load_config_string(yaml, "<test>", config::EnvLookup([](std::string_view) -> std::optional<std::string> {
-                                        return std::nullopt;
-                                      }));
+  auto r = config::load_config_string(
+      yaml, "<test>", config::EnvLookup([](std::string_view) -> std::optional<std::string> { return std::nullopt; }));
   for (const auto& e : r.errors) ADD_FAILURE() << e.to_string();
   return r.config;
 }

@@ -11,7 +11,8 @@ ProxyModelRecord model(const std::string& id, const std::string& name = "api") {
   ProxyModelRecord m;
   m.model_id = id;
   m.model_name = name;
-  m.entry = R"({"model_name":")" + name + R"(","litellm_params":{"model":"openai/gpt-4o"},"model_info":{"id":")" + id + "\"}}";
+  m.entry = R"({"model_name":")" + name + R"(","litellm_params":{"model":"openai/gpt-4o"},"model_info":{"id":")" + id +
+            "\"}}";
   return m;
 }
 
