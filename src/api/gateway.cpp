@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "api/admin_models.hpp"
 #include "api/caller.hpp"
 #include "core/await_answer.hpp"
 #include "api/errors.hpp"
@@ -122,14 +123,19 @@ constexpr std::string_view kGatewayOnlyKeys[] = {"fallbacks", "context_window_fa
 
 Gateway::Gateway(std::shared_ptr<pipeline::Services> services, std::shared_ptr<auth::Identities> identities,
                  std::shared_ptr<Admin> admin, std::shared_ptr<auth::IdentityRefresher> refresher)
-    : services_(std::move(services)),
+    : Gateway(std::make_shared<pipeline::LiveServices>(std::move(services)), std::move(identities), std::move(admin),
+              std::move(refresher)) {}
+
+Gateway::Gateway(std::shared_ptr<pipeline::LiveServices> live, std::shared_ptr<auth::Identities> identities,
+                 std::shared_ptr<Admin> admin, std::shared_ptr<auth::IdentityRefresher> refresher)
+    : live_(std::move(live)),
       identities_(identities ? std::move(identities) : std::make_shared<auth::Identities>()),
       admin_(std::move(admin)),
       refresher_(std::move(refresher)) {}
 
 net::awaitable<auth::AuthResult> Gateway::authenticate_fresh(const http::Request& req) {
   const auto arrived = std::chrono::steady_clock::now();
-  const auto& master = services_->config->general_settings.master_key;
+  const std::string master = live_->current()->config->general_settings.master_key;
   const auto index = identities_->current();
   auto p = authenticate(req, master, *index);
   if (p || !refresher_ || !presented_key(req).starts_with("sk-")) co_return p;
@@ -158,7 +164,20 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   const bool is_models = path == "/v1/models" || path == "/models";
   const bool is_health = path == "/health/liveliness" || path == "/health/liveness" || path == "/health/readiness";
   const Format fmt = is_messages ? Format::anthropic : Format::openai;
+  // The snapshot this request runs on, to its end (a config reload installs the next one).
+  const auto services = live_->current();
 
+  if (model_admin_ && ModelAdmin::is_path(path)) {
+    auto principal = co_await authenticate_fresh(req);
+    // Store calls and reloads: on the admin thread, like the admin API.
+    auto run = [this, &req, services, &principal]() -> net::awaitable<http::Response> {
+      co_return model_admin_->handle(req, principal, *services);
+    };
+    auto op = net::co_spawn(admin_thread_.get_executor(), run, net::use_awaitable);
+    auto res = co_await std::move(op);
+    co_await w.send(std::move(res));
+    co_return;
+  }
   if (admin_ && Admin::is_admin_path(path)) {
     // Admin handlers call the store synchronously: run them on the admin thread, never on this
     // worker (its other connections keep streaming meanwhile).
@@ -169,14 +188,14 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   if (is_ops_path(path)) {
-    co_await w.send(ops_response(req, path, *services_, *identities_->current()));
+    co_await w.send(ops_response(req, path, *services, *identities_->current()));
     co_return;
   }
   if (path.starts_with(kJobsPrefix)) {
     (void)co_await authenticate_fresh(req);  // a key new to this instance: refreshed before job_response checks it
     // A store read: on the admin thread, like the admin API.
-    auto run_job = [this, &req, path]() -> net::awaitable<http::Response> {
-      co_return job_response(req, path.substr(kJobsPrefix.size()), *services_, *identities_->current());
+    auto run_job = [this, &req, path, services]() -> net::awaitable<http::Response> {
+      co_return job_response(req, path.substr(kJobsPrefix.size()), *services, *identities_->current());
     };
     auto op = net::co_spawn(admin_thread_.get_executor(), run_job, net::use_awaitable);
     auto res = co_await std::move(op);
@@ -188,7 +207,7 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   if (is_health) {
-    co_await w.send(health_response(path, *services_, draining_.load()));
+    co_await w.send(health_response(path, *services, draining_.load()));
     co_return;
   }
   // Authenticate (master key or virtual key) before anything else is looked at.
@@ -198,12 +217,12 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   if (is_models) {
-    auto res = models_response(*services_, **principal);
+    auto res = models_response(*services, **principal);
     co_await w.send(std::move(res));
     co_return;
   }
-  if (is_chat) co_await chat_completions(req, w, std::move(*principal));
-  else co_await messages(req, w, std::move(*principal));
+  if (is_chat) co_await chat_completions(services, req, w, std::move(*principal));
+  else co_await messages(services, req, w, std::move(*principal));
 }
 
 namespace {
@@ -257,10 +276,11 @@ std::optional<core::Error> read_budget_overrides(const http::Request& req, pipel
 
 }  // namespace
 
-std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http::Request& req, bool anthropic,
+std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipeline::Services& services,
+                                                                    const http::Request& req, bool anthropic,
                                                                     std::shared_ptr<const auth::Principal> principal) {
   pipeline::ChatCall call;
-  call.start = services_->clock->now();
+  call.start = services.clock->now();
   call.call_id = core::new_uuid();
   auto body = parse_json_object(req.body(), 64, false);
   if (!body) return std::unexpected(body.error());
@@ -279,12 +299,12 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
     call.include_usage = true;  // the Anthropic stream reports usage in message_delta
     call.call_type = "anthropic_messages";
   }
-  if (auto err = decode_chat(std::move(*body), *services_, call)) return std::unexpected(std::move(*err));
+  if (auto err = decode_chat(std::move(*body), services, call)) return std::unexpected(std::move(*err));
   auto bound =
-      auth::bind_request(principal, *identities_->current(), call.model, call.body, *services_->config, *names);
+      auth::bind_request(principal, *identities_->current(), call.model, call.body, *services.config, *names);
   if (!bound) return std::unexpected(std::move(bound.error()));
   call.principal = std::move(*bound);
-  if (auto refused = anonymous_budget_refusal(*call.principal, call.model, *services_->config))
+  if (auto refused = anonymous_budget_refusal(*call.principal, call.model, *services.config))
     return std::unexpected(std::move(*refused));
   if (auto err = read_budget_overrides(req, call)) return std::unexpected(std::move(*err));
   // W3C Trace Context: a valid traceparent makes the run a child of the caller's span; an
@@ -299,26 +319,26 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
   return call;
 }
 
-net::awaitable<void> Gateway::chat_completions(http::Request& req, http::ResponseWriter& w,
-                                               std::shared_ptr<const auth::Principal> principal) {
-  auto call = prepare_call(req, false, std::move(principal));
+net::awaitable<void> Gateway::chat_completions(std::shared_ptr<pipeline::Services> services, http::Request& req,
+                                               http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
+  auto call = prepare_call(*services, req, false, std::move(principal));
   if (!call) {
     co_await send_error(w, Format::openai, call.error());
     co_return;
   }
   OpenAiSink sink(w);
-  co_await pipeline::run_chat(services_, std::move(*call), sink);
+  co_await pipeline::run_chat(std::move(services), std::move(*call), sink);
 }
 
-net::awaitable<void> Gateway::messages(http::Request& req, http::ResponseWriter& w,
-                                       std::shared_ptr<const auth::Principal> principal) {
-  auto call = prepare_call(req, true, std::move(principal));
+net::awaitable<void> Gateway::messages(std::shared_ptr<pipeline::Services> services, http::Request& req,
+                                       http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
+  auto call = prepare_call(*services, req, true, std::move(principal));
   if (!call) {
     co_await send_error(w, Format::anthropic, call.error());
     co_return;
   }
   AnthropicSink sink(w, call->model);
-  co_await pipeline::run_chat(services_, std::move(*call), sink);
+  co_await pipeline::run_chat(std::move(services), std::move(*call), sink);
 }
 
 }  // namespace tollgate::api

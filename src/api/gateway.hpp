@@ -13,6 +13,7 @@
 #include "auth/identity_refresher.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
+#include "pipeline/live_services.hpp"
 
 namespace tollgate::api {
 
@@ -26,6 +27,13 @@ class Gateway {
   /// identity refresh before its 401 (a key created on another instance works at once).
   explicit Gateway(std::shared_ptr<pipeline::Services> services, std::shared_ptr<auth::Identities> identities = nullptr,
                    std::shared_ptr<Admin> admin = nullptr, std::shared_ptr<auth::IdentityRefresher> refresher = nullptr);
+  /// As above over a live snapshot (config hot reload): each request runs on the snapshot in
+  /// force when it arrived, to its end.
+  explicit Gateway(std::shared_ptr<pipeline::LiveServices> live, std::shared_ptr<auth::Identities> identities = nullptr,
+                   std::shared_ptr<Admin> admin = nullptr, std::shared_ptr<auth::IdentityRefresher> refresher = nullptr);
+  /// Routes `/model/*`, `/v1/model/*` and `/config/reload` to `models` (api/admin_models.hpp);
+  /// unset = those paths are 404. Call before serving.
+  void set_model_admin(std::shared_ptr<class ModelAdmin> models) { model_admin_ = std::move(models); }
   /// The http::Handler: answers one request.
   boost::asio::awaitable<void> handle(http::Request& req, http::ResponseWriter& w);
   /// Body of errors the HTTP layer answers itself (OpenAI error format).
@@ -40,17 +48,18 @@ class Gateway {
  private:
   /// Parses, translates (Anthropic), validates and binds the caller: a ready call, or the error
   /// to answer in the endpoint's format.
-  std::expected<pipeline::ChatCall, core::Error> prepare_call(const http::Request& req, bool anthropic,
-                                                              std::shared_ptr<const auth::Principal> principal);
+  std::expected<pipeline::ChatCall, core::Error> prepare_call(const pipeline::Services& services, const http::Request& req,
+                                                              bool anthropic, std::shared_ptr<const auth::Principal> principal);
   /// auth::authenticate for `req` (one key hash and lookup), against the identity index in
   /// force or, when it refuses a presented virtual key, the one in force after an identity
   /// refresh (waited for up to 200 ms without blocking this thread).
   boost::asio::awaitable<auth::AuthResult> authenticate_fresh(const http::Request& req);
-  boost::asio::awaitable<void> chat_completions(http::Request& req, http::ResponseWriter& w,
-                                                std::shared_ptr<const auth::Principal> principal);
-  boost::asio::awaitable<void> messages(http::Request& req, http::ResponseWriter& w,
-                                        std::shared_ptr<const auth::Principal> principal);
-  std::shared_ptr<pipeline::Services> services_;
+  boost::asio::awaitable<void> chat_completions(std::shared_ptr<pipeline::Services> services, http::Request& req,
+                                                http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal);
+  boost::asio::awaitable<void> messages(std::shared_ptr<pipeline::Services> services, http::Request& req,
+                                        http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal);
+  std::shared_ptr<pipeline::LiveServices> live_;
+  std::shared_ptr<class ModelAdmin> model_admin_;
   std::shared_ptr<auth::Identities> identities_;
   std::shared_ptr<Admin> admin_;
   std::shared_ptr<auth::IdentityRefresher> refresher_;

@@ -3,11 +3,14 @@
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
+#include <fstream>
+#include <sstream>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <boost/asio/signal_set.hpp>
@@ -15,6 +18,8 @@
 #include <spdlog/spdlog.h>
 
 #include "api/admin.hpp"
+#include "api/admin_models.hpp"
+#include "app/reloader.hpp"
 #include "api/caller.hpp"
 #include "app/database.hpp"
 #include "api/gateway.hpp"
@@ -69,13 +74,25 @@ pipeline::SharedState shared_state(const config::Config& cfg, std::shared_ptr<st
   return out;
 }
 
+/// The config file's text (the reloader's starting point), nullopt when it cannot be read.
+std::optional<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 /// How long `serve` waits for a Postgres server that is still starting (docs/storage.md).
 constexpr std::chrono::seconds kDatabaseRetry{10};
 
 }  // namespace
 
 int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options) {
-  const auto& ts = cfg->tollgate_settings;
+  // `cfg` may become the file plus the store's models below; `ts` stays this one's (the settings
+  // that cannot change without a restart are the file's either way).
+  const auto started_with = cfg;
+  const auto& ts = started_with->tollgate_settings;
   const std::string db_url = core::redact_database_url(database_url(*cfg));  // for messages
   std::shared_ptr<store::Store> db;
   {
@@ -87,6 +104,27 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     }
     db = std::move(*opened);
   }
+  // Config hot reload (SIGHUP, POST /config/reload) and the store's models (store_model_in_db):
+  // the file as read now, plus the models in the database, is the config served from the start.
+  std::shared_ptr<Reloader> reloader;
+  if (auto text = read_text(cfg->source_path)) {
+    reloader = std::make_shared<Reloader>(Reloader::Options{.config_path = cfg->source_path, .store = db}, std::move(*text));
+    if (cfg->general_settings.store_model_in_db) {
+      auto loaded = reloader->load_initial(true);
+      if (!loaded.ok()) {
+        std::cerr << "tollgate: the models in the database do not load with " << cfg->source_path << ":\n";
+        for (const auto& e : loaded.errors) std::cerr << "  " << e.to_string() << "\n";
+        return 1;
+      }
+      cfg = loaded.config;
+    }
+  }
+  struct StopReloader {
+    std::shared_ptr<Reloader>& r;
+    ~StopReloader() {
+      if (r) r->stop();
+    }
+  } stop_reloader{reloader};
   // Spend is rebuilt from the durable ledger before the first request (crash recovery).
   std::shared_ptr<pipeline::Services> services;
   std::shared_ptr<store::redis::CircuitSync> circuit_sync;  // scaled out: circuits shared through Redis
@@ -154,17 +192,36 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
           "anonymously while no budget applies to them",
           keys);
   }
+  auto live = std::make_shared<pipeline::LiveServices>(services);
+  if (reloader)
+    reloader->set_live(live, [circuit_sync](const std::shared_ptr<pipeline::Services>& next) {
+      if (circuit_sync) circuit_sync->retarget(next->circuits);
+    });
   api::AdminDeps admin_deps;
   admin_deps.config = cfg;
   admin_deps.store = db;
   admin_deps.identities = identities;
-  admin_deps.spend_for_key = [services](const store::KeyRecord& k) { return api::key_spend_json(*services->ledger, *services->config, k); };
-  admin_deps.spend_for_scope = [services](const budget::ScopeId& s) { return api::scope_spend_json(*services->ledger, s); };
+  admin_deps.spend_for_key = [live](const store::KeyRecord& k) {
+    const auto s = live->current();
+    return api::key_spend_json(*s->ledger, *s->config, k);
+  };
+  admin_deps.spend_for_scope = [live](const budget::ScopeId& s) { return api::scope_spend_json(*live->current()->ledger, s); };
   auto admin = std::make_shared<api::Admin>(std::move(admin_deps));
   // Identity changes made elsewhere (another instance sharing the store) are picked up by polling,
   // and at once for a key this instance does not know yet.
   auto refresher = std::make_shared<auth::IdentityRefresher>(identities, db, auth::RefresherOptions{.poll = ts.identity_refresh});
-  auto gateway = std::make_shared<api::Gateway>(services, identities, admin, refresher);
+  auto gateway = std::make_shared<api::Gateway>(live, identities, admin, refresher);
+  if (reloader) {
+    api::ModelAdminDeps md;
+    md.store = db;
+    md.reload_file = [reloader] { return reloader->reload_file(); };
+    md.refresh_models = [reloader] { return reloader->refresh_models(); };
+    md.check_models = [reloader](const std::vector<store::ProxyModelRecord>& models, const std::string& subject) {
+      return reloader->check_models(models, subject);
+    };
+    gateway->set_model_admin(std::make_shared<api::ModelAdmin>(std::move(md)));
+    if (cfg->general_settings.store_model_in_db) reloader->start_polling(ts.model_refresh);
+  }
 
   http::ServerLimits limits;
   limits.max_body_bytes = ts.max_request_body_bytes;
@@ -197,8 +254,9 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
 
   // Deferred jobs (degradation mode `deferred`): stored in the database, run on their own thread
   // as the key that queued them once their model group takes traffic again.
-  auto resolve = [identities, cfg](const store::JobRecord& job, boost::json::object& body)
+  auto resolve = [identities, live](const store::JobRecord& job, boost::json::object& body)
       -> std::expected<std::shared_ptr<const auth::Principal>, core::Error> {
+    const auto cfg = live->current()->config;  // the config in force when the job runs
     auto index = identities->current();
     std::shared_ptr<const auth::Principal> p;
     if (job.api_key.empty()) {
@@ -222,7 +280,9 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     if (auto refused = api::anonymous_budget_refusal(**bound, job.model_group, *cfg)) return std::unexpected(*refused);
     return bound;
   };
-  auto jobs = std::make_unique<pipeline::JobRunner>(services, resolve, copts, pipeline::JobRunner::Options{});
+  pipeline::JobRunner::Options job_options;
+  job_options.current = [live] { return live->current(); };
+  auto jobs = std::make_unique<pipeline::JobRunner>(services, resolve, copts, std::move(job_options));
   services->jobs = jobs.get();
   jobs->start();
 
@@ -258,6 +318,21 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     });
   };
   arm_signals();
+  // SIGHUP re-reads the config file (docs/config.md "Reloading"); a bad file is refused and logged.
+  boost::asio::signal_set hangups(signal_ioc, SIGHUP);
+  std::function<void()> arm_hangups = [&] {
+    hangups.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      if (reloader) {
+        spdlog::info("SIGHUP: reloading {}", cfg->source_path);
+        (void)reloader->reload_file();
+      } else {
+        spdlog::warn("SIGHUP: the config file {} cannot be read: nothing to reload", cfg->source_path);
+      }
+      arm_hangups();
+    });
+  };
+  arm_hangups();
   // Budget windows that ended are forgotten once a minute (the ledger stays as large as its
   // current windows, whatever the number of distinct callers over time).
   boost::asio::steady_timer sweep(signal_ioc);
@@ -265,7 +340,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     sweep.expires_after(std::chrono::seconds(60));
     sweep.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
-      if (const auto n = services->ledger->forget_ended(std::chrono::system_clock::now()))
+      if (const auto n = live->current()->ledger->forget_ended(std::chrono::system_clock::now()))
         spdlog::debug("ledger: forgot {} scope(s) of ended windows", n);
       arm_sweep();
     });
@@ -318,6 +393,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   if (signal_count > 1) server.hurry();
   const auto report = server.finish_drain(deadline);
   refresher->stop();  // answers a refused key still waiting, while the workers' contexts exist
+  if (reloader) reloader->stop();
   gateway->finish_admin();
   {
     std::lock_guard lk(stops.mu);
@@ -326,6 +402,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   // A deferred job in flight gets what is left of the drain (nothing after a second signal).
   jobs->stop(signal_count > 1 ? std::chrono::steady_clock::now() : deadline);
   services->jobs = nullptr;
+  live->current()->jobs = nullptr;  // a reloaded snapshot copied the pointer too
   // Every reservation is settled by now (the runs ended, or their frames were destroyed by
   // the joins above): make the settle records and spend-log rows durable before exiting.
   const bool flushed = db->flush();

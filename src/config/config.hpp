@@ -135,6 +135,9 @@ struct Deployment {
   /// `litellm_params.tags`: with router_settings.enable_tag_filtering, the request tags this
   /// deployment serves ("default": requests no other deployment's tags match).
   std::vector<std::string> tags;
+  /// Kept in the store (`/model/new` with store_model_in_db), not written in the file: LiteLLM's
+  /// `model_info.db_model`.
+  bool db_model = false;
 };
 
 /// One flat deployment cost key: LiteLLM's name and the Deployment field holding its value.
@@ -248,6 +251,9 @@ struct GeneralSettings {
   bool apply_user_budget_to_team_keys = false;
   /// Fixed UTC offset for day/month budget resets ("UTC", "+05:30").
   std::string budget_reset_timezone = "UTC";
+  /// LiteLLM's `store_model_in_db`: deployments added through `/model/new` live in the store and
+  /// are served next to `model_list` (api/admin_models.hpp); false = /model/new is refused.
+  bool store_model_in_db = false;
 };
 
 /// `tollgate_settings.otel:` — span export over OTLP/HTTP JSON (docs/observability.md). Unset
@@ -342,6 +348,9 @@ struct TollgateSettings {
   /// Deferred jobs: finished ones (succeeded, failed) are deleted this long after they finished,
   /// milliseconds (1000..315360000000, ten years); GET /v1/tollgate/jobs/{id} is then 404.
   milliseconds job_retention{7LL * 24 * 3600 * 1000};
+  /// With store_model_in_db: how often `serve` checks the store's model generation, milliseconds
+  /// (50..60000): a model added through /model/new on any instance is served within about this long.
+  milliseconds model_refresh{1000};
   milliseconds identity_refresh{250};  ///< 1-based line of `price_file` in the config (for error messages); 0 = unset
 };
 

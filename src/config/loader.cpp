@@ -144,6 +144,60 @@ bool line_has_tab(std::string_view text, int line) {
          std::string_view::npos;
 }
 
+/// The N of a path "model_list[N]" or "model_list[N].…"; nullopt for any other path.
+std::optional<std::size_t> model_list_index(std::string_view path) {
+  constexpr std::string_view kPrefix = "model_list[";
+  if (!path.starts_with(kPrefix)) return std::nullopt;
+  path.remove_prefix(kPrefix.size());
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(path.data(), path.data() + path.size(), n);
+  if (ec != std::errc{} || end == path.data() || end == path.data() + path.size() || *end != ']') return std::nullopt;
+  return n;
+}
+
+/// Appends each extra model (JSON is YAML) to the root's model_list; returns how many entries
+/// the file itself has. A model that is not a JSON object is an error under its label.
+std::size_t append_extra_models(YAML::Node& root, const std::vector<ExtraModel>& extras, LoadResult& result) {
+  if (extras.empty()) return 0;
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) return 0;  // load_document reports it
+  YAML::Node list = root["model_list"];
+  if (!list || list.IsNull()) {
+    list = YAML::Node(YAML::NodeType::Sequence);
+    root["model_list"] = list;
+  }
+  if (!list.IsSequence()) return 0;  // load_document reports it
+  const std::size_t file_models = list.size();
+  for (const auto& extra : extras) {
+    YAML::Node entry;
+    try {
+      entry = YAML::Load(extra.json);
+    } catch (const YAML::Exception& e) {
+      result.errors.push_back(Problem{extra.label, 0, "invalid JSON: " + e.msg});
+      continue;
+    }
+    if (!entry.IsMap()) {
+      result.errors.push_back(Problem{extra.label, 0, "expected an object with model_name and litellm_params"});
+      continue;
+    }
+    list.push_back(entry);
+  }
+  return file_models;
+}
+
+/// Problems of an extra model: `model_list[N]…` → its label (…), without a line.
+void relabel_extra_problems(std::vector<Problem>& problems, std::size_t file_models, const std::vector<ExtraModel>& extras) {
+  for (auto& pr : problems) {
+    const auto k = model_list_index(pr.path);
+    if (!k || *k < file_models || *k - file_models >= extras.size()) continue;
+    const std::string& label = extras[*k - file_models].label;
+    std::string rest = pr.path.substr(pr.path.find(']') + 1);
+    if (label.empty() && rest.starts_with(".")) rest.erase(0, 1);
+    pr.path = label + rest;
+    pr.line = 0;
+  }
+}
+
 LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadOptions& options) {
   LoadResult result;
   // A UTF-8 byte-order mark: skipped here, so that yaml-cpp's marks are offsets into `yaml`.
@@ -168,6 +222,8 @@ LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadO
                                         "): a quoted string is never closed"});
     return result;
   }
+  const std::size_t file_models = append_extra_models(root, options.extra_models, result);
+  if (!result.errors.empty()) return result;
   auto cfg = std::make_shared<Config>();
   cfg->source_path = std::move(source_name);
   detail::LoadContext loader(std::move(env));
@@ -176,6 +232,12 @@ LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadO
   } catch (const YAML::Exception& e) {
     // yaml-cpp throws on malformed access we did not anticipate; report, never crash.
     loader.error("", e.mark.line >= 0 ? e.mark.line + 1 : 0, std::string("invalid config: ") + e.msg);
+  }
+  if (!options.extra_models.empty()) {
+    for (std::size_t i = 0; i < cfg->model_list.size() && i < loader.deployment_paths.size(); ++i)
+      if (auto k = model_list_index(loader.deployment_paths[i]); k && *k >= file_models) cfg->model_list[i].db_model = true;
+    relabel_extra_problems(loader.errors, file_models, options.extra_models);
+    relabel_extra_problems(loader.warnings, file_models, options.extra_models);
   }
   result.errors = std::move(loader.errors);
   result.warnings = std::move(loader.warnings);

@@ -44,6 +44,16 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view name
 /// The real process environment (std::getenv).
 EnvLookup process_environment();
 
+/// A deployment kept outside the file (the store's `/model/new` models): a JSON object shaped
+/// as a `model_list` entry ({model_name, litellm_params, model_info}). It is appended to the
+/// file's model_list and loaded by the same code as the file's entries, with every check of the
+/// whole file (duplicate ids, fallback groups). Its problems are reported under `label` instead
+/// of `model_list[N]`, without a line ("" → paths relative to the entry: `litellm_params.model`).
+struct ExtraModel {
+  std::string label;
+  std::string json;
+};
+
 struct LoadOptions {
   /// Where `os.environ/NAME` and provider default variables (OPENAI_API_KEY, ...) are
   /// looked up after `environment_variables:`. Empty = process_environment().
@@ -51,6 +61,8 @@ struct LoadOptions {
   /// When the load succeeds, setenv() every `environment_variables:` entry (overwriting),
   /// as LiteLLM does. Not thread safe: startup only.
   bool export_environment_variables = true;
+  /// Deployments appended to model_list, in order (Deployment::db_model = true).
+  std::vector<ExtraModel> extra_models;
 };
 
 /// Result of loading: either a Config, or the list of problems (each with YAML path and line).

@@ -434,8 +434,13 @@ const std::array<Field<Config>, 23> kGeneralSettings{{
       "accepted and ignored: Tollgate sends every alert kind to every channel"}},
     {{"general_settings.alert_to_webhook_url", "map", "—", "Alert routing per kind", S::warned,
       "accepted and ignored: Tollgate sends every alert kind to every channel"}},
-    {{"general_settings.store_model_in_db", "bool", "false", "Models managed through /model/new", S::warned,
-      "models in the database are not supported yet: model_list is read from this file only"}},
+    {{"general_settings.store_model_in_db", "bool", "false", "Models managed through /model/new", S::supported,
+      "`true`: `/model/new`, `/model/update` and `/model/delete` keep deployments in the database, next to "
+      "`model_list`; every instance on that database serves them within `tollgate_settings.model_refresh_ms`, "
+      "without a restart. `false`: those endpoints answer 400 (docs/admin_api.md)."},
+     TG_READ {
+       if (auto b = c.boolean(v, p, l)) cfg.general_settings.store_model_in_db = *b;
+     }},
     {{"general_settings.proxy_batch_write_at", "seconds", "10", "Spend written to the database every N s", S::warned,
       "tollgate writes each reservation durably before the upstream call and each charge when it ends (group "
       "commit), so there is no batch interval to set"}},

@@ -137,7 +137,7 @@ const std::array<Field<AlertSettings>, 3> kAlerts{{
 
 // ---- tollgate_settings ------------------------------------------------------------------
 
-const std::array<Field<TollgateSettings>, 25> kTollgate{{
+const std::array<Field<TollgateSettings>, 26> kTollgate{{
     {{"tollgate_settings.max_request_body_bytes", "bytes ≥ 1", "8388608 (8 MiB)", "", S::supported,
       "Larger client bodies get 413."},
      TG_READ(TollgateSettings) {
@@ -253,6 +253,12 @@ const std::array<Field<TollgateSettings>, 25> kTollgate{{
       "How often an instance checks the store for identity changes made elsewhere."},
      TG_READ(TollgateSettings) {
        if (auto n = in_range(c, v, p, l, 50, 60000, "identity_refresh_ms")) t.identity_refresh = milliseconds(*n);
+     }},
+    {{"tollgate_settings.model_refresh_ms", "ms, 50..60000", "1000", "", S::supported,
+      "With `general_settings.store_model_in_db`: how often an instance checks the database for models added, "
+      "changed or deleted through `/model/*` (by any instance)."},
+     TG_READ(TollgateSettings) {
+       if (auto n = in_range(c, v, p, l, 50, 60000, "model_refresh_ms")) t.model_refresh = milliseconds(*n);
      }},
     {{"tollgate_settings.redis_key_prefix", "string, 1..64", "`tollgate:`", "", S::supported,
       "Prefix of every Redis key (several clusters may share one Redis)."},

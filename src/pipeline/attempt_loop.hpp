@@ -5,7 +5,9 @@
 /// deployment, fallback, or fail with the primary's own error.
 
 #include <chrono>
+#include <expected>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
@@ -44,19 +46,22 @@ struct SharedState {
   std::function<void(const policy::CircuitTransition&)> on_circuit_transition;
 };
 
-/// Shared per-process services of the pipeline. The config and policies are immutable; the
-/// router, circuits, ledger, limiter and cache are internally synchronised.
+/// Shared per-process services of the pipeline, as one snapshot of the config: a request holds
+/// its Services (shared_ptr) from start to end, so a config reload (Services::next,
+/// pipeline/live_services.hpp) never changes what a request in flight runs on. The config and
+/// policies are immutable; the router, circuits, ledger, limiter and cache are internally
+/// synchronised. Copyable: a copy shares every component (next() rebuilds the config's own).
 struct Services {
   std::shared_ptr<const config::Config> config;
   const core::Clock* clock = &core::SystemClock::instance();
-  std::unique_ptr<routing::ModelGroups> groups;
+  std::shared_ptr<const routing::ModelGroups> groups;
   /// Each model group's compiled failure policy (classes, budgets, degradation).
-  std::unique_ptr<policy::PolicySet> policies;
+  std::shared_ptr<const policy::PolicySet> policies;
   /// Deployment, provider and feature circuits (read by the router and the attempt loop).
-  std::unique_ptr<policy::Circuits> circuits;
-  std::unique_ptr<routing::RouterState> router;
+  std::shared_ptr<policy::Circuits> circuits;
+  std::shared_ptr<routing::RouterState> router;
   /// Answers kept for the `stale_cache` degradation mode.
-  std::unique_ptr<policy::StaleCache> stale_cache;
+  std::shared_ptr<policy::StaleCache> stale_cache;
   /// Prometheus metrics (GET /metrics) and operator alerts (GET /tollgate/alerts).
   std::shared_ptr<telemetry::Registry> metrics;
   /// The attempt loop's metric families, registered once in make() (never null after it).
@@ -109,7 +114,7 @@ struct Services {
   JobQueue* jobs = nullptr;
   /// The budget ledger every attempt is admitted and settled through: the in-process one (a
   /// cache of the durable ledger in `store`), or a shared one (Redis) when scaled out.
-  std::unique_ptr<budget::BudgetLedger> ledger;
+  std::shared_ptr<budget::BudgetLedger> ledger;
   /// The in-process ledger when it is the one in use (null with a shared ledger).
   budget::Ledger* local_ledger = nullptr;
   /// Each deployment's resolved price (index = Config::model_list index).
@@ -118,9 +123,17 @@ struct Services {
   /// (config/wildcard.hpp) is priced per requested model from it (RunState::price_of).
   std::shared_ptr<const budget::PriceTable> price_table;
   /// rpm/tpm/parallel limits of keys, users and teams.
-  std::unique_ptr<policy::RateLimits> limiter;
+  std::shared_ptr<policy::RateLimits> limiter;
   /// Durable store (ledger, spend logs, identities); null = in-memory only (tests).
   std::shared_ptr<store::Store> store;
+  /// The config and circuits of the snapshot made last (make() or next()), shared by every
+  /// snapshot: what scrape-time metrics read (a snapshot they captured may be gone).
+  struct Latest {
+    mutable std::mutex mu;
+    std::shared_ptr<const config::Config> config;
+    std::shared_ptr<policy::Circuits> circuits;
+  };
+  std::shared_ptr<Latest> latest = std::make_shared<Latest>();
 
   /// Builds the services. Without `shared.ledger`, the in-process ledger is used: with a store,
   /// open reservations left by a crash are settled conservatively and every scope's spend is
@@ -129,6 +142,15 @@ struct Services {
   /// Throws std::runtime_error when the store cannot be recovered.
   static std::shared_ptr<Services> make(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
                                         std::shared_ptr<store::Store> store = nullptr, SharedState shared = {});
+
+  /// The services of a reloaded config: `running`'s process-wide components (ledger, limiter,
+  /// store, metrics, alerts, exporters, transport, stale cache, job queue) shared, the config's
+  /// own rebuilt from `cfg` (model groups, policies, prices, circuits, router). Circuits and
+  /// router state (cooldowns, failure windows, rpm/tpm minute counts, latency) carry over for
+  /// every deployment whose id is unchanged; requests in flight keep reporting to `running`'s.
+  /// An error (the price file cannot be read) leaves `running` as it is.
+  static std::expected<std::shared_ptr<Services>, std::string> next(const Services& running,
+                                                                    std::shared_ptr<const config::Config> cfg);
 };
 
 /// One decoded chat call (OpenAI format), validated by the API layer: `model` is a known group.

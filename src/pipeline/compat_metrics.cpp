@@ -89,9 +89,17 @@ void register_compat_metrics(Services& s) {
   c.genai_tokens = &m.histogram("gen_ai_client_token_usage", "Tokens used per operation",
                                 with(genai, {"gen_ai_token_type"}), doubling(1, 14, 4));
   // litellm_deployment_state: 0 healthy, 1 partial outage (half-open), 2 outage (open), read at scrape.
-  m.on_collect([&s](telemetry::Exposition& out) {
-    const auto views = s.circuits->snapshot();
-    for (const auto& d : s.config->model_list) {
+  m.on_collect([latest = s.latest](telemetry::Exposition& out) {
+    std::shared_ptr<const config::Config> cfg;
+    std::shared_ptr<policy::Circuits> circuits;
+    {
+      std::lock_guard lk(latest->mu);
+      cfg = latest->config;
+      circuits = latest->circuits;
+    }
+    if (!cfg || !circuits) return;
+    const auto views = circuits->snapshot();
+    for (const auto& d : cfg->model_list) {
       double v = 0;
       for (const auto& c : views)
         if (c.scope == "deployment" && c.id == d.id)

@@ -89,7 +89,7 @@ JobRunner::JobRunner(std::shared_ptr<Services> services, Resolve resolve, http::
 JobRunner::~JobRunner() { stop(); }
 
 void JobRunner::start() {
-  if (!s_->store || thread_.joinable()) return;
+  if (!svc()->store || thread_.joinable()) return;
   // No requeue of "running" jobs here: with several instances on one store, a running job may be
   // a live instance's. One whose claim expired (its process died) is claimed again in loop().
   thread_ = std::thread([this] {
@@ -145,7 +145,7 @@ net::awaitable<std::expected<store::JobRecord, DeferRefused>> JobRunner::defer(s
                                                                               core::SteadyTime deadline) {
   using Result = std::expected<store::JobRecord, DeferRefused>;
   using Why = DeferRefused::Why;
-  if (!s_->store) co_return std::unexpected(DeferRefused{Why::unavailable, "no store is configured"});
+  if (!svc()->store) co_return std::unexpected(DeferRefused{Why::unavailable, "no store is configured"});
   job.id = "job-" + core::new_uuid();
   job.status = "queued";
   job.created_ms = job.updated_ms = now_ms();
@@ -160,13 +160,13 @@ net::awaitable<std::expected<store::JobRecord, DeferRefused>> JobRunner::defer(s
   auto shared = std::make_shared<Shared>();
   auto exec = co_await net::this_coro::executor;
   auto timer = std::make_shared<net::steady_timer>(exec, deadline);
-  const std::int64_t max_jobs = s_->config->tollgate_settings.max_queued_jobs_per_key;
+  const std::int64_t max_jobs = svc()->config->tollgate_settings.max_queued_jobs_per_key;
   net::post(ioc_, [this, max_jobs, job, shared, timer, exec]() mutable {
     {
       std::lock_guard lk(shared->mu);
       if (shared->abandoned) return;
     }
-    auto& store = *s_->store;
+    auto& store = *svc()->store;
     // The per-key bound, counted in the store (so across instances) just before the insert.
     std::optional<Result> refused;
     if (max_jobs == 0) {
@@ -221,19 +221,20 @@ net::awaitable<std::expected<store::JobRecord, DeferRefused>> JobRunner::defer(s
 }
 
 bool JobRunner::group_open_for_traffic(const std::string& group) const {
-  if (s_->circuits->feature_state(group) == policy::CircuitState::open) return false;
-  const auto* members = s_->groups->find(group);
+  const auto s = svc();  // one snapshot: its groups' indices are its circuits'
+  if (s->circuits->feature_state(group) == policy::CircuitState::open) return false;
+  const auto* members = s->groups->find(group);
   if (!members) return false;
   for (auto i : *members)
-    if (s_->circuits->available(i)) return true;
+    if (s->circuits->available(i)) return true;
   return false;
 }
 
 void JobRunner::sweep_finished(std::int64_t now) {
   if (now < next_sweep_ms_) return;
-  const std::int64_t retention = s_->config->tollgate_settings.job_retention.count();
+  const std::int64_t retention = svc()->config->tollgate_settings.job_retention.count();
   next_sweep_ms_ = now + std::clamp<std::int64_t>(retention / 2, 500, 60000);
-  auto gone = s_->store->delete_finished_jobs(now - retention);
+  auto gone = svc()->store->delete_finished_jobs(now - retention);
   if (!gone)
     spdlog::warn("deferred jobs: cannot delete finished jobs: {}", gone.error().message);
   else if (*gone > 0)
@@ -241,7 +242,7 @@ void JobRunner::sweep_finished(std::int64_t now) {
 }
 
 void JobRunner::finish(const store::JobRecord& job) {
-  auto r = s_->store->finish_job_run(job, options_.owner);
+  auto r = svc()->store->finish_job_run(job, options_.owner);
   if (!r)
     spdlog::warn("deferred job {}: cannot record its run ({}); it runs again once its claim expires", job.id,
                  r.error().message);
@@ -265,8 +266,8 @@ net::awaitable<void> JobRunner::loop() {
     // its backoff not over) does not hold up the others. Then the running jobs whose claim
     // expired: their instance died mid-run.
     std::vector<store::JobRecord> candidates;
-    if (auto queued = s_->store->list_jobs(std::string("queued"), 10000)) candidates = std::move(*queued);
-    if (auto running = s_->store->list_jobs(std::string("running"), 10000)) {
+    if (auto queued = svc()->store->list_jobs(std::string("queued"), 10000)) candidates = std::move(*queued);
+    if (auto running = svc()->store->list_jobs(std::string("running"), 10000)) {
       const auto now = now_ms();
       for (auto& j : *running)
         if (j.claim_expires_ms <= now) candidates.push_back(std::move(j));
@@ -283,7 +284,7 @@ net::awaitable<void> JobRunner::loop() {
 }
 
 net::awaitable<void> JobRunner::consider(store::JobRecord job) {
-  const bool configured = s_->groups->contains(job.model_group);
+  const bool configured = svc()->groups->contains(job.model_group);
   if (configured) {
     if (job.attempts > 0) {
       const auto shift = std::min<std::int64_t>(job.attempts - 1, 6);
@@ -293,7 +294,7 @@ net::awaitable<void> JobRunner::consider(store::JobRecord job) {
     if (!group_open_for_traffic(job.model_group)) co_return;
   }
   // Compare-and-set: of the instances looking at this job now, one gets it.
-  auto claimed = s_->store->claim_job(job.id, options_.owner, now_ms(), options_.claim_lease.count());
+  auto claimed = svc()->store->claim_job(job.id, options_.owner, now_ms(), options_.claim_lease.count());
   if (!claimed) {
     spdlog::warn("deferred job {}: cannot claim it: {}", job.id, claimed.error().message);
     co_return;
@@ -317,7 +318,7 @@ net::awaitable<void> JobRunner::renew_claim(std::string id, std::shared_ptr<Rene
     auto [ec] = co_await renewal->timer.async_wait(net::as_tuple(net::use_awaitable));
     (void)ec;
     if (renewal->done) break;
-    auto r = s_->store->renew_job_claim(id, options_.owner, now_ms(), options_.claim_lease.count());
+    auto r = svc()->store->renew_job_claim(id, options_.owner, now_ms(), options_.claim_lease.count());
     if (!r) {
       spdlog::warn("deferred job {}: cannot renew its claim: {}", id, r.error().message);
     } else if (!*r) {
@@ -363,7 +364,7 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
   ChatCall call;
   call.model = job.model_group;
   call.call_id = core::new_uuid();
-  call.start = s_->clock->now();
+  call.start = svc()->clock->now();
   call.call_type = job.call_type.empty() ? "acompletion" : job.call_type;
   call.allow_degradation = false;
   if (!ec && parsed.is_object()) call.body = std::move(parsed.as_object());
@@ -394,7 +395,7 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
     for (const auto& bad : policy::read_key_budget(call.principal->key->metadata, call.key_budget))
       spdlog::warn("deferred job {}: key metadata {} (ignored)", job.id, bad);
   CaptureSink sink(&cut_);
-  const RunOutcome out = co_await run_chat(s_, call, sink);
+  const RunOutcome out = co_await run_chat(svc(), call, sink);
   cut_ = nullptr;
   release.armed = false;
   job.request_id = call.call_id;

@@ -55,6 +55,9 @@ class JobRunner final : public JobQueue {
     std::chrono::milliseconds claim_lease{30000};
     /// This instance's name in claims (claimed_by); empty = host:pid:random.
     std::string owner;
+    /// The services snapshot in force (config hot reload: pipeline/live_services.hpp); each job
+    /// run takes one and keeps it. Empty = the services given to the constructor, always.
+    std::function<std::shared_ptr<Services>()> current;
   };
 
   JobRunner(std::shared_ptr<Services> services, Resolve resolve, http::ClientOptions client, Options options);
@@ -105,6 +108,8 @@ class JobRunner final : public JobQueue {
   std::int64_t next_sweep_ms_ = 0;  ///< runner thread
 
   std::shared_ptr<Services> s_;
+  /// The snapshot in force (Options::current, else s_).
+  std::shared_ptr<Services> svc() const { return options_.current ? options_.current() : s_; }
   Resolve resolve_;
   http::ClientOptions client_;
   Options options_;

@@ -6,10 +6,10 @@
 namespace tollgate::pipeline {
 
 void watch_process(const Services& s) {
-  s.metrics->on_collect([&s](telemetry::Exposition& out) {
+  s.metrics->on_collect([store = s.store](telemetry::Exposition& out) {
     using telemetry::MetricType;
-    if (s.store) {
-      const auto w = s.store->writer_stats();
+    if (store) {
+      const auto w = store->writer_stats();
       out.begin("tollgate_ledger_commit_seconds",
                 "Ledger record enqueue-to-durable latency over the writer's recent records: p50, p99, max",
                 MetricType::gauge);

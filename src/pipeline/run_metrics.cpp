@@ -8,9 +8,16 @@ namespace tollgate::pipeline {
 namespace {
 
 /// Circuit states as gauges, read at scrape time: 0 closed, 1 half-open, 2 open.
-void watch_circuits(telemetry::Registry& metrics, const policy::Circuits& circuits) {
-  metrics.on_collect([&circuits](telemetry::Exposition& out) {
-    for (const auto& c : circuits.snapshot()) {
+/// The circuits are the latest snapshot's (config hot reload replaces them).
+void watch_circuits(telemetry::Registry& metrics, std::shared_ptr<const Services::Latest> latest) {
+  metrics.on_collect([latest](telemetry::Exposition& out) {
+    std::shared_ptr<policy::Circuits> circuits;
+    {
+      std::lock_guard lk(latest->mu);
+      circuits = latest->circuits;
+    }
+    if (!circuits) return;
+    for (const auto& c : circuits->snapshot()) {
       const double v = c.state == policy::CircuitState::closed ? 0 : c.state == policy::CircuitState::half_open ? 1 : 2;
       out.gauge("tollgate_circuit_state", "Circuit state: 0 closed, 1 half-open, 2 open", {{"scope", c.scope}, {"id", c.id}}, v);
     }
@@ -34,7 +41,7 @@ std::function<void(const policy::CircuitTransition&)> circuit_logger(std::shared
 }
 
 void register_loop_metrics(Services& s) {
-  watch_circuits(*s.metrics, *s.circuits);
+  watch_circuits(*s.metrics, s.latest);
   auto& m = *s.metrics;
   s.loop_metrics.requests = &m.counter("tollgate_requests_total", "Model requests by requested model group and result",
                                         {"model_group", "result", "degradation"});

@@ -21,26 +21,27 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   auto s = std::make_shared<Services>();
   s->config = cfg;
   s->clock = &clock;
-  s->groups = std::make_unique<routing::ModelGroups>(*cfg);
-  s->policies = std::make_unique<policy::PolicySet>(*cfg);
+  s->groups = std::make_shared<const routing::ModelGroups>(*cfg);
+  s->policies = std::make_shared<const policy::PolicySet>(*cfg);
   s->metrics = std::make_shared<telemetry::Registry>();
   s->alerts = std::make_shared<telemetry::Alerts>();
-  s->circuits = std::make_unique<policy::Circuits>(policy::Circuits::setup_from(*cfg), clock,
+  s->circuits = std::make_shared<policy::Circuits>(policy::Circuits::setup_from(*cfg), clock,
                                                    [log = circuit_logger(s->metrics, s->alerts),
                                                     also = std::move(shared.on_circuit_transition)](
                                                        const policy::CircuitTransition& t) {
                                                      log(t);
                                                      if (also) also(t);
                                                    });
-  s->router = std::make_unique<routing::RouterState>(cfg, clock, s->circuits.get());
-  s->stale_cache = std::make_unique<policy::StaleCache>();
+  s->router = std::make_shared<routing::RouterState>(cfg, clock, s->circuits.get());
+  s->stale_cache = std::make_shared<policy::StaleCache>();
   s->transport = std::make_shared<http::PooledTransport>();
+  s->latest->config = cfg;
+  s->latest->circuits = s->circuits;
   register_loop_metrics(*s);
-  watch_process(*s);
   s->budget_alerts = std::make_shared<BudgetAlerts>();
   s->alerts->register_metrics(*s->metrics);
   if (shared.limits) s->limiter = std::move(shared.limits);
-  else s->limiter = std::make_unique<policy::RateLimiter>(clock);
+  else s->limiter = std::make_shared<policy::RateLimiter>(clock);
   {
     auto table = budget::load_effective_price_table(*cfg);
     if (!table) throw std::runtime_error(table.error());
@@ -51,6 +52,7 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
   if (shared.ledger) {
     s->ledger = std::move(shared.ledger);
     s->store = std::move(store);
+    watch_process(*s);
     return s;
   }
   budget::LedgerOptions lo;
@@ -94,6 +96,29 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
     }
   }
   s->store = std::move(store);
+  watch_process(*s);
+  return s;
+}
+
+std::expected<std::shared_ptr<Services>, std::string> Services::next(const Services& running,
+                                                                     std::shared_ptr<const config::Config> cfg) {
+  auto table = budget::load_effective_price_table(*cfg);
+  if (!table) return std::unexpected(table.error());
+  auto s = std::make_shared<Services>(running);  // every process-wide component shared
+  s->config = cfg;
+  s->groups = std::make_shared<const routing::ModelGroups>(*cfg);
+  s->policies = std::make_shared<const policy::PolicySet>(*cfg);
+  s->circuits = std::make_shared<policy::Circuits>(policy::Circuits::setup_from(*cfg), *running.circuits);
+  s->router = std::make_shared<routing::RouterState>(cfg, *s->clock, s->circuits.get(), *running.router);
+  s->price_table = *table;
+  s->prices.clear();
+  s->prices.reserve(cfg->model_list.size());
+  for (const auto& d : cfg->model_list) s->prices.push_back(budget::resolve_deployment_price(d, **table));
+  {
+    std::lock_guard lk(s->latest->mu);
+    s->latest->config = cfg;
+    s->latest->circuits = s->circuits;
+  }
   return s;
 }
 

@@ -358,6 +358,27 @@ Circuits::Circuits(Setup setup, const core::Clock& clock, std::function<void(con
   for (const auto& [group, fs] : setup_.feature_settings) features_[group];
 }
 
+Circuits::Circuits(Setup setup, const Circuits& previous)
+    : Circuits(std::move(setup), previous.clock_, previous.on_transition_) {
+  std::lock_guard lk(previous.mu_);
+  probe_gate_ = previous.probe_gate_;
+  auto carried = [](const Breaker& b) {
+    Breaker out = b;
+    out.probe_out = false;
+    return out;
+  };
+  std::unordered_map<std::string_view, std::size_t> old_index;
+  for (std::size_t i = 0; i < previous.setup_.deployment_ids.size() && i < previous.deployments_.size(); ++i)
+    old_index.emplace(previous.setup_.deployment_ids[i], i);
+  for (std::size_t i = 0; i < setup_.deployment_ids.size(); ++i)
+    if (auto it = old_index.find(setup_.deployment_ids[i]); it != old_index.end())
+      deployments_[i] = carried(previous.deployments_[it->second]);
+  for (const auto& [name, b] : previous.providers_)
+    if (auto it = providers_.find(name); it != providers_.end()) it->second = carried(b);
+  for (const auto& [name, b] : previous.features_)
+    if (auto it = features_.find(name); it != features_.end()) it->second = carried(b);
+}
+
 bool Circuits::available(std::size_t deployment) const {
   if (deployment >= deployments_.size()) return true;  // no circuit for an unknown deployment
   std::vector<CircuitTransition> out;

@@ -114,6 +114,12 @@ class Circuits {
   static Setup setup_from(const config::Config& cfg);
 
   Circuits(Setup setup, const core::Clock& clock, std::function<void(const CircuitTransition&)> on_transition = {});
+  /// A reloaded config's circuits (config hot reload): `previous`'s clock, transition observer and
+  /// probe gate, and its state carried over — a deployment's breaker by deployment id (a
+  /// deployment whose id is new starts closed), providers and feature circuits by name. A probe
+  /// `previous` let out stays `previous`'s (its result is reported there): the carried breaker
+  /// has no probe out. Locks `previous` while copying.
+  Circuits(Setup setup, const Circuits& previous);
 
   /// Without side effects: whether acquire() would currently give a non-denied permit.
   bool available(std::size_t deployment) const;

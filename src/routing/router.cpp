@@ -75,6 +75,20 @@ RouterState::RouterState(std::shared_ptr<const config::Config> cfg, const core::
                          const policy::Circuits* circuits)
     : cfg_(std::move(cfg)), clock_(clock), circuits_(circuits), groups_(*cfg_), deps_(cfg_->model_list.size()) {}
 
+RouterState::RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
+                         const policy::Circuits* circuits, const RouterState& previous)
+    : RouterState(std::move(cfg), clock, circuits) {
+  std::lock_guard lk(previous.mu_);
+  std::unordered_map<std::string_view, std::size_t> old_index;
+  for (std::size_t i = 0; i < previous.cfg_->model_list.size() && i < previous.deps_.size(); ++i)
+    old_index.emplace(previous.cfg_->model_list[i].id, i);
+  for (std::size_t i = 0; i < cfg_->model_list.size(); ++i)
+    if (auto it = old_index.find(cfg_->model_list[i].id); it != old_index.end()) {
+      deps_[i] = previous.deps_[it->second];
+      deps_[i].in_flight = 0;
+    }
+}
+
 void RouterState::roll_minute_locked(Dep& d, core::SteadyTime now) {
   const long long minute =
       std::chrono::duration_cast<std::chrono::minutes>(now.time_since_epoch()).count();

@@ -64,6 +64,11 @@ class RouterState {
   /// `circuits` (may be null: every deployment is closed) must outlive this object.
   RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock,
               const policy::Circuits* circuits = nullptr);
+  /// A reloaded config's routing state (config hot reload): as above, with `previous`'s
+  /// per-deployment latency and rpm/tpm minute counts carried over by deployment id. In-flight
+  /// counts start at 0: the attempts in flight report their end to `previous`.
+  RouterState(std::shared_ptr<const config::Config> cfg, const core::Clock& clock, const policy::Circuits* circuits,
+              const RouterState& previous);
 
   /// Chooses a deployment of `group` by the configured routing strategy, skipping deployments
   /// whose circuit (or provider circuit) is open and those at their rpm/tpm limit. Deployments in `avoid` (already tried by this

@@ -129,6 +129,18 @@ struct TagRecord {
   bool operator==(const TagRecord&) const = default;
 };
 
+/// A deployment added through `/model/new` (general_settings.store_model_in_db), table
+/// proxy_models: the entry as a `model_list` item in JSON ({model_name, litellm_params,
+/// model_info}), loaded by the config loader like the file's entries (config::ExtraModel).
+struct ProxyModelRecord {
+  std::string model_id;    ///< primary key: the entry's model_info.id
+  std::string model_name;  ///< the model group (for listing; the entry holds it too)
+  std::string entry;       ///< the JSON object, as validated; litellm_params.api_key as given
+  std::int64_t created_at_ms = 0;
+  std::int64_t updated_at_ms = 0;
+  bool operator==(const ProxyModelRecord&) const = default;
+};
+
 /// One budget scope a reservation was admitted against (DESIGN.md "Budget admission").
 struct LedgerScope {
   std::string kind;                 ///< "key", "user", "team", "team_member", "organization",

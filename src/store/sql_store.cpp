@@ -254,6 +254,22 @@ ALTER TABLE keys ADD COLUMN allowed_model_region TEXT NOT NULL DEFAULT '';
 ALTER TABLE teams ADD COLUMN allowed_model_region TEXT NOT NULL DEFAULT '';
 ALTER TABLE customers ADD COLUMN allowed_model_region TEXT NOT NULL DEFAULT '';
 )sql",
+      // 7: deployments added through /model/new (general_settings.store_model_in_db, issue 11 §5) and
+      // the counter every instance polls to pick them up without a restart.
+      R"sql(
+CREATE TABLE proxy_models (
+  model_id TEXT PRIMARY KEY NOT NULL,
+  model_name TEXT NOT NULL,
+  entry TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+CREATE TABLE proxy_model_generation (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  generation INTEGER NOT NULL
+);
+INSERT INTO proxy_model_generation (id, generation) VALUES (1, 0);
+)sql",
   };
   return m;
 }
@@ -432,6 +448,10 @@ const Table<SpendLogRow> kTable<SpendLogRow>{
     "model_group model model_id custom_llm_provider api_base attempts skipped_fallbacks prompt_tokens "
     "completion_tokens cached_tokens total_tokens spend_nanos priced unknown_outcome start_ms end_ms "
     "request_duration_ms completion_start_ms status error_status metadata degradation decision line_items"};
+
+template <>
+const Table<ProxyModelRecord> kTable<ProxyModelRecord>{"proxy_models", "model_id", "model",
+                                                       "model_id model_name entry created_at_ms updated_at_ms"};
 
 const Table<TeamMemberRecord>& member_columns() { return kTable<TeamMemberRecord>; }
 const Table<SpendLogRow>& spend_columns() { return kTable<SpendLogRow>; }
@@ -811,6 +831,73 @@ class SqlStore final : public Store {
       snap.team_members = std::move(*members);
       (void)txn.commit("load identities");
       return snap;
+    });
+  }
+
+  // --- Store: models (/model/*) --------------------------------------------------------------
+
+  // Runs `fn` in a write transaction that also moves proxy_model_generation.
+  template <class T, class F>
+  StoreResult<T> model_write(const std::string& what, F&& fn) {
+    return admin_write<T>(
+        what,
+        [&](Connection& db) -> StoreResult<T> {
+          StoreResult<T> r = fn(db);
+          if (!r) return r;
+          if (auto g = db.run("UPDATE proxy_model_generation SET generation = generation + 1 WHERE id = 1", {}, what); !g)
+            return std::unexpected(g.error());
+          return r;
+        },
+        false);
+  }
+
+  StoreResult<ProxyModelRecord> create_proxy_model(const ProxyModelRecord& m) override {
+    const auto& E = kTable<ProxyModelRecord>;
+    if (m.model_id.empty()) return std::unexpected(make_error(StoreErrorCode::invalid, "model_id is required", "model_id"));
+    ProxyModelRecord r = m;
+    if (r.created_at_ms == 0) r.created_at_ms = now_ms();
+    if (r.updated_at_ms == 0) r.updated_at_ms = r.created_at_ms;
+    return model_write<ProxyModelRecord>("create model", [&](Connection& db) {
+      return stored(r, db.run(std::string("INSERT INTO ") + E.name + " (" + E.names() + ") VALUES (" +
+                                  placeholders(E.count()) + ")",
+                              E.params(r), "create model"));
+    });
+  }
+
+  StoreResult<ProxyModelRecord> update_proxy_model(const ProxyModelRecord& m) override {
+    return model_write<ProxyModelRecord>("update model", [&](Connection& db) -> StoreResult<ProxyModelRecord> {
+      auto q = db.run("SELECT created_at_ms FROM proxy_models WHERE model_id = ?", {m.model_id}, "update model");
+      if (!q) return std::unexpected(q.error());
+      if (q->rows.empty()) return std::unexpected(make_error(StoreErrorCode::not_found, "model not found", "model_id"));
+      ProxyModelRecord r = m;
+      r.created_at_ms = q->rows.front().i64(0);
+      r.updated_at_ms = std::max(now_ms(), r.created_at_ms);
+      return stored(r, db.run("UPDATE proxy_models SET (model_name, entry, updated_at_ms) = (?, ?, ?) WHERE model_id = ?",
+                              {r.model_name, r.entry, r.updated_at_ms, r.model_id}, "update model"));
+    });
+  }
+
+  StoreResult<void> delete_proxy_model(const std::string& id) override {
+    auto r = model_write<bool>("delete model", [&](Connection& db) -> StoreResult<bool> {
+      auto s = db.run("DELETE FROM proxy_models WHERE model_id = ?", {id}, "delete model");
+      if (!s) return std::unexpected(s.error());
+      if (s->changes == 0) return std::unexpected(make_error(StoreErrorCode::not_found, "model not found", "model_id"));
+      return true;
+    });
+    if (!r) return std::unexpected(r.error());
+    return {};
+  }
+
+  StoreResult<std::vector<ProxyModelRecord>> list_proxy_models() override {
+    return list<ProxyModelRecord>({}, {}, " ORDER BY created_at_ms, model_id");
+  }
+
+  StoreResult<std::int64_t> proxy_model_generation() override {
+    return on_admin<std::int64_t>([](Connection& db) -> StoreResult<std::int64_t> {
+      auto s = db.run("SELECT generation FROM proxy_model_generation WHERE id = 1", {}, "model generation");
+      if (!s) return std::unexpected(s.error());
+      if (s->rows.empty()) return std::unexpected(make_error(StoreErrorCode::unavailable, "model generation: no row"));
+      return s->rows.front().i64(0);
     });
   }
 

@@ -26,4 +26,14 @@ StoreResult<std::optional<LedgerRecord>> Store::settle_record(std::uint64_t rese
   }
 }
 
+namespace {
+StoreError no_models() { return StoreError{StoreErrorCode::invalid, "this store keeps no models", {}}; }
+}  // namespace
+
+StoreResult<ProxyModelRecord> Store::create_proxy_model(const ProxyModelRecord&) { return std::unexpected(no_models()); }
+StoreResult<ProxyModelRecord> Store::update_proxy_model(const ProxyModelRecord&) { return std::unexpected(no_models()); }
+StoreResult<void> Store::delete_proxy_model(const std::string&) { return std::unexpected(no_models()); }
+StoreResult<std::vector<ProxyModelRecord>> Store::list_proxy_models() { return std::vector<ProxyModelRecord>{}; }
+StoreResult<std::int64_t> Store::proxy_model_generation() { return std::int64_t{0}; }
+
 }  // namespace tollgate::store

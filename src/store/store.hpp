@@ -311,6 +311,25 @@ class Store {
   /// Deletes the finished jobs (succeeded or failed) last updated before `before_ms`; how many.
   virtual StoreResult<std::int64_t> delete_finished_jobs(std::int64_t before_ms) = 0;
 
+  // --- models kept in the store (`/model/*` with general_settings.store_model_in_db) ------
+  // Synchronous, like identity CRUD. Every mutation moves proxy_model_generation in the same
+  // transaction (also seen by other processes on the database). Not identities: these calls do
+  // not move identity_generation. The defaults (stores without models, test fakes) answer
+  // invalid "this store keeps no models" and generation 0.
+
+  /// Inserts a model. invalid if model_id is empty; conflict (field "model_id") if it exists.
+  /// created_at_ms / updated_at_ms default to now when 0. Returns the stored record.
+  virtual StoreResult<ProxyModelRecord> create_proxy_model(const ProxyModelRecord& model);
+  /// Replaces model_name and entry of the model identified by model.model_id (created_at_ms
+  /// kept, updated_at_ms = now); not_found if absent.
+  virtual StoreResult<ProxyModelRecord> update_proxy_model(const ProxyModelRecord& model);
+  /// Deletes the model; not_found if absent.
+  virtual StoreResult<void> delete_proxy_model(const std::string& model_id);
+  /// Every model, oldest first (created_at_ms, then model_id).
+  virtual StoreResult<std::vector<ProxyModelRecord>> list_proxy_models();
+  /// A counter that grows with every model mutation: reload the models when it changed.
+  virtual StoreResult<std::int64_t> proxy_model_generation();
+
   // --- operations -------------------------------------------------------------------------
   /// Blocks until everything appended before the call was committed (or failed).
   /// Returns false if a write transaction failed while waiting, or the store is closed.

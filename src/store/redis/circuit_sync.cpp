@@ -66,8 +66,22 @@ bool CircuitSync::claim_probe(const std::string& scope, const std::string& id) {
   return r->type == Reply::Type::status;  // OK = won; nil = another instance carries it
 }
 
+void CircuitSync::retarget(std::shared_ptr<policy::Circuits> circuits) {
+  std::lock_guard lock(mutex_);
+  if (circuits_ == nullptr || circuits == nullptr) return;
+  circuits_ = circuits.get();
+  held_ = std::move(circuits);
+}
+
 void CircuitSync::poll_once() {
-  if (circuits_ == nullptr || stop_) return;
+  policy::Circuits* circuits = nullptr;
+  std::shared_ptr<policy::Circuits> hold;  // a reload during this poll does not free them
+  {
+    std::lock_guard lock(mutex_);
+    if (circuits_ == nullptr || stop_) return;
+    circuits = circuits_;
+    hold = held_;
+  }
   auto r = client_->call({"HGETALL", key_});
   if (!r || r->type != Reply::Type::array) return;
   const long long now = now_ms();
@@ -81,7 +95,7 @@ void CircuitSync::poll_once() {
       continue;
     }
     const auto bar = it->first.find('|');
-    if (bar != std::string::npos) circuits_->close_remote(it->first.substr(0, bar), it->first.substr(bar + 1));
+    if (bar != std::string::npos) circuits->close_remote(it->first.substr(0, bar), it->first.substr(bar + 1));
     it = applied_.erase(it);
   }
   for (std::size_t i = 0; i + 1 < r->elements.size(); i += 2) {
@@ -105,7 +119,7 @@ void CircuitSync::poll_once() {
     if (seen == until) continue;
     seen = until;
     if (value.compare(t1 + 1, t2 - t1 - 1, instance_) == 0) continue;  // our own opening: tracked, not applied
-    circuits_->open_remote(field.substr(0, bar), field.substr(bar + 1), value.substr(t2 + 1),
+    circuits->open_remote(field.substr(0, bar), field.substr(bar + 1), value.substr(t2 + 1),
                            std::chrono::milliseconds(until - now));
   }
   if (applied_.size() > 10000) applied_.clear();  // bounded (the hash holds what is open now)

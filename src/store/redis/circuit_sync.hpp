@@ -38,6 +38,10 @@ class CircuitSync {
   /// Starts applying other instances' openings to `circuits` (which must outlive this object) and
   /// installs the cluster's probe gate on them.
   void attach(policy::Circuits* circuits);
+  /// After a config reload: applies other instances' openings to the reloaded `circuits` from
+  /// now on (kept alive here; they carry the probe gate over, policy::Circuits' reload
+  /// constructor). Ignored before attach(). Thread-safe.
+  void retarget(std::shared_ptr<policy::Circuits> circuits);
   /// Whether this instance may send the cluster's one probe of `scope`/`id` (one Redis round trip,
   /// blocking: at most once per half-open period per circuit). True when Redis cannot answer.
   bool claim_probe(const std::string& scope, const std::string& id);
@@ -53,6 +57,7 @@ class CircuitSync {
   std::string instance_;
   std::chrono::milliseconds every_;
   policy::Circuits* circuits_ = nullptr;
+  std::shared_ptr<policy::Circuits> held_;  // retarget(): the reloaded circuits, alive while applied
   std::map<std::string, long long> applied_;  // field → the `until` last seen (poll thread only)
   std::mutex mutex_;
   std::condition_variable wake_;

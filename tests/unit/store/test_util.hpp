@@ -67,6 +67,7 @@ inline void exec_sql(const std::string& path, const std::string& sql) {
 /// previous binary left it): undoes every later migration, newest first, keeping the data of
 /// the tables that existed then. Extend it with each new migration.
 inline void downgrade_to(const std::string& path, int version) {
+  if (version < 7) exec_sql(path, "DROP TABLE proxy_models; DROP TABLE proxy_model_generation;");
   if (version < 6)
     exec_sql(path,
              "ALTER TABLE keys DROP COLUMN allowed_model_region; ALTER TABLE teams DROP COLUMN allowed_model_region; "
