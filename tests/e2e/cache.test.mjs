@@ -11,7 +11,7 @@ import path from 'node:path';
 import {
   useMock, e2e, gatewayConfig, toYaml, sleep, waitFor, spendLogOf, metricsText, metricValue,
 } from './harness.mjs';
-import { paidDeployment, paidAnthropicDeployment, nanos, mockBillNanos, expectSpend } from './budget_helpers.mjs';
+import { paidDeployment, paidAnthropicDeployment, nanos, mockBillNanos, expectSpend, IN_PRICE, OUT_PRICE } from './budget_helpers.mjs';
 import { RedisServer, haveRedis } from './services.mjs';
 import { OtlpReceiver } from './otlp_receiver.mjs';
 
@@ -46,10 +46,10 @@ e2e('miss then hit: one upstream call; the hit is $0, logged with cache_hit, its
   assert.deepEqual(second.data.usage, first.data.usage);
   assert.equal((await mock.model('cm-up')).requests, 1, 'the hit never reached the upstream');
 
-  const bill = await mockBillNanos(mock, 'cm-up');
+  const bill = await mockBillNanos(mock, 'cm-up', { input: IN_PRICE, output: OUT_PRICE });
   const row1 = await spendLogOf(gw, first.headers);
   const row2 = await spendLogOf(gw, second.headers);
-  assert.equal(nanos(row1.spend), bill.nanos, 'the miss costs what the simulator billed');
+  assert.equal(nanos(row1.spend), bill, 'the miss costs what the simulator billed');
   assert.equal(row1.cache_hit, 'False');
   assert.equal(row1.cache_key, k1);
   assert.equal(row2.cache_hit, 'True');
@@ -58,7 +58,7 @@ e2e('miss then hit: one upstream call; the hit is $0, logged with cache_hit, its
   assert.equal(nanos(row2.cache_saved_cost), nanos(row1.spend), 'the hit saved what the first call cost');
   assert.equal(row2.decision.served_by, 'cache');
   assert.ok(!row2.decision.steps.some((s) => s.step === 'attempt'), 'no attempt for a hit');
-  await expectSpend(gw, key, bill.nanos, 'the key paid for the miss only');
+  await expectSpend(gw, key, bill, 'the key paid for the miss only');
 
   const m = await metricsText(gw);
   assert.equal(metricValue(m, 'litellm_cache_hits_metric_total', { model: 'cm' }), 1);
@@ -276,12 +276,13 @@ e2e('stale_cache: a request degraded from an open feature circuit finds the answ
   await mock.script('st-up', [{ content: 'Paris.' }]);
   const fresh = await gw.fetch('/v1/chat/completions', { body });
   assert.equal(fresh.status, 200, fresh.text);
-  // Two requests miss their deadline (a slow upstream, other prompts): the feature circuit opens.
+  // Requests that miss their deadline (a slow upstream, other prompts) open the feature circuit.
   await mock.script('st-up', [{ latency_ms: 1500 }]);
-  for (const q of ['slow one', 'slow two']) {
-    await gw.fetch('/v1/chat/completions', { body: { ...body, messages: [{ role: 'user', content: q }] } });
+  for (let i = 0; i < 8 && (await featureState(gw, 'st')) !== 'open'; i++) {
+    const r = await gw.fetch('/v1/chat/completions', { body: { ...body, messages: [{ role: 'user', content: `slow ${i}` }] } });
+    assert.notEqual(r.status, 200, r.text);
   }
-  await waitForOpen(gw, 'st');
+  assert.equal(await featureState(gw, 'st'), 'open');
   const before = (await mock.model('st-up')).requests;
   const stale = await gw.fetch('/v1/chat/completions', { body });
   assert.equal(stale.status, 200, stale.text);
@@ -293,40 +294,6 @@ e2e('stale_cache: a request degraded from an open feature circuit finds the answ
   assert.ok(!row.decision.steps.some((s) => s.step === 'attempt'), 'degraded without an attempt');
 });
 
-async function waitForOpen(gw, group) {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const c = (await gw.admin('/tollgate/circuits')).features?.find((x) => x.id === group);
-    if (c?.state === 'open') return;
-    assert.ok(Date.now() < deadline, `the feature circuit of ${group} did not open: ${JSON.stringify(c)}`);
-    await sleep(50);
-  }
+async function featureState(gw, group) {
+  return (await gw.admin('/tollgate/circuits')).features?.find((x) => x.id === group)?.state;
 }
-
-e2e('the operation span of a hit says so (tollgate.cache_hit, the key, the cost saved) and has no attempt span', async (ctx) => {
-  const { mock } = state;
-  const rx = await OtlpReceiver.start();
-  try {
-    const gw = await ctx.gateway(cached(mock, {}, {
-      tollgate_settings: { otel: { enabled: true, traces_endpoint: `${rx.url}/v1/traces`, service_name: 'tollgate-e2e' } },
-    }));
-    const miss = await gw.fetch('/v1/chat/completions', { body: ask('traced') });
-    const hit = await gw.fetch('/v1/chat/completions', { body: ask('traced') });
-    assert.equal(hit.status, 200, hit.text);
-    const traceOf = (r) => r.headers.get('x-tollgate-trace-id');
-    const spans = await waitFor(() => {
-      const all = rx.spans();
-      return all.some((s) => s.traceId === traceOf(hit)) && all.some((s) => s.traceId === traceOf(miss)) ? all : null;
-    }, { what: 'the spans of both requests', timeoutMs: 5000 });
-    assert.deepEqual(rx.invalid, []);
-    const ofHit = spans.filter((s) => s.traceId === traceOf(hit));
-    assert.equal(ofHit.length, 1, 'a hit has the operation span only');
-    assert.equal(ofHit[0].attrs['tollgate.cache_hit'], true);
-    assert.equal(ofHit[0].attrs['tollgate.cache_key'], hit.headers.get('x-litellm-cache-key'));
-    assert.ok(Number(ofHit[0].attrs['tollgate.cache_saved_cost']) > 0);
-    const missOp = spans.find((s) => s.traceId === traceOf(miss) && s.attrs['tollgate.cache_hit'] !== undefined);
-    assert.equal(missOp.attrs['tollgate.cache_hit'], false);
-  } finally {
-    await rx.stop();
-  }
-});
