@@ -297,3 +297,31 @@ e2e('stale_cache: a request degraded from an open feature circuit finds the answ
 async function featureState(gw, group) {
   return (await gw.admin('/tollgate/circuits')).features?.find((x) => x.id === group)?.state;
 }
+
+e2e('the operation span of a hit says so (tollgate.cache_hit, the key, the cost saved) and has no attempt span', async (ctx) => {
+  const { mock } = state;
+  const rx = await OtlpReceiver.start();
+  try {
+    const gw = await ctx.gateway(cached(mock, {}, {
+      tollgate_settings: { otel: { enabled: true, traces_endpoint: `${rx.url}/v1/traces`, service_name: 'tollgate-e2e' } },
+    }));
+    const miss = await gw.fetch('/v1/chat/completions', { body: ask('traced') });
+    const hit = await gw.fetch('/v1/chat/completions', { body: ask('traced') });
+    assert.equal(hit.status, 200, hit.text);
+    const traceOf = (r) => r.headers.get('x-tollgate-trace-id');
+    const spans = await waitFor(() => {
+      const all = rx.spans();
+      return all.some((s) => s.traceId === traceOf(hit)) && all.some((s) => s.traceId === traceOf(miss)) ? all : null;
+    }, { what: 'the spans of both requests', timeoutMs: 5000 });
+    assert.deepEqual(rx.invalid, []);
+    const ofHit = spans.filter((s) => s.traceId === traceOf(hit));
+    assert.equal(ofHit.length, 1, 'a hit has the operation span only');
+    assert.equal(ofHit[0].attrs['tollgate.cache_hit'], true);
+    assert.equal(ofHit[0].attrs['tollgate.cache_key'], hit.headers.get('x-litellm-cache-key'));
+    assert.ok(Number(ofHit[0].attrs['tollgate.cache_saved_cost']) > 0);
+    const missOp = spans.find((s) => s.traceId === traceOf(miss) && s.attrs['tollgate.cache_hit'] !== undefined);
+    assert.equal(missOp.attrs['tollgate.cache_hit'], false);
+  } finally {
+    await rx.stop();
+  }
+});
