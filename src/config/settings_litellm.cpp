@@ -142,7 +142,8 @@ const std::array<Field<Config>, 16> kCacheParams{{
     {{"litellm_settings.cache_params.sentinel_nodes", "list", "—", "Redis Sentinel nodes", S::warned,
       "Redis Sentinel is not supported by tollgate's cache: set host/url to the primary"}},
     {{"litellm_settings.cache_params.max_connections", "integer", "—", "Redis connection pool size", S::no_effect,
-      "The cache shares the gateway's Redis client (one connection per worker thread)."}},
+      "The cache uses the project's Redis client: the router_settings one (a connection per worker thread) when it "
+      "names the same server, else one connection of its own."}},
     {{"litellm_settings.cache_params.socket_timeout", "seconds", "5", "Redis command timeout", S::no_effect,
       "Redis commands time out after tollgate_settings.redis_timeout_ms; a cache that does not answer is a miss."}},
 }};
