@@ -41,6 +41,13 @@ TEST(RequestKey, AnythingThatShapesTheAnswerChangesTheKey) {
   EXPECT_NE(request_key("", "key:abc", "m", base), k);
 }
 
+TEST(RequestKey, NoAmbiguityWhenPartsRunIntoEachOther) {
+  const auto body = obj(R"({"messages":[]})");
+  EXPECT_NE(request_key("", "ab", "c", body), request_key("", "a", "bc", body));
+  EXPECT_NE(request_key("", "a", "g", obj(R"({"messages":[],"x":"ab"})")), request_key("", "a", "g", obj(R"({"messages":[],"xa":"b"})")));
+  EXPECT_EQ(request_key("", "a", "g", body), request_key("", "a", "g", body));
+}
+
 TEST(RequestKey, NamespaceIsAPrefix) {
   const auto base = obj(R"({"messages":[]})");
   const std::string plain = request_key("", "master", "m", base);
