@@ -234,7 +234,9 @@ json::object spend_log_object(const store::SpendLogRow& r) {
   o["api_base"] = r.api_base;
   o["user"] = r.user;
   o["metadata"] = admin::json_text(r.metadata, json::object());
-  o["cache_hit"] = "False";
+  o["cache_hit"] = r.cache_hit ? "True" : "False";  // LiteLLM writes the Python bool as a string
+  o["cache_key"] = r.cache_key;
+  o["cache_saved_cost"] = admin::dollars_json(r.cache_saved_nanos);
   o["request_tags"] = string_array(r.request_tags);
   o["team_id"] = opt_string(r.team_id);
   o["organization_id"] = opt_string(r.organization_id);

@@ -20,6 +20,7 @@
 #include "auth/caller_names.hpp"
 #include "auth/credentials.hpp"
 #include "auth/request_binding.hpp"
+#include "cache/controls.hpp"
 #include "policy/request_budget.hpp"
 #include "core/ids.hpp"
 #include "providers/anthropic/translate.hpp"
@@ -249,6 +250,12 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
   if (auto* so = body.if_contains("stream_options"); so && so->is_object())
     if (auto* iu = so->as_object().if_contains("include_usage"); iu && iu->is_bool()) call.include_usage = iu->as_bool();
   for (auto k : kGatewayOnlyKeys) body.erase(k);
+  // LiteLLM's per-request cache controls: read, checked and kept out of what a provider gets.
+  auto controls = cache::take_controls(body);
+  if (!controls)
+    return core::Error::caller(400, "invalid_request_error", controls.error().message, controls.error().param,
+                               "invalid_cache_control");
+  call.cache_controls = std::move(*controls);
   if (auto bad = pipeline::read_caller_output(body, call.output, call.caller_output_fields)) return bad;
   call.body = std::move(body);
   return std::nullopt;

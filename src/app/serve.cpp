@@ -36,6 +36,7 @@
 #include "store/redis/io_connection.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/redis/redis_rate_limits.hpp"
+#include "store/redis/redis_response_cache.hpp"
 #include "telemetry/alert_webhooks.hpp"
 #include "telemetry/otlp_exporter.hpp"
 
@@ -140,6 +141,23 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   try {
     services = pipeline::Services::make(cfg, core::SystemClock::instance(), db, shared_state(*cfg, db, circuit_sync, redis_client));
     if (circuit_sync) circuit_sync->attach(services->circuits.get());
+    if (const auto& cc = cfg->litellm_settings.cache; cc.enabled && cc.type == config::CacheSettings::Type::redis) {
+      // The router's Redis client when the cache names the same server (its worker connections
+      // serve the cache too), else a client of the cache's own.
+      const auto& r = cfg->router_settings.redis;
+      std::shared_ptr<store::redis::RedisClient> client = redis_client;
+      if (!client || r.host != cc.redis.host || r.port != cc.redis.port || r.db != cc.redis.db ||
+          r.password != cc.redis.password || r.username != cc.redis.username) {
+        auto o = store::redis::redis_options_for(cc.redis);
+        o.timeout = cfg->tollgate_settings.redis_timeout;
+        client = std::make_shared<store::redis::RedisClient>(o);
+      }
+      services->response_cache =
+          std::make_shared<store::redis::RedisResponseCache>(client, cfg->tollgate_settings.redis_key_prefix);
+      spdlog::info("response cache: Redis {}:{}", cc.redis.host, cc.redis.port);
+    } else if (cc.enabled) {
+      spdlog::info("response cache: in memory, {} entries", cc.max_size_in_memory);
+    }
     if (const auto& a = cfg->tollgate_settings.alerts; !a.webhooks.empty()) {
       telemetry::WebhookOptions wo;
       wo.urls = a.webhooks;

@@ -218,7 +218,41 @@ struct RouterSettings {
 /// content_policy, transient_provider_error); nullopt for any other name.
 std::optional<FailureClass> litellm_exception_class(std::string_view exception);
 
+/// `litellm_settings.cache` / `cache_params` (LiteLLM docs: proxy/caching, proxy/caching_settings):
+/// exact-match response caching of completed answers (docs/config.md "Response caching").
+struct CacheSettings {
+  enum class Type { local, redis };
+  bool enabled = false;         ///< litellm_settings.cache: true
+  Type type = Type::local;      ///< cache_params.type (local | redis; any other type is a load error)
+  /// cache_params.ttl (seconds): how long an answer is kept, unless a request's cache.ttl says
+  /// otherwise. Absent: default_in_memory_ttl / default_in_redis_ttl for the type, else 600 s.
+  std::optional<std::int64_t> ttl_seconds;
+  std::optional<std::int64_t> default_in_memory_ttl_seconds;
+  std::optional<std::int64_t> default_in_redis_ttl_seconds;
+  std::string cache_namespace;  ///< cache_params.namespace: prefix of every key ("" = none)
+  /// cache_params.supported_call_types: LiteLLM call types cached ("acompletion" = /chat/completions,
+  /// "anthropic_messages" = /v1/messages); nullopt = every call type Tollgate serves.
+  std::optional<std::vector<std::string>> supported_call_types;
+  std::int64_t max_size_in_memory = 200;  ///< local: entries kept (least recently used go first)
+  RedisEndpoint redis;  ///< type redis: cache_params host/port/password/url, else REDIS_* env, else router_settings
+  /// The ttl an entry gets without a per-request ttl, seconds.
+  [[nodiscard]] std::int64_t effective_ttl_seconds() const {
+    if (ttl_seconds) return *ttl_seconds;
+    const auto& d = type == Type::local ? default_in_memory_ttl_seconds : default_in_redis_ttl_seconds;
+    return d.value_or(600);
+  }
+  /// Whether answers to `call_type` are cached.
+  [[nodiscard]] bool caches(std::string_view call_type) const {
+    if (!enabled) return false;
+    if (!supported_call_types) return true;
+    for (const auto& t : *supported_call_types)
+      if (t == call_type || (call_type == "acompletion" && t == "completion")) return true;
+    return false;
+  }
+};
+
 struct LitellmSettings {
+  CacheSettings cache;
   std::optional<int> num_retries;
   std::optional<milliseconds> request_timeout; ///< YAML seconds
   std::vector<FallbackRule> fallbacks;

@@ -171,6 +171,11 @@ class LoadContext {
   };
   std::vector<RouterFallbacks> router_fallbacks;  ///< router_settings.{fallbacks, ...}
   std::optional<std::vector<std::string>> router_default_fallbacks;
+  /// litellm_settings.cache_params: its redis keys, combined in finish_litellm_sections.
+  RedisEndpoint cache_redis_url;
+  std::optional<int> cache_redis_port;
+  std::optional<std::string> cache_redis_password;
+  int cache_params_line = 0;
   RedisEndpoint redis_url;   ///< router_settings.redis_url, parsed
   std::optional<int> redis_port;     ///< router_settings.redis_port
   std::string redis_password;        ///< router_settings.redis_password

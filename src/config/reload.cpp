@@ -35,6 +35,14 @@ bool same_alerts(const AlertSettings& a, const AlertSettings& b) {
   return a.webhooks == b.webhooks && a.timeout == b.timeout && a.budget_thresholds == b.budget_thresholds;
 }
 
+bool same_cache(const CacheSettings& a, const CacheSettings& b) {
+  return a.enabled == b.enabled && a.type == b.type && a.ttl_seconds == b.ttl_seconds &&
+         a.default_in_memory_ttl_seconds == b.default_in_memory_ttl_seconds &&
+         a.default_in_redis_ttl_seconds == b.default_in_redis_ttl_seconds && a.cache_namespace == b.cache_namespace &&
+         a.supported_call_types == b.supported_call_types && a.max_size_in_memory == b.max_size_in_memory &&
+         same_redis(a.redis, b.redis);
+}
+
 const std::vector<Fixed>& fixed_settings() {
   using G = GeneralSettings;
   using T = TollgateSettings;
@@ -73,6 +81,10 @@ const std::vector<Fixed>& fixed_settings() {
               return !same_otel(a.tollgate_settings.otel, b.tollgate_settings.otel);
             },
             [](Config& into, const Config& from) { into.tollgate_settings.otel = from.tollgate_settings.otel; }},
+      // The response cache (local store or Redis connection) is built once, at start.
+      Fixed{"litellm_settings.cache / cache_params",
+            [](const Config& a, const Config& b) { return !same_cache(a.litellm_settings.cache, b.litellm_settings.cache); },
+            [](Config& into, const Config& from) { into.litellm_settings.cache = from.litellm_settings.cache; }},
       Fixed{"tollgate_settings.alerts (and general_settings.alerting)",
             [](const Config& a, const Config& b) {
               return !same_alerts(a.tollgate_settings.alerts, b.tollgate_settings.alerts);

@@ -81,6 +81,97 @@ constexpr std::string_view kFallbackShape =
 
 // ---- litellm_settings -------------------------------------------------------------------
 
+// ---- litellm_settings.cache_params -----------------------------------------------------
+
+constexpr std::string_view kUnknownCacheParam = "not used by tollgate's local/redis response cache, ignored";
+
+/// Seconds ≥ 1 for the cache's ttl keys (LiteLLM takes a float; Tollgate whole seconds, rounded up).
+std::optional<std::int64_t> cache_ttl(LoadContext& c, const YAML::Node& v, const std::string& p, int l) {
+  auto ms = c.seconds(v, p, l, false);
+  if (!ms) return std::nullopt;
+  return (ms->count() + 999) / 1000;
+}
+
+const std::array<Field<Config>, 16> kCacheParams{{
+    {{"litellm_settings.cache_params.type", "`local` or `redis`", "local", "Where answers are kept", S::supported,
+      "`local`: in this process (LRU, max_size_in_memory entries). `redis`: a Redis server several instances share. "
+      "Any other type LiteLLM has (`redis-semantic`, `qdrant-semantic`, `s3`, `gcs`, `disk`, …) is an error naming it."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) {
+         if (*s == "local") cfg.litellm_settings.cache.type = CacheSettings::Type::local;
+         else if (*s == "redis") cfg.litellm_settings.cache.type = CacheSettings::Type::redis;
+         else
+           c.error(p, line_of(v, l), "cache type '" + *s + "' is not supported by tollgate (local and redis are): " +
+                                         "semantic, object-storage and disk caches are not built in");
+       }
+     }},
+    {{"litellm_settings.cache_params.ttl", "seconds > 0", "600", "How long an answer is kept", S::supported,
+      "A request's `cache.ttl` wins. Whole seconds (a fraction rounds up)."},
+     TG_READ { cfg.litellm_settings.cache.ttl_seconds = cache_ttl(c, v, p, l); }},
+    {{"litellm_settings.cache_params.default_in_memory_ttl", "seconds > 0", "600", "ttl of the in-memory cache",
+      S::supported, "Used by type local when `ttl` is absent."},
+     TG_READ { cfg.litellm_settings.cache.default_in_memory_ttl_seconds = cache_ttl(c, v, p, l); }},
+    {{"litellm_settings.cache_params.default_in_redis_ttl", "seconds > 0", "600", "ttl of the Redis cache",
+      S::supported, "Used by type redis when `ttl` is absent (LiteLLM keeps Redis entries forever by default; "
+                    "Tollgate bounds them)."},
+     TG_READ { cfg.litellm_settings.cache.default_in_redis_ttl_seconds = cache_ttl(c, v, p, l); }},
+    {{"litellm_settings.cache_params.namespace", "string", "\"\"", "Prefix of every cache key", S::supported,
+      "Keys are `<namespace>:<sha256>`; a request's `cache.namespace` wins."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) cfg.litellm_settings.cache.cache_namespace = *s;
+     }},
+    {{"litellm_settings.cache_params.supported_call_types", "list of call types", "all",
+      "Which calls are cached", S::supported,
+      "`acompletion` / `completion` (/chat/completions) and `anthropic_messages` (/v1/messages) are the call types "
+      "Tollgate serves; others LiteLLM names (aembedding, atranscription, …) match nothing. `[]` caches nothing."},
+     TG_READ {
+       if (auto list = c.string_list(v, p, l)) cfg.litellm_settings.cache.supported_call_types = std::move(*list);
+     }},
+    {{"litellm_settings.cache_params.max_size_in_memory", "integer ≥ 1", "200", "Entries of the in-memory cache",
+      S::supported, "Type local: the least recently used entry goes first."},
+     TG_READ {
+       if (auto n = c.integer(v, p, l, 1)) cfg.litellm_settings.cache.max_size_in_memory = *n;
+     }},
+    {{"litellm_settings.cache_params.host", "string", "`REDIS_HOST`, else router_settings.redis_host",
+      "Redis host (type redis)", S::supported,
+      "Without host or url: the `REDIS_URL` / `REDIS_HOST` (`REDIS_PORT`, `REDIS_PASSWORD`) environment variables, "
+      "else the router_settings Redis; none of them is a warning and caching is off."},
+     TG_READ {
+       if (auto s = c.str(v, p, l); s && !s->empty()) cfg.litellm_settings.cache.redis.host = *s;
+     }},
+    {{"litellm_settings.cache_params.port", "integer 1..65535", "6379", "Redis port (type redis)", S::supported, ""},
+     TG_READ {
+       if (auto n = c.integer(v, p, l, 1)) {
+         if (*n > 65535) c.error(p, line_of(v, l), "port must be 1..65535");
+         else c.cache_redis_port = static_cast<int>(*n);
+       }
+     }},
+    {{"litellm_settings.cache_params.password", "string", "—", "Redis password (type redis)", S::supported, ""},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) c.cache_redis_password = *s;
+     }},
+    {{"litellm_settings.cache_params.url", "`redis://[[user]:password@]host[:port][/db]`", "—", "Redis as one URL",
+      S::supported, "Wins over host/port/password."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) {
+         auto e = parse_redis_url(*s);
+         if (!e) c.error(p, line_of(v, l), e.error());
+         else c.cache_redis_url = *e;
+       }
+     }},
+    {{"litellm_settings.cache_params.redis_startup_nodes", "list", "—", "Redis Cluster nodes", S::warned,
+      "Redis Cluster is not supported by tollgate's cache: set host/url to one node"}},
+    {{"litellm_settings.cache_params.service_name", "string", "—", "Redis Sentinel service", S::warned,
+      "Redis Sentinel is not supported by tollgate's cache: set host/url to the primary"}},
+    {{"litellm_settings.cache_params.sentinel_nodes", "list", "—", "Redis Sentinel nodes", S::warned,
+      "Redis Sentinel is not supported by tollgate's cache: set host/url to the primary"}},
+    {{"litellm_settings.cache_params.max_connections", "integer", "—", "Redis connection pool size", S::no_effect,
+      "The cache uses the project's Redis client: the router_settings one (a connection per worker thread) when it "
+      "names the same server, else one connection of its own."}},
+    {{"litellm_settings.cache_params.socket_timeout", "seconds", "5", "Redis command timeout", S::no_effect,
+      "Redis commands time out after tollgate_settings.redis_timeout_ms; a cache that does not answer is a miss."}},
+}};
+
 const std::array<Field<Config>, 32> kLitellmSettings{{
     {{"litellm_settings.num_retries", "integer ≥ 0", "— (see effective values)", "Retries per request",
       S::supported, "Retries within a group; `router_settings.num_retries` wins."},
@@ -137,10 +228,17 @@ const std::array<Field<Config>, 32> kLitellmSettings{{
     {{"litellm_settings.service_callback", "list of callback names", "[]", "Health logging of Redis/DB",
       S::supported, "As `callbacks`."},
      TG_READ { read_callbacks(c, v, p, l); }},
-    {{"litellm_settings.cache", "bool", "false", "Response caching", S::warned,
-      "response caching is not implemented yet: every request is sent upstream"}},
-    {{"litellm_settings.cache_params", "map", "—", "Response cache settings", S::warned,
-      "response caching is not implemented yet: ignored"}},
+    {{"litellm_settings.cache", "bool", "false", "Response caching", S::supported,
+      "Exact-match response cache of completed answers (docs/config.md \"Response caching\"); a hit costs $0."},
+     TG_READ {
+       if (auto b = c.boolean(v, p, l)) cfg.litellm_settings.cache.enabled = *b;
+     }},
+    {{"litellm_settings.cache_params", "map", "—", "Response cache settings", S::supported,
+      "The keys below; any other key LiteLLM has (s3_*, qdrant_*, similarity_threshold, …) is a warning naming it."},
+     TG_READ {
+       c.cache_params_line = line_of(v, l);
+       load_section<Config>(c, kCacheParams, v, p, l, cfg, kUnknownCacheParam);
+     }},
     {{"litellm_settings.default_team_settings", "list of team settings", "—", "Per-team callback settings",
       S::warned, "per-team logging callbacks are not supported by tollgate, ignored (teams are managed through /team/*)"}},
     {{"litellm_settings.drop_params", "bool", "false", "Drop OpenAI params a provider does not take", S::no_effect,
@@ -489,6 +587,46 @@ void load_general_settings(LoadContext& c, const YAML::Node& v, const std::strin
   load_section<Config>(c, kGeneralSettings, v, path, line, cfg, kUnknownLitellmKey);
 }
 
+namespace {
+
+/// The cache's Redis: cache_params url, else host/port/password, else REDIS_URL / REDIS_HOST
+/// (as LiteLLM reads them), else the router_settings Redis. None: a warning, caching off.
+void finish_cache_settings(LoadContext& c, Config& cfg) {
+  CacheSettings& cs = cfg.litellm_settings.cache;
+  const std::string at = "litellm_settings.cache_params";
+  if (!cs.enabled || cs.type != CacheSettings::Type::redis) return;
+  if (c.cache_redis_url.configured()) {
+    cs.redis = c.cache_redis_url;
+  } else if (cs.redis.configured()) {
+    cs.redis.port = c.cache_redis_port.value_or(6379);
+    cs.redis.password = c.cache_redis_password.value_or("");
+  } else if (auto url = c.lookup_env("REDIS_URL"); url && !url->empty()) {
+    auto e = parse_redis_url(*url);
+    if (!e) c.error(at + ".url", c.cache_params_line, "from the REDIS_URL environment variable: " + e.error());
+    else cs.redis = *e;
+  } else if (auto host = c.lookup_env("REDIS_HOST"); host && !host->empty()) {
+    cs.redis.host = *host;
+    cs.redis.port = c.cache_redis_port.value_or(6379);
+    if (auto port = c.lookup_env("REDIS_PORT"); port && !c.cache_redis_port) {
+      try {
+        cs.redis.port = std::stoi(*port);
+      } catch (...) {
+        c.error(at + ".port", c.cache_params_line, "REDIS_PORT is not a port number: \"" + *port + "\"");
+      }
+    }
+    cs.redis.password = c.cache_redis_password ? *c.cache_redis_password : c.lookup_env("REDIS_PASSWORD").value_or("");
+  } else if (cfg.router_settings.redis.configured()) {
+    cs.redis = cfg.router_settings.redis;
+  } else {
+    c.warn(at + ".type", c.cache_params_line,
+           "type redis names no Redis server (host, url, REDIS_HOST/REDIS_URL or router_settings.redis_host): "
+           "response caching is off");
+    cs.enabled = false;
+  }
+}
+
+}  // namespace
+
 void finish_litellm_sections(LoadContext& c, Config& cfg) {
   LitellmSettings& ls = cfg.litellm_settings;
   for (LoadContext::RouterFallbacks& rf : c.router_fallbacks) {
@@ -532,6 +670,8 @@ void finish_litellm_sections(LoadContext& c, Config& cfg) {
     else cfg.tollgate_settings.alerts.webhooks.push_back(*url);
   }
 
+  finish_cache_settings(c, cfg);
+
   cfg.effective_num_retries = c.router_num_retries ? cfg.router_settings.num_retries
                               : ls.num_retries      ? *ls.num_retries
                                                     : 2;
@@ -543,7 +683,10 @@ void finish_litellm_sections(LoadContext& c, Config& cfg) {
   if (!c.router_allowed_fails && ls.allowed_fails) cfg.router_settings.allowed_fails = *ls.allowed_fails;
 }
 
-void append_litellm_settings(std::vector<SettingInfo>& out) { append_infos<Config>(kLitellmSettings, out); }
+void append_litellm_settings(std::vector<SettingInfo>& out) {
+  append_infos<Config>(kLitellmSettings, out);
+  append_infos<Config>(kCacheParams, out);
+}
 void append_router_settings(std::vector<SettingInfo>& out) { append_infos<Config>(kRouterSettings, out); }
 void append_general_settings(std::vector<SettingInfo>& out) { append_infos<Config>(kGeneralSettings, out); }
 

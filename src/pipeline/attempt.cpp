@@ -4,6 +4,7 @@
 
 #include "config/wildcard.hpp"
 #include "pipeline/admission.hpp"
+#include "pipeline/cache_step.hpp"
 #include "pipeline/compat_metrics.hpp"
 #include "pipeline/request_body.hpp"
 #include "pipeline/response_facts.hpp"
@@ -135,6 +136,7 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     auto headers = response_headers(st_, dep);
     std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
     remember_answer(*completion, raw);
+    if (st_.cache_store) keep_for_cache(st_, raw.empty() ? json::serialize(*completion) : raw);
     st_.first_byte_ms = wall_ms();
     if (!co_await st_.sink.send_completion(*completion, std::move(raw), headers)) st_.gone = true;
     r.ok = true;

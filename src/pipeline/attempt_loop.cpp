@@ -20,6 +20,7 @@
 #include "core/ids.hpp"
 #include "pipeline/accounting.hpp"
 #include "pipeline/attempt.hpp"
+#include "pipeline/cache_step.hpp"
 #include "pipeline/degrade.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/run_finish.hpp"
@@ -104,6 +105,8 @@ class Run {
       }
       rate_admitted_ = true;
     }
+    // The response cache: a hit is answered here, after the rate limits and before any budget.
+    if (co_await answer_from_cache(st_)) co_return st_.outcome;
     const auto& gp = st_.svc->policies->for_group(st_.call.model);
     // A group that is itself the degradation target (defaults.degradation naming it) does not
     // degrade to itself.

@@ -16,6 +16,8 @@
 #include "auth/principal.hpp"
 #include "budget/ledger.hpp"
 #include "budget/pricing.hpp"
+#include "cache/controls.hpp"
+#include "cache/response_cache.hpp"
 #include "config/config.hpp"
 #include "core/clock.hpp"
 #include "http/client.hpp"
@@ -62,6 +64,9 @@ struct Services {
   std::shared_ptr<routing::RouterState> router;
   /// Answers kept for the `stale_cache` degradation mode.
   std::shared_ptr<policy::StaleCache> stale_cache;
+  /// The response cache (litellm_settings.cache; pipeline/cache_step.hpp); null = caching off.
+  /// Local: built by make(); redis: set by the caller after make() (app/serve.cpp).
+  std::shared_ptr<cache::ResponseCache> response_cache;
   /// Prometheus metrics (GET /metrics) and operator alerts (GET /tollgate/alerts).
   std::shared_ptr<telemetry::Registry> metrics;
   /// The attempt loop's metric families, registered once in make() (never null after it).
@@ -97,6 +102,9 @@ struct Services {
     telemetry::GaugeFamily* team_max = nullptr;             ///< litellm_team_max_budget_metric (USD)
     telemetry::HistogramFamily* genai_duration = nullptr;   ///< gen_ai_client_operation_duration_seconds
     telemetry::HistogramFamily* genai_tokens = nullptr;     ///< gen_ai_client_token_usage
+    telemetry::CounterFamily* cache_hits = nullptr;         ///< litellm_cache_hits_metric_total
+    telemetry::CounterFamily* cache_misses = nullptr;       ///< litellm_cache_misses_metric_total
+    telemetry::CounterFamily* cached_tokens = nullptr;      ///< litellm_cached_tokens_metric_total
   } compat_metrics;
   std::shared_ptr<telemetry::Alerts> alerts;
   /// Where a run's spans go (tollgate_settings.otel); null = no span export.
@@ -177,6 +185,8 @@ struct ChatCall {
   /// x-tollgate-* headers, applied in that order over the group's configured budget.
   policy::BudgetOverride key_budget;
   policy::BudgetOverride request_budget;
+  /// The request's cache controls (cache/controls.hpp), taken out of the body by the API layer.
+  cache::Controls cache_controls;
   /// False for the run of a deferred job: it may not be degraded (deferred) again.
   bool allow_degradation = true;
   /// The caller's W3C trace context (`traceparent`, `tracestate`), when it sent a valid one: the

@@ -88,6 +88,13 @@ void register_compat_metrics(Services& s) {
                                   doubling(0.01, 14, 2));
   c.genai_tokens = &m.histogram("gen_ai_client_token_usage", "Tokens used per operation",
                                 with(genai, {"gen_ai_token_type"}), doubling(1, 14, 4));
+  // LiteLLM's cache metrics (types/integrations/prometheus.py _cache_metric_labels).
+  const std::vector<std::string> cache_labels{"model",    "hashed_api_key", "api_key_alias", "team",
+                                              "team_alias", "end_user",     "user",          "model_id"};
+  c.cache_hits = &m.counter("litellm_cache_hits_metric_total", "Requests answered from the response cache", cache_labels);
+  c.cache_misses = &m.counter("litellm_cache_misses_metric_total", "Response cache lookups that found nothing", cache_labels);
+  c.cached_tokens = &m.counter("litellm_cached_tokens_metric_total", "Tokens of answers served from the response cache",
+                               cache_labels);
   // litellm_deployment_state: 0 healthy, 1 partial outage (half-open), 2 outage (open), read at scrape.
   m.on_collect([latest = s.latest](telemetry::Exposition& out) {
     std::shared_ptr<const config::Config> cfg;
@@ -129,6 +136,20 @@ void count_compat_request(const RunState& st, bool ok, int status) {
   };
   const std::string failure = st.last_failure_class();
   const std::string code = std::to_string(ok ? 200 : status);
+  if (st.cache_looked_up) {
+    // The caller's end-user id is free-form: never a label (left empty, as for every family here).
+    const std::string model_label = st.cache_hit ? requested : model;
+    const std::string model_id = served ? st.cfg.model_list[*served].id : std::string();
+    telemetry::LabelValues cl{model_label, who.hashed_api_key, who.api_key_alias, who.team, who.team_alias,
+                              std::string(), who.user, model_id};
+    if (st.cache_hit) {
+      c.cache_hits->inc(cl);
+      if (st.usage.reported)
+        c.cached_tokens->add(cl, static_cast<double>(st.usage.prompt_tokens + st.usage.completion_tokens));
+    } else {
+      c.cache_misses->inc(cl);
+    }
+  }
   c.requests->inc(labels({model}));
   c.proxy_requests->inc(labels({requested, code}));
   if (!ok) c.proxy_failed->inc(labels({requested, code, failure}));

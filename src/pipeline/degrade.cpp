@@ -1,14 +1,12 @@
 #include "pipeline/degrade.hpp"
 
 #include "auth/access.hpp"
-#include "pipeline/replay.hpp"
+#include "pipeline/cache_step.hpp"
 #include "pipeline/request_body.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/run_finish.hpp"
 
 namespace tollgate::pipeline {
-
-using Usage = providers::Usage;
 
 net::awaitable<void> Degrader::degrade(const config::DegradationConfig& dc, std::string why, std::optional<core::Error> error) {
   const std::string mode(config::to_string(dc.mode));
@@ -68,7 +66,8 @@ net::awaitable<void> Degrader::degrade(const config::DegradationConfig& dc, std:
       st_.degradation = mode;
       st_.cache_age = hit->age;
       st_.trace.degradation = mode;
-      co_await send_cached(*parsed, std::move(hit->body));
+      auto headers = response_headers(st_, std::nullopt);
+      co_await send_stored_answer(st_, *parsed, std::move(hit->body), headers);
       finish_run(st_, true, std::nullopt);
       co_return;
     }
@@ -140,27 +139,6 @@ std::optional<json::object> Degrader::parse_completion(const std::string& text) 
   auto v = json::parse(text, ec);
   if (ec || !v.is_object()) return std::nullopt;
   return std::move(v.as_object());
-}
-
-net::awaitable<void> Degrader::send_cached(const json::object& completion, std::string raw) {
-  auto headers = response_headers(st_, std::nullopt);
-  if (!st_.call.stream) {
-    if (!co_await st_.sink.send_completion(completion, std::move(raw), headers)) st_.gone = true;
-    co_return;
-  }
-  if (!co_await st_.sink.begin_stream(headers)) {
-    st_.gone = true;
-    co_return;
-  }
-  const auto chunks = completion_to_chunks(completion, st_.call.include_usage);
-  Usage u;
-  if (auto* uv = completion.if_contains("usage")) u = providers::usage_from_openai(*uv);
-  if (!co_await st_.sink.stream_chunks(chunks, u)) {
-    st_.gone = true;
-    co_return;
-  }
-  const std::optional<core::Error> no_error;
-  co_await st_.sink.end_stream(no_error);
 }
 
 }  // namespace tollgate::pipeline

@@ -34,9 +34,6 @@ class Degrader {
 
   static std::optional<json::object> parse_completion(const std::string& text);
 
-  /// Answers from the stale cache, as JSON or as an event stream.
-  net::awaitable<void> send_cached(const json::object& completion, std::string raw);
-
   RunState& st_;
   TryGroup try_group_;
 };

@@ -1,6 +1,7 @@
 #include "pipeline/request_body.hpp"
 
-#include "policy/stale_cache.hpp"
+#include "cache/request_key.hpp"
+#include "pipeline/cache_step.hpp"
 
 namespace tollgate::pipeline {
 
@@ -15,12 +16,9 @@ json::object caller_body(const RunState& st) {
 }
 
 std::string cache_key(const RunState& st) {
-  json::object b = caller_body(st);
-  b.erase("stream");
-  b.erase("stream_options");
-  const auto& p = st.principal();
-  const std::string caller = p.key ? "key:" + p.key->token_hash : p.is_master ? "master" : "anonymous";
-  return policy::StaleCache::key_for(caller, st.call.model, json::serialize(b));
+  // The response cache's key without a namespace (cache/request_key.hpp): the same request,
+  // whether it was answered before or after the adapters rewrote the body.
+  return cache::request_key("", cache_caller(st), st.call.model, caller_body(st));
 }
 
 json::object deferred_body(const RunState& st) {

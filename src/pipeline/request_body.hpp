@@ -12,8 +12,9 @@ namespace tollgate::pipeline {
 /// The request's body with the caller's own model and output limits.
 json::object caller_body(const RunState& st);
 
-/// The stale_cache key of this request: the caller (key hash, master or anonymous), the group
-/// asked for and the body without its stream flags.
+/// The stale_cache key of this request: cache::request_key of the caller (key hash, master or
+/// anonymous), the group asked for and the caller's body (stream flags and gateway-only members
+/// left out), the same key the response cache uses (without its namespace).
 std::string cache_key(const RunState& st);
 
 /// The body a deferred job replays: the request without its stream flags, the request's tags

@@ -45,6 +45,13 @@ Headers response_headers(const RunState& st, std::optional<std::size_t> dep) {
     h.emplace_back("x-tollgate-skipped-fallbacks", s);
   }
   if (dep && !st.call.stream) h.emplace_back("x-litellm-response-cost", budget::format_dollars(st.cost_preview));
+  // LiteLLM's cache header: on a hit, and on a full answer the cache will keep.
+  if (!st.cache_key.empty() && (st.cache_hit || (st.cache_store && dep && st.degradation.empty())))
+    h.emplace_back("x-litellm-cache-key", st.cache_key);
+  if (st.cache_hit) {
+    h.emplace_back("x-litellm-response-cost", "0");
+    h.emplace_back("x-tollgate-cache", "hit; age=" + std::to_string(st.cache_age.count() / 1000) + "s");
+  }
   // The serving attempt was sent with a smaller output bound than asked: what the budget paid for.
   if (dep && st.bound.reduced && st.bound.tokens) h.emplace_back("x-tollgate-output-capped", std::to_string(*st.bound.tokens));
   {

@@ -2,6 +2,7 @@
 
 #include "pipeline/access_line.hpp"
 #include "pipeline/budget_alerts.hpp"
+#include "pipeline/cache_step.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/run_spans.hpp"
@@ -25,6 +26,8 @@ void finish_run(RunState& st, bool ok, std::optional<int> status) {
   if (st.trace.outcome.empty()) st.trace.outcome = ok ? (st.trace.degradation.empty() ? "served" : "degraded") : st.gone ? "client_gone" : "failed";
   if (ok && st.served_dep) st.trace.served_by = st.deployment(*st.served_dep).model_name + "/" + st.deployment(*st.served_dep).id;
   if (ok && st.trace.degradation == "stale_cache") st.trace.served_by = "stale_cache";
+  if (ok && st.cache_hit) st.trace.served_by = "cache";
+  store_in_cache(st, ok);
   if (st.svc->metrics) count_request(st, ok, st.outcome.status);
   // Parent-based sampling: a caller that did not sample its trace gets no spans from us either.
   if (st.svc->spans && (!st.call.parent_trace || st.call.parent_trace->sampled)) {

@@ -108,6 +108,11 @@ void run_spans(const RunState& st, bool ok, std::optional<int> status, std::vect
   }
   // Tollgate's policy vocabulary.
   put(a, "tollgate.request_id", st.call.call_id);
+  if (st.cache_looked_up) {
+    put(a, "tollgate.cache_hit", st.cache_hit);
+    put(a, "tollgate.cache_key", st.cache_key);
+    if (st.cache_hit) put(a, "tollgate.cache_saved_cost", budget::format_dollars(st.cache_saved));
+  }
   put(a, "tollgate.outcome", st.trace.outcome);
   put(a, "tollgate.attempts", static_cast<std::int64_t>(st.attempts.size()));
   put(a, "tollgate.retries", static_cast<std::int64_t>(st.trace.retries_used));

@@ -23,6 +23,7 @@
 
 #include "budget/pricing.hpp"
 #include "budget/settlement.hpp"
+#include "cache/stream_answer.hpp"
 #include "core/error.hpp"
 #include "http/client.hpp"
 #include "pipeline/attempt_loop.hpp"
@@ -145,6 +146,16 @@ struct RunState {
   std::string degradation;  ///< label of a degraded answer ("reduced", ...)
   std::string caveat;
   milliseconds cache_age{0};
+  /// Response cache (pipeline/cache_step.hpp): the request's key ("" = not cached), whether it was
+  /// looked up and answered from the cache, what the hit saved, whether the answer is to be
+  /// stored, and the answer to store (chat.completion JSON; a stream's, put back together).
+  std::string cache_key;
+  bool cache_looked_up = false;
+  bool cache_hit = false;
+  budget::Nanos cache_saved = 0;
+  bool cache_store = false;
+  std::string cache_answer;
+  std::optional<cache::StreamAnswer> stream_answer;
   long long upstream_ms = 0;  ///< time spent in upstream attempts
   std::optional<std::size_t> last_dep;
   std::vector<AttemptRecord> attempts;

@@ -7,6 +7,7 @@
 
 #include "budget/money.hpp"
 #include "budget/price_file.hpp"
+#include "cache/local_cache.hpp"
 #include "pipeline/admission.hpp"
 #include "pipeline/budget_alerts.hpp"
 #include "pipeline/process_metrics.hpp"
@@ -34,6 +35,9 @@ std::shared_ptr<Services> Services::make(std::shared_ptr<const config::Config> c
                                                    });
   s->router = std::make_shared<routing::RouterState>(cfg, clock, s->circuits.get());
   s->stale_cache = std::make_shared<policy::StaleCache>();
+  if (cfg->litellm_settings.cache.enabled && cfg->litellm_settings.cache.type == config::CacheSettings::Type::local)
+    s->response_cache = std::make_shared<cache::LocalResponseCache>(
+        static_cast<std::size_t>(cfg->litellm_settings.cache.max_size_in_memory), clock);
   s->transport = std::make_shared<http::PooledTransport>();
   s->latest->config = cfg;
   s->latest->circuits = s->circuits;

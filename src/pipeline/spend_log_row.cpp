@@ -65,6 +65,9 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
   if (ok && !st.charge.items.empty()) row.line_items = json::serialize(line_items_json(st.charge));
   if (status) row.error_status = std::to_string(*status);
   row.degradation = st.trace.degradation;
+  row.cache_hit = st.cache_hit;
+  row.cache_key = st.cache_key;
+  row.cache_saved_nanos = st.cache_hit ? st.cache_saved : 0;
   row.decision = json::serialize(st.trace.to_json());
   row.metadata = json::serialize(json::object{{"trace_id", st.trace_id}, {"span_id", st.span_id}});
   return row;

@@ -1,6 +1,7 @@
 #include "pipeline/stream_relay.hpp"
 
 #include "http/sse.hpp"
+#include "pipeline/cache_step.hpp"
 #include "pipeline/response_facts.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/upstream_errors.hpp"
@@ -23,6 +24,9 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   bool committed = false;
   std::optional<core::Error> stream_error;
   auto dl = first_byte_deadline;
+  // The response cache keeps a completed stream's answer, put back together from its chunks.
+  if (st.cache_store) st.stream_answer.emplace();
+  else st.stream_answer.reset();
 
   const auto ct = ex->header("content-type");
   if (ct.find("text/event-stream") == std::string_view::npos) {
@@ -96,7 +100,10 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       dl = st.deadline;
     }
     if (committed && !chunks.empty()) {
-      for (const auto& c : chunks) note_stream_chunk(st, c);
+      for (const auto& c : chunks) {
+        note_stream_chunk(st, c);
+        if (st.stream_answer) st.stream_answer->add(c);
+      }
       const auto usage_so_far = decoder->usage();
       if (!co_await st.sink.stream_chunks(chunks, usage_so_far)) {
         st.gone = true;
@@ -154,6 +161,9 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     co_return r;
   }
   r.ok = true;  // once committed, the attempt is the answer, complete or not
+  if (complete && st.stream_answer)
+    if (auto whole = st.stream_answer->completion()) keep_for_cache(st, json::serialize(*whole));
+  st.stream_answer.reset();
   at.record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
   if (stream_error) st.stream_status = decoder->error() ? "failure" : "unknown_outcome";
   else if (!complete) st.stream_status = "unknown_outcome";

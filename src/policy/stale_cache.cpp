@@ -6,20 +6,6 @@ namespace tollgate::policy {
 
 StaleCache::StaleCache(std::size_t max_entries, std::size_t max_bytes) : max_entries_(max_entries), max_bytes_(max_bytes) {}
 
-std::string StaleCache::key_for(std::string_view caller, std::string_view group, std::string_view canonical_body) {
-  // Length-prefixed parts: no two different (caller, group, body) triples share a key.
-  std::string key;
-  key.reserve(caller.size() + group.size() + canonical_body.size() + 24);
-  key += std::to_string(caller.size());
-  key += ':';
-  key += caller;
-  key += std::to_string(group.size());
-  key += ':';
-  key += group;
-  key += canonical_body;
-  return key;
-}
-
 void StaleCache::put(const std::string& key, std::string body, core::SteadyTime now) {
   std::lock_guard lk(mu_);
   if (auto it = entries_.find(key); it != entries_.end()) {

@@ -1,7 +1,8 @@
 #pragma once
 /// The `stale_cache` degradation mode's store (issue 4 §5): the last successful answer to an
 /// identical request, kept in memory, bounded by entry count and bytes (least recently stored
-/// entries go first). Served only as a labeled degraded answer, never as a normal one.
+/// entries go first). Served only as a labeled degraded answer, never as a normal one. Keyed by
+/// the response cache's request key (cache/request_key.hpp; pipeline/request_body.hpp).
 /// Thread-safe (one mutex).
 
 #include <chrono>
@@ -22,11 +23,6 @@ using std::chrono::milliseconds;
 class StaleCache {
  public:
   explicit StaleCache(std::size_t max_entries = 10000, std::size_t max_bytes = 64u << 20);
-
-  /// The cache key of a request: who asked (key hash, so one caller never sees another's
-  /// answer), the model group, and the request body with `stream`/`stream_options` removed,
-  /// serialised canonically by the caller.
-  static std::string key_for(std::string_view caller, std::string_view group, std::string_view canonical_body);
 
   /// Stores (or replaces) the answer `body` (an OpenAI chat.completion JSON text) for `key`.
   void put(const std::string& key, std::string body, core::SteadyTime now);

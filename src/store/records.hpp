@@ -221,6 +221,12 @@ struct SpendLogRow {
   /// kind one of budget::LineKind's names and price/cost as decimal dollar strings (per token or
   /// call, and exact). Empty = not priced line by line (unpriced, free, or unknown outcome).
   std::string line_items;
+  /// Response cache (issue 11 §4): answered from the cache (no upstream call, spend $0), the
+  /// request's cache key ("" = not cached), and on a hit what the stored answer cost when it was
+  /// made (what the hit saved), nano-dollars.
+  bool cache_hit = false;
+  std::string cache_key;
+  std::int64_t cache_saved_nanos = 0;
   bool operator==(const SpendLogRow&) const = default;
 };
 

@@ -270,6 +270,13 @@ CREATE TABLE proxy_model_generation (
 );
 INSERT INTO proxy_model_generation (id, generation) VALUES (1, 0);
 )sql",
+      // 8: the response cache (issue 11 §4) in the spend log: whether the answer came from the
+      // cache, the request's cache key, and what a hit saved (the stored answer's cost).
+      R"sql(
+ALTER TABLE spend_logs ADD COLUMN cache_hit INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE spend_logs ADD COLUMN cache_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE spend_logs ADD COLUMN cache_saved_nanos INTEGER NOT NULL DEFAULT 0;
+)sql",
   };
   return m;
 }
@@ -447,7 +454,8 @@ const Table<SpendLogRow> kTable<SpendLogRow>{
     "request_id call_type api_key key_alias \"user\" team_id organization_id end_user request_tags requested_model "
     "model_group model model_id custom_llm_provider api_base attempts skipped_fallbacks prompt_tokens "
     "completion_tokens cached_tokens total_tokens spend_nanos priced unknown_outcome start_ms end_ms "
-    "request_duration_ms completion_start_ms status error_status metadata degradation decision line_items"};
+    "request_duration_ms completion_start_ms status error_status metadata degradation decision line_items "
+    "cache_hit cache_key cache_saved_nanos"};
 
 template <>
 const Table<ProxyModelRecord> kTable<ProxyModelRecord>{"proxy_models", "model_id", "model",

@@ -105,6 +105,18 @@ e2e('tollgate config check on every real LiteLLM config in tests/fixtures/litell
     else if (r.status !== 0) failed.push(`${f}: ${r.stderr}`);
   }
   assert.deepEqual(failed, []);
+  // A cache type Tollgate does not have (semantic, s3, disk): an error naming the type.
+  const refused = readdirSync(path.join(FIXTURES, 'refused')).filter((f) => f.endsWith('.yaml'));
+  assert.ok(refused.length >= 3, `${refused.length} refused fixtures`);
+  for (const f of refused) {
+    const p = path.join(FIXTURES, 'refused', f);
+    const text = readFileSync(p, 'utf8');
+    const type = /cache_params:\s*(?:#.*)?\n\s+type:\s*"?([A-Za-z0-9_-]+)/.exec(text)?.[1];
+    assert.ok(type, `${f}: no cache_params.type`);
+    const r = spawnSync(BIN, ['config', 'check', p], { encoding: 'utf8', timeout: 10000, env: envFor(text) });
+    assert.equal(r.status, 2, `${f}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr + r.stdout, new RegExp(`litellm_settings\\.cache_params\\.type \\(line \\d+\\): cache type '${type}' is not supported`), f);
+  }
   for (const f of readdirSync(path.join(FIXTURES, 'invalid-yaml'))) {
     const r = spawnSync(BIN, ['config', 'check', path.join(FIXTURES, 'invalid-yaml', f)], { encoding: 'utf8', timeout: 10000 });
     assert.equal(r.status, 2, f);

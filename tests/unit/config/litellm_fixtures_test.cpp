@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/yaml.h>
+
 #include "config/loader.hpp"
 
 namespace tollgate::config {
@@ -95,6 +97,28 @@ TEST(LitellmFixtures, PublishedSnippetsThatAreNotYamlAreRefusedWithALine) {
     EXPECT_NE(r.errors[0].message.find("invalid YAML (column "), std::string::npos) << r.errors[0].message;
   }
   EXPECT_GE(files, 5);
+}
+
+// Real configs whose cache type Tollgate does not have (semantic, object storage, disk): serving
+// them without that cache would silently change what is served, so each is refused with one
+// error at litellm_settings.cache_params.type naming the type.
+TEST(LitellmFixtures, ConfigsWithACacheTypeTollgateLacksAreRefusedNamingIt) {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(kDir / "refused")) {
+    if (e.path().extension() != ".yaml") continue;
+    ++files;
+    const auto text = read(e.path());
+    const std::string type = YAML::Load(text)["litellm_settings"]["cache_params"]["type"].as<std::string>();
+    LoadOptions o;
+    o.getenv = placeholder_env(text);
+    const auto r = load_config_string(text, e.path().filename().string(), o);
+    ASSERT_FALSE(r.ok()) << e.path();
+    ASSERT_EQ(r.errors.size(), 1u) << all(r.errors);
+    EXPECT_EQ(r.errors[0].path, "litellm_settings.cache_params.type") << all(r.errors);
+    EXPECT_GT(r.errors[0].line, 0);
+    EXPECT_NE(r.errors[0].message.find("'" + type + "'"), std::string::npos) << r.errors[0].message;
+  }
+  EXPECT_GE(files, 3);
 }
 
 }  // namespace

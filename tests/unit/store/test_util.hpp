@@ -67,6 +67,10 @@ inline void exec_sql(const std::string& path, const std::string& sql) {
 /// previous binary left it): undoes every later migration, newest first, keeping the data of
 /// the tables that existed then. Extend it with each new migration.
 inline void downgrade_to(const std::string& path, int version) {
+  if (version < 8)
+    exec_sql(path,
+             "ALTER TABLE spend_logs DROP COLUMN cache_hit; ALTER TABLE spend_logs DROP COLUMN cache_key; "
+             "ALTER TABLE spend_logs DROP COLUMN cache_saved_nanos;");
   if (version < 7) exec_sql(path, "DROP TABLE proxy_models; DROP TABLE proxy_model_generation;");
   if (version < 6)
     exec_sql(path,
