@@ -291,6 +291,7 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const http:
 net::awaitable<void> Gateway::chat_completions(http::Request& req, http::ResponseWriter& w,
                                                std::shared_ptr<const auth::Principal> principal) {
   auto call = prepare_call(req, false, std::move(principal));
+  if (call) call->requester_ip = w.peer_address();
   if (!call) {
     co_await send_error(w, Format::openai, call.error());
     co_return;
@@ -302,6 +303,7 @@ net::awaitable<void> Gateway::chat_completions(http::Request& req, http::Respons
 net::awaitable<void> Gateway::messages(http::Request& req, http::ResponseWriter& w,
                                        std::shared_ptr<const auth::Principal> principal) {
   auto call = prepare_call(req, true, std::move(principal));
+  if (call) call->requester_ip = w.peer_address();
   if (!call) {
     co_await send_error(w, Format::anthropic, call.error());
     co_return;

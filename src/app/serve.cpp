@@ -160,6 +160,10 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   admin_deps.identities = identities;
   admin_deps.spend_for_key = [services](const store::KeyRecord& k) { return api::key_spend_json(*services->ledger, *services->config, k); };
   admin_deps.spend_for_scope = [services](const budget::ScopeId& s) { return api::scope_spend_json(*services->ledger, s); };
+  if (services->local_ledger)
+    admin_deps.restart_key_window = [services](const store::KeyRecord& k) {
+      api::restart_key_window(*services->local_ledger, k, std::chrono::system_clock::now());
+    };
   auto admin = std::make_shared<api::Admin>(std::move(admin_deps));
   // Identity changes made elsewhere (another instance sharing the store) are picked up by polling,
   // and at once for a key this instance does not know yet.
