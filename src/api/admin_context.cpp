@@ -48,8 +48,12 @@ std::optional<core::Error> Context::check_budget_ref(const std::string& budget_i
 
 json::object Context::key_with_spend(const store::KeyRecord& k) const {
   auto o = key_object(k);
+  // The ledger figures follow the limits admission uses: the snapshot's record, where a linked
+  // budget's duration and limits are resolved (auth::apply_linked_budgets).
+  auto resolved = d_.identities->current()->key(k.token_hash);
   if (d_.spend_for_key)
-    for (auto& kv : d_.spend_for_key(k)) o[kv.key()] = kv.value();
+    for (auto& kv : d_.spend_for_key(resolved && resolved->updated_at_ms == k.updated_at_ms ? *resolved : k))
+      o[kv.key()] = kv.value();
   return o;
 }
 
@@ -59,6 +63,18 @@ void Context::with_scope_spend(json::object& o, budget::ScopeKind kind, const st
     return;
   }
   for (auto& kv : d_.spend_for_scope(budget::ScopeId{kind, id})) o[kv.key()] = kv.value();
+}
+
+Field<json::object> Context::customer_with_spend(const store::CustomerRecord& cu) const {
+  auto o = customer_object(cu);
+  if (!cu.budget_id.empty()) {
+    auto b = d_.store->get_budget(cu.budget_id);
+    if (!b && b.error().code != store::StoreErrorCode::not_found)
+      return std::unexpected(store_error(b.error(), "budget " + cu.budget_id));
+    if (b) o["litellm_budget_table"] = budget_object(*b);
+  }
+  with_scope_spend(o, budget::ScopeKind::end_user, cu.user_id);
+  return o;
 }
 
 Field<store::KeyRecord> Context::resolve_key(const std::string& given, std::string_view field) const {

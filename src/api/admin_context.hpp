@@ -49,11 +49,15 @@ class Context {
                                         const std::string& org_id) const;
   /// 400 naming `field` when `budget_id` names no budget (empty: not checked).
   std::optional<core::Error> check_budget_ref(const std::string& budget_id, std::string_view field = "budget_id") const;
-  /// key_object merged with the key's ledger figures (AdminDeps::spend_for_key).
+  /// key_object merged with the key's ledger figures (AdminDeps::spend_for_key), computed from
+  /// the identity snapshot's record of the key (linked budget resolved) when it is current.
   boost::json::object key_with_spend(const store::KeyRecord& k) const;
   /// The scope's ledger figures (spend, reserved_spend, budget_reset_at...) merged into `o`;
   /// {"spend": 0} when the budget layer is absent.
   void with_scope_spend(boost::json::object& o, budget::ScopeKind kind, const std::string& id) const;
+  /// A customer object whose `litellm_budget_table` is its linked budget's row (LiteLLM joins
+  /// it) when it links one, with the scope's ledger figures merged in.
+  Field<boost::json::object> customer_with_spend(const store::CustomerRecord& cu) const;
   /// A key given as the secret (`sk-...`) or its token hash → the stored record; 400 when
   /// empty, 404 (param = `field`) when unknown.
   Field<store::KeyRecord> resolve_key(const std::string& given, std::string_view field) const;

@@ -387,9 +387,9 @@ Reply customer_info(const Context& c, const std::string& target) {
     return std::unexpected(bad_field("end_user_id", "missing required query parameter: end_user_id"));
   auto cu = c.store().get_customer(*id);
   if (!cu) return std::unexpected(store_error(cu.error(), "customer " + *id));
-  auto o = customer_object(*cu);
-  c.with_scope_spend(o, budget::ScopeKind::end_user, *id);
-  return json::value(std::move(o));
+  auto o = c.customer_with_spend(*cu);
+  if (!o) return std::unexpected(o.error());
+  return json::value(std::move(*o));
 }
 
 Reply customer_block(const Context& c, const json::object& body, bool blocked) {
@@ -524,9 +524,9 @@ Reply customer_list(const Context& c) {
   if (!all) return std::unexpected(store_error(all.error(), "customers"));
   json::array out;
   for (const auto& cu : *all) {
-    auto o = customer_object(cu);
-    c.with_scope_spend(o, budget::ScopeKind::end_user, cu.user_id);
-    out.push_back(std::move(o));
+    auto o = c.customer_with_spend(cu);
+    if (!o) return std::unexpected(o.error());
+    out.push_back(std::move(*o));
   }
   return json::value(std::move(out));
 }

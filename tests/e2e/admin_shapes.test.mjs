@@ -157,6 +157,8 @@ e2e('LiteLLM shapes field by field: key/generate, key/info, team/info, user/info
   const cust = await gw.admin('/customer/info?end_user_id=cust-s');
   assert.deepEqual(compare('customer/info', cust), []);
   assert.equal(cust.budget_id, 'b-shapes');
+  assert.equal(cust.litellm_budget_table.budget_id, 'b-shapes', 'litellm_budget_table is the linked budget row');
+  assert.equal(cust.litellm_budget_table.max_budget, 5);
   assert.equal(nanos(cust.spend), bill, 'the linked budget makes the end user a budget scope with its spend');
 
   const org = await gw.admin('/organization/info?organization_id=org-s');
@@ -282,6 +284,8 @@ e2e('/budget/new|info|update|list|delete: LiteLLM budget rows; bad input is a 40
   // Links: a key, a team and a customer; an unknown budget_id is refused.
   const k = await gw.generateKey({ key_alias: 'linked', budget_id: 'b1' });
   assert.equal(k.budget_id, 'b1');
+  assert.equal(k.max_budget, null, 'the key itself sets no budget');
+  assert.match(k.budget_reset_at, /Z$/, 'the linked budget\'s duration gives the key its window');
   await gw.admin('/team/new', { team_id: 'tb', budget_id: 'b1' });
   await gw.admin('/customer/new', { user_id: 'cb', budget_id: 'b1' });
   for (const [p, body] of [['/key/generate', { budget_id: 'ghost' }], ['/team/new', { team_id: 'tg', budget_id: 'ghost' }],
