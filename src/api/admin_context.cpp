@@ -74,6 +74,18 @@ Field<json::object> Context::customer_with_spend(const store::CustomerRecord& cu
     if (b) o["litellm_budget_table"] = budget_object(*b);
   }
   with_scope_spend(o, budget::ScopeKind::end_user, cu.user_id);
+  // Without a budget an end user is no ledger scope (docs/budgets.md, "Memory"): its spend is
+  // the spend log's, all time, as LiteLLM's end-user table keeps it.
+  const bool budgeted = cu.max_budget_nanos || !cu.budget_id.empty() ||
+                        d_.config->litellm_settings.max_end_user_budget.has_value();
+  if (!budgeted) {
+    auto g = d_.store->global_spend(std::nullopt, std::nullopt);
+    if (!g) return std::unexpected(store_error(g.error(), "spend of customer " + cu.user_id));
+    std::int64_t nanos = 0;
+    for (const auto& b : g->by_end_user)
+      if (b.name == cu.user_id) nanos = b.spend_nanos;
+    o["spend"] = dollars_json(nanos);
+  }
   return o;
 }
 

@@ -56,7 +56,8 @@ class Context {
   /// {"spend": 0} when the budget layer is absent.
   void with_scope_spend(boost::json::object& o, budget::ScopeKind kind, const std::string& id) const;
   /// A customer object whose `litellm_budget_table` is its linked budget's row (LiteLLM joins
-  /// it) when it links one, with the scope's ledger figures merged in.
+  /// it) when it links one, with the scope's ledger figures merged in; without any budget
+  /// (no ledger scope) `spend` is the spend log's total for the end user.
   Field<boost::json::object> customer_with_spend(const store::CustomerRecord& cu) const;
   /// A key given as the secret (`sk-...`) or its token hash → the stored record; 400 when
   /// empty, 404 (param = `field`) when unknown.

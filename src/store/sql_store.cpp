@@ -969,6 +969,7 @@ class SqlStore final : public Store {
       if (auto e = by("model_group", g.by_model_group)) return std::unexpected(*e);
       if (auto e = by("api_key", g.by_key)) return std::unexpected(*e);
       if (auto e = by("team_id", g.by_team)) return std::unexpected(*e);
+      if (auto e = by("end_user", g.by_end_user)) return std::unexpected(*e);
       return g;
     });
   }

@@ -119,6 +119,7 @@ struct GlobalSpend {
   std::vector<SpendBucket> by_model_group;  ///< spend descending
   std::vector<SpendBucket> by_key;          ///< by api_key (hash), spend descending
   std::vector<SpendBucket> by_team;         ///< by team_id, spend descending
+  std::vector<SpendBucket> by_end_user;     ///< by end_user (the request's `user`), spend descending
 };
 
 /// Group-commit statistics of the background writer (latency: enqueue → durable, per ledger

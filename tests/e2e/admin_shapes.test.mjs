@@ -235,10 +235,22 @@ e2e('/team/list, /user/list, /customer/list in LiteLLM shapes, with spend and fi
     assert.equal(bad.json.error.param, param, q);
   }
 
-  const customers = await gw.admin('/customer/list');
+  let customers = await gw.admin('/customer/list');
   assert.deepEqual(customers.map((c) => c.user_id), ['cl-1']);
   assert.equal(customers[0].spend, 0);
   assert.ok('litellm_budget_table' in customers[0]);
+  // A customer without any budget is no ledger scope: its spend is the spend log's.
+  const { mock } = state;
+  await mock.script('paid-upstream', [{ content: 'ok', completion_tokens: 5 }]);
+  const k = await gw.generateKey({});
+  const r = await chat(gw, k.key, hi('paid-model', { user: 'cl-1' }));
+  assert.equal(r.status, 200, r.text);
+  const row = await spendLogRow(gw, r);
+  const bill = await mockBillNanos(mock, 'paid-upstream', PRICES);
+  assert.equal(nanos(row.spend), bill);
+  customers = await gw.admin('/customer/list');
+  assert.equal(nanos(customers[0].spend), bill, 'customer/list spend = the simulator\'s bill');
+  assert.equal(nanos((await gw.admin('/customer/info?end_user_id=cl-1')).spend), bill, 'customer/info too');
 });
 
 e2e('/budget/new|info|update|list|delete: LiteLLM budget rows; bad input is a 400 naming the field and stores nothing; a linked budget cannot be deleted', async (ctx) => {
