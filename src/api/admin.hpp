@@ -1,7 +1,7 @@
 #pragma once
 /// The LiteLLM-compatible admin API (issue 3 item 2, /spend/logs and /global/spend of item 8):
-/// `/key/*`, `/user/*`, `/team/*`, `/organization/*`, `/customer/*`, `/spend/logs`,
-/// `/global/spend`, with LiteLLM's paths and field names (docs.litellm.ai proxy/virtual_keys,
+/// `/key/*`, `/user/*`, `/team/*`, `/organization/*`, `/customer/*`, `/budget/*`, `/tag/*`,
+/// `/spend/logs`, `/spend/keys`, `/global/spend`, `/global/spend/report`, with LiteLLM's paths and field names (docs.litellm.ai proxy/virtual_keys,
 /// proxy/users, proxy/team_budgets, proxy/customers). See docs/admin_api.md for every endpoint.
 ///
 /// Every endpoint needs the master key (401 otherwise, also when no master key is configured).
@@ -42,6 +42,9 @@ struct AdminDeps {
   /// Spend figures of a team, user, organization or customer scope ({"spend", "reserved_spend",
   /// "budget_reset_at"...}), merged into its `/…/info` object. Default: {"spend": 0}.
   std::function<boost::json::object(const budget::ScopeId&)> spend_for_scope;
+  /// Called after `/key/update` added or changed the key's budget_duration: the key's budget
+  /// scope starts a new window with spend 0 now (LiteLLM #34270). Null: windows stay as they were.
+  std::function<void(const store::KeyRecord&)> restart_key_window;
   /// Milliseconds since the Unix epoch (UTC); default: the system clock.
   std::function<std::int64_t()> now_ms;
 };

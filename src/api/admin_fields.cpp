@@ -349,3 +349,36 @@ std::expected<std::int64_t, std::string> parse_iso_time_ms(std::string_view t) {
 }
 
 }  // namespace tollgate::api::admin
+
+namespace tollgate::api::admin {
+
+std::optional<core::Error> apply_money(const json::object& body, std::string_view f, std::optional<std::int64_t>& out) {
+  return apply(body, f, get_money, [&](auto v) { out = v; });
+}
+std::optional<core::Error> apply_count(const json::object& body, std::string_view f, std::optional<std::int64_t>& out) {
+  return apply(body, f, get_count, [&](auto v) { out = v; });
+}
+std::optional<core::Error> apply_string(const json::object& body, std::string_view f, std::string& out) {
+  return apply(body, f, get_string, [&](auto v) { out = v.value_or(""); });
+}
+std::optional<core::Error> apply_name(const json::object& body, std::string_view f, std::string& out) {
+  return apply(body, f, get_name, [&](auto v) { out = v.value_or(""); });
+}
+std::optional<core::Error> apply_tags(const json::object& body, std::string_view f, std::vector<std::string>& out) {
+  auto get = [](const json::object& b, std::string_view field) { return get_name_list(b, field, auth::kMaxRequestTags); };
+  return apply(body, f, get, [&](auto v) { out = v.value_or(std::vector<std::string>{}); });
+}
+std::optional<core::Error> apply_list(const json::object& body, std::string_view f, std::vector<std::string>& out) {
+  return apply(body, f, get_string_list, [&](auto v) { out = v.value_or(std::vector<std::string>{}); });
+}
+std::optional<core::Error> apply_object(const json::object& body, std::string_view f, std::string& out) {
+  return apply(body, f, get_object_text, [&](auto v) { out = v.value_or(""); });
+}
+std::optional<core::Error> apply_duration(const json::object& body, std::string_view f, std::optional<std::string>& out) {
+  return apply(body, f, get_budget_duration, [&](auto v) { out = v; });
+}
+std::optional<core::Error> apply_flag(const json::object& body, std::string_view f, bool& out) {
+  return apply(body, f, get_bool, [&](auto v) { out = v.value_or(false); });
+}
+
+}  // namespace tollgate::api::admin

@@ -95,3 +95,38 @@ std::optional<std::string> query_param(std::string_view target, std::string_view
 std::expected<std::int64_t, std::string> parse_iso_time_ms(std::string_view text);
 
 }  // namespace tollgate::api::admin
+
+namespace tollgate::api::admin {
+
+// --- applying a validated field to a record (shared by */new and */update) -------------------
+
+/// Applies `field` when present in `body` (null clears it): `get` validates, `set` stores.
+/// Returns the 400 of `get`, else nullopt.
+template <class Getter, class Setter>
+std::optional<core::Error> apply(const boost::json::object& body, std::string_view field, Getter get, Setter set) {
+  if (!body.contains(field)) return std::nullopt;
+  auto v = get(body, field);
+  if (!v) return v.error();
+  set(std::move(*v));
+  return std::nullopt;
+}
+/// get_money into `out`.
+std::optional<core::Error> apply_money(const boost::json::object& body, std::string_view f, std::optional<std::int64_t>& out);
+/// get_count into `out`.
+std::optional<core::Error> apply_count(const boost::json::object& body, std::string_view f, std::optional<std::int64_t>& out);
+/// get_string into `out` (null → "").
+std::optional<core::Error> apply_string(const boost::json::object& body, std::string_view f, std::string& out);
+/// A stored name (id, alias, e-mail): get_name into `out` (null → "").
+std::optional<core::Error> apply_name(const boost::json::object& body, std::string_view f, std::string& out);
+/// A key's tags: names, at most auth::kMaxRequestTags of them.
+std::optional<core::Error> apply_tags(const boost::json::object& body, std::string_view f, std::vector<std::string>& out);
+/// get_string_list into `out` (null → empty).
+std::optional<core::Error> apply_list(const boost::json::object& body, std::string_view f, std::vector<std::string>& out);
+/// get_object_text into `out` (null → "").
+std::optional<core::Error> apply_object(const boost::json::object& body, std::string_view f, std::string& out);
+/// get_budget_duration into `out`.
+std::optional<core::Error> apply_duration(const boost::json::object& body, std::string_view f, std::optional<std::string>& out);
+/// get_bool into `out` (null → false).
+std::optional<core::Error> apply_flag(const boost::json::object& body, std::string_view f, bool& out);
+
+}  // namespace tollgate::api::admin

@@ -329,6 +329,7 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipel
 net::awaitable<void> Gateway::chat_completions(std::shared_ptr<pipeline::Services> services, http::Request& req,
                                                http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
   auto call = prepare_call(*services, req, false, std::move(principal));
+  if (call) call->requester_ip = w.peer_address();
   if (!call) {
     co_await send_error(w, Format::openai, call.error());
     co_return;
@@ -340,6 +341,7 @@ net::awaitable<void> Gateway::chat_completions(std::shared_ptr<pipeline::Service
 net::awaitable<void> Gateway::messages(std::shared_ptr<pipeline::Services> services, http::Request& req,
                                        http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
   auto call = prepare_call(*services, req, true, std::move(principal));
+  if (call) call->requester_ip = w.peer_address();
   if (!call) {
     co_await send_error(w, Format::anthropic, call.error());
     co_return;

@@ -224,6 +224,10 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     return api::key_spend_json(*s->ledger, *s->config, k);
   };
   admin_deps.spend_for_scope = [live](const budget::ScopeId& s) { return api::scope_spend_json(*live->current()->ledger, s); };
+  admin_deps.restart_key_window = [live](const store::KeyRecord& k) {
+    // The in-process ledger only (docs/budgets.md): a shared ledger keeps its aligned windows.
+    if (auto* local = live->current()->local_ledger) api::restart_key_window(*local, k, std::chrono::system_clock::now());
+  };
   auto admin = std::make_shared<api::Admin>(std::move(admin_deps));
   // Identity changes made elsewhere (another instance sharing the store) are picked up by polling,
   // and at once for a key this instance does not know yet.

@@ -1,4 +1,5 @@
 #include "auth/identities.hpp"
+#include "auth/linked_budgets.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -33,6 +34,7 @@ core::Error authentication_error(std::string message) {
 }
 
 std::shared_ptr<const IdentityIndex> IdentityIndex::build(store::IdentitySnapshot s) {
+  apply_linked_budgets(s);
   auto idx = std::make_shared<IdentityIndex>();
   for (auto& k : s.keys) {
     auto id = k.token_hash;

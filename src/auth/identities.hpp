@@ -31,7 +31,8 @@ namespace tollgate::auth {
 /// Every lookup returns null when the id is unknown (or empty).
 class IdentityIndex {
  public:
-  /// Indexes `snapshot` (records are moved into shared, immutable storage).
+  /// Indexes `snapshot` (records are moved into shared, immutable storage), after applying each
+  /// key's, team's and customer's linked budget (auth::apply_linked_budgets).
   static std::shared_ptr<const IdentityIndex> build(store::IdentitySnapshot snapshot);
   /// An index with no identities (before the first load, or without a store).
   static std::shared_ptr<const IdentityIndex> empty();

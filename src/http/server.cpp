@@ -106,6 +106,12 @@ void watch_socket(const std::shared_ptr<ResponseWriter::Watch>& w) {
 }
 }  // namespace
 
+std::string ResponseWriter::peer_address() const {
+  boost::system::error_code ec;
+  const auto ep = stream_.socket().remote_endpoint(ec);
+  return ec ? std::string() : ep.address().to_string();
+}
+
 bool ResponseWriter::cut() {
   if (!shutdown_hook_) return false;
   auto fn = std::move(shutdown_hook_);

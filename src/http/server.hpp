@@ -80,6 +80,8 @@ class ResponseWriter {
   void on_shutdown(std::function<void()> fn) { shutdown_hook_ = std::move(fn); }
   /// The server's drain cut: runs the on_shutdown callback; false when none is registered.
   bool cut();
+  /// The client's IP address (the TCP peer, e.g. "127.0.0.1"); empty when the socket is closed.
+  std::string peer_address() const;
 
  public:
   struct Watch;  ///< the client-disconnect watch (implementation detail)

@@ -177,6 +177,7 @@ struct ChatCall {
   /// restored for attempts that reserve nothing (free or unpriced models).
   boost::json::object caller_output_fields;
   std::string call_id;         ///< x-litellm-call-id
+  std::string requester_ip;    ///< the client's address (TCP peer), for the spend log; empty if unknown
   core::SteadyTime start{};    ///< when the request was accepted
   /// Who is calling (never null once authenticated; a default Principal when no auth is configured).
   std::shared_ptr<const auth::Principal> principal;

@@ -4,6 +4,25 @@
 
 namespace tollgate::pipeline {
 
+namespace {
+
+/// LiteLLM's session id: `litellm_session_id` at the top of the body, else in its `metadata`
+/// (also as `session_id`). Only a string counts.
+std::string session_of(const json::object& body) {
+  auto str = [](const json::object& o, std::string_view k) -> std::string {
+    const auto* v = o.if_contains(k);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  };
+  if (auto s = str(body, "litellm_session_id"); !s.empty()) return s;
+  if (const auto* m = body.if_contains("metadata"); m && m->is_object()) {
+    if (auto s = str(m->as_object(), "litellm_session_id"); !s.empty()) return s;
+    return str(m->as_object(), "session_id");
+  }
+  return {};
+}
+
+}  // namespace
+
 store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int> status) {
   const auto& p = st.principal();
   store::SpendLogRow row;
@@ -61,7 +80,8 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
   row.start_ms = row.end_ms - elapsed;
   row.request_duration_ms = elapsed;
   row.status = !ok ? "failure" : st.stream_status.empty() ? "success" : st.stream_status;
-  if (st.first_byte_ms != 0) row.completion_start_ms = st.first_byte_ms;
+  // LiteLLM's completionStartTime: the first token of a stream, else the end of the call.
+  row.completion_start_ms = st.call.stream && st.first_byte_ms != 0 ? st.first_byte_ms : row.end_ms;
   if (ok && !st.charge.items.empty()) row.line_items = json::serialize(line_items_json(st.charge));
   if (status) row.error_status = std::to_string(*status);
   row.degradation = st.trace.degradation;
@@ -69,7 +89,22 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
   row.cache_key = st.cache_key;
   row.cache_saved_nanos = st.cache_hit ? st.cache_saved : 0;
   row.decision = json::serialize(st.trace.to_json());
-  row.metadata = json::serialize(json::object{{"trace_id", st.trace_id}, {"span_id", st.span_id}});
+  row.requester_ip_address = st.call.requester_ip;
+  row.session_id = session_of(st.call.body);
+  // LiteLLM's StandardLoggingMetadata names of the caller, then Tollgate's trace ids.
+  json::object meta;
+  meta["user_api_key"] = row.api_key;  // LiteLLM's SpendLogsMetadata name
+  meta["user_api_key_hash"] = row.api_key;  // and its StandardLoggingMetadata name
+  meta["user_api_key_alias"] = row.key_alias;
+  meta["user_api_key_user_id"] = row.user;
+  meta["user_api_key_team_id"] = row.team_id;
+  meta["user_api_key_team_alias"] = p.team ? p.team->team_alias : std::string();
+  meta["user_api_key_org_id"] = row.organization_id;
+  meta["user_api_key_end_user_id"] = row.end_user;
+  meta["requester_ip_address"] = row.requester_ip_address;
+  meta["trace_id"] = st.trace_id;
+  meta["span_id"] = st.span_id;
+  row.metadata = json::serialize(meta);
   return row;
 }
 

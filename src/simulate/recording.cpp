@@ -132,6 +132,11 @@ StoreResult<store::TagRecord> RecordingStore::get_tag(const std::string&) { retu
 StoreResult<store::TagRecord> RecordingStore::update_tag(const store::TagRecord&) { return unused(); }
 StoreResult<void> RecordingStore::delete_tag(const std::string&) { return unused(); }
 StoreResult<std::vector<store::TagRecord>> RecordingStore::list_tags() { return unused(); }
+StoreResult<store::BudgetRecord> RecordingStore::create_budget(const store::BudgetRecord&) { return unused(); }
+StoreResult<store::BudgetRecord> RecordingStore::get_budget(const std::string&) { return unused(); }
+StoreResult<store::BudgetRecord> RecordingStore::update_budget(const store::BudgetRecord&) { return unused(); }
+StoreResult<void> RecordingStore::delete_budget(const std::string&) { return unused(); }
+StoreResult<std::vector<store::BudgetRecord>> RecordingStore::list_budgets() { return unused(); }
 StoreResult<store::IdentitySnapshot> RecordingStore::load_all_identities() { return store::IdentitySnapshot{}; }
 StoreResult<store::GlobalSpend> RecordingStore::global_spend(std::optional<std::int64_t>, std::optional<std::int64_t>) {
   return unused();

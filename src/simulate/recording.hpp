@@ -100,6 +100,11 @@ class RecordingStore final : public store::Store {
   store::StoreResult<store::TagRecord> update_tag(const store::TagRecord&) override;
   store::StoreResult<void> delete_tag(const std::string&) override;
   store::StoreResult<std::vector<store::TagRecord>> list_tags() override;
+  store::StoreResult<store::BudgetRecord> create_budget(const store::BudgetRecord&) override;
+  store::StoreResult<store::BudgetRecord> get_budget(const std::string&) override;
+  store::StoreResult<store::BudgetRecord> update_budget(const store::BudgetRecord&) override;
+  store::StoreResult<void> delete_budget(const std::string&) override;
+  store::StoreResult<std::vector<store::BudgetRecord>> list_budgets() override;
   store::StoreResult<store::IdentitySnapshot> load_all_identities() override;
   store::StoreResult<std::int64_t> identity_generation() override { return 0; }
   store::StoreResult<store::GlobalSpend> global_spend(std::optional<std::int64_t>, std::optional<std::int64_t>) override;

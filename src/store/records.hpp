@@ -44,6 +44,9 @@ struct KeyRecord {
   std::optional<std::int64_t> expires_at_ms;  ///< nullopt = never expires
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
+  /// A linked budget (`/budget/new`, LiteLLM budget_id): its limits apply where the key has none
+  /// of its own (auth::Identities resolves them); empty = none.
+  std::string budget_id;
   bool operator==(const KeyRecord&) const = default;
 };
 
@@ -78,6 +81,7 @@ struct TeamRecord {
   std::string allowed_model_region;  ///< as KeyRecord::allowed_model_region, for the team's keys
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
+  std::string budget_id;  ///< a linked budget (see KeyRecord::budget_id); empty = none
   bool operator==(const TeamRecord&) const = default;
 };
 
@@ -114,7 +118,24 @@ struct CustomerRecord {
   std::string allowed_model_region;  ///< as KeyRecord::allowed_model_region, for this end user's requests
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
+  std::string budget_id;  ///< a linked budget (see KeyRecord::budget_id); empty = none
   bool operator==(const CustomerRecord&) const = default;
+};
+
+/// A reusable budget (LiteLLM's LiteLLM_BudgetTable, `/budget/new`), linked by `budget_id` from
+/// keys, teams and customers (end users). Its limits apply to each linked entity as that
+/// entity's own (each entity keeps its own spend); an entity's own field wins over the budget's.
+struct BudgetRecord {
+  std::string budget_id;  ///< primary key
+  std::optional<std::int64_t> max_budget_nanos;
+  std::optional<std::int64_t> soft_budget_nanos;
+  std::optional<std::int64_t> max_parallel_requests;
+  std::optional<std::int64_t> tpm_limit;
+  std::optional<std::int64_t> rpm_limit;
+  std::optional<std::string> budget_duration;  ///< e.g. "1d", "30d", "1mo"
+  std::int64_t created_at_ms = 0;
+  std::int64_t updated_at_ms = 0;
+  bool operator==(const BudgetRecord&) const = default;
 };
 
 /// A tag budget (`/tag/new`): requests carrying this tag (key tags + the request's
@@ -227,6 +248,11 @@ struct SpendLogRow {
   bool cache_hit = false;
   std::string cache_key;
   std::int64_t cache_saved_nanos = 0;
+  /// The client's address (the TCP peer; LiteLLM's `requester_ip_address`); empty if unknown.
+  std::string requester_ip_address;
+  /// The caller's session (LiteLLM reads `litellm_session_id` from the body or its `metadata`,
+  /// else `session_id` in metadata); empty = none.
+  std::string session_id;
   bool operator==(const SpendLogRow&) const = default;
 };
 

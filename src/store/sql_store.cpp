@@ -277,6 +277,26 @@ ALTER TABLE spend_logs ADD COLUMN cache_hit INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE spend_logs ADD COLUMN cache_key TEXT NOT NULL DEFAULT '';
 ALTER TABLE spend_logs ADD COLUMN cache_saved_nanos INTEGER NOT NULL DEFAULT 0;
 )sql",
+      // 9: reusable budgets (/budget/*, LiteLLM's LiteLLM_BudgetTable) linked by budget_id from
+      // keys, teams and customers; the spend log's requester_ip_address and session_id (issue 11).
+      R"sql(
+CREATE TABLE budgets (
+  budget_id TEXT PRIMARY KEY NOT NULL,
+  max_budget_nanos INTEGER,
+  soft_budget_nanos INTEGER,
+  max_parallel_requests INTEGER,
+  tpm_limit INTEGER,
+  rpm_limit INTEGER,
+  budget_duration TEXT,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+ALTER TABLE keys ADD COLUMN budget_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE teams ADD COLUMN budget_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE customers ADD COLUMN budget_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE spend_logs ADD COLUMN requester_ip_address TEXT NOT NULL DEFAULT '';
+ALTER TABLE spend_logs ADD COLUMN session_id TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return m;
 }
@@ -419,7 +439,7 @@ const Table<KeyRecord> kTable<KeyRecord>{
     "keys", "token_hash", "key",
     "token_hash key_alias? key_name user_id? team_id? organization_id? models metadata tags max_budget_nanos "
     "budget_duration soft_budget_nanos budget_limits model_max_budget max_parallel_requests rpm_limit tpm_limit "
-    "blocked allowed_model_region expires_at_ms created_at_ms updated_at_ms"};
+    "blocked allowed_model_region expires_at_ms created_at_ms updated_at_ms budget_id"};
 template <>
 const Table<UserRecord> kTable<UserRecord>{"users", "user_id", "user",
                                            "user_id user_email? user_alias? max_budget_nanos budget_duration models "
@@ -428,7 +448,7 @@ template <>
 const Table<TeamRecord> kTable<TeamRecord>{
     "teams", "team_id", "team",
     "team_id team_alias? organization_id? max_budget_nanos budget_duration models metadata rpm_limit tpm_limit "
-    "blocked allowed_model_region created_at_ms updated_at_ms"};
+    "blocked allowed_model_region created_at_ms updated_at_ms budget_id"};
 template <>
 const Table<OrganizationRecord> kTable<OrganizationRecord>{
     "organizations", "organization_id", "organization",
@@ -437,7 +457,12 @@ const Table<OrganizationRecord> kTable<OrganizationRecord>{
 template <>
 const Table<CustomerRecord> kTable<CustomerRecord>{
     "customers", "user_id", "customer",
-    "user_id alias? max_budget_nanos budget_duration blocked allowed_model_region created_at_ms updated_at_ms"};
+    "user_id alias? max_budget_nanos budget_duration blocked allowed_model_region created_at_ms updated_at_ms budget_id"};
+template <>
+const Table<BudgetRecord> kTable<BudgetRecord>{
+    "budgets", "budget_id", "budget",
+    "budget_id max_budget_nanos soft_budget_nanos max_parallel_requests tpm_limit rpm_limit budget_duration "
+    "created_at_ms updated_at_ms"};
 template <>
 const Table<TagRecord> kTable<TagRecord>{
     "tags", "name", "tag", "name description? max_budget_nanos budget_duration created_at_ms updated_at_ms"};
@@ -455,7 +480,7 @@ const Table<SpendLogRow> kTable<SpendLogRow>{
     "model_group model model_id custom_llm_provider api_base attempts skipped_fallbacks prompt_tokens "
     "completion_tokens cached_tokens total_tokens spend_nanos priced unknown_outcome start_ms end_ms "
     "request_duration_ms completion_start_ms status error_status metadata degradation decision line_items "
-    "cache_hit cache_key cache_saved_nanos"};
+    "cache_hit cache_key cache_saved_nanos requester_ip_address session_id"};
 
 template <>
 const Table<ProxyModelRecord> kTable<ProxyModelRecord>{"proxy_models", "model_id", "model",
@@ -810,6 +835,11 @@ class SqlStore final : public Store {
   StoreResult<TagRecord> update_tag(const TagRecord& t) override { return update(t); }
   StoreResult<void> delete_tag(const std::string& name) override { return remove<TagRecord>(name); }
   StoreResult<std::vector<TagRecord>> list_tags() override { return list<TagRecord>(); }
+  StoreResult<BudgetRecord> create_budget(const BudgetRecord& b) override { return create(b); }
+  StoreResult<BudgetRecord> get_budget(const std::string& id) override { return get<BudgetRecord>(id); }
+  StoreResult<BudgetRecord> update_budget(const BudgetRecord& b) override { return update(b); }
+  StoreResult<void> delete_budget(const std::string& id) override { return remove<BudgetRecord>(id); }
+  StoreResult<std::vector<BudgetRecord>> list_budgets() override { return list<BudgetRecord>(); }
 
   static StoreResult<std::int64_t> read_generation(Connection& db) {
     auto s = db.run("SELECT generation FROM identity_generation WHERE id = 1", {}, "identity generation");
@@ -834,6 +864,7 @@ class SqlStore final : public Store {
       if (auto e = load_into(db, snap.organizations)) return std::unexpected(*e);
       if (auto e = load_into(db, snap.customers)) return std::unexpected(*e);
       if (auto e = load_into(db, snap.tags)) return std::unexpected(*e);
+      if (auto e = load_into(db, snap.budgets)) return std::unexpected(*e);
       auto members = members_where(db, nullptr, {});
       if (!members) return std::unexpected(members.error());
       snap.team_members = std::move(*members);
@@ -1040,6 +1071,7 @@ class SqlStore final : public Store {
       if (auto e = by("model_group", g.by_model_group)) return std::unexpected(*e);
       if (auto e = by("api_key", g.by_key)) return std::unexpected(*e);
       if (auto e = by("team_id", g.by_team)) return std::unexpected(*e);
+      if (auto e = by("end_user", g.by_end_user)) return std::unexpected(*e);
       return g;
     });
   }

@@ -65,6 +65,7 @@ struct IdentitySnapshot {
   std::vector<OrganizationRecord> organizations;
   std::vector<CustomerRecord> customers;
   std::vector<TagRecord> tags;
+  std::vector<BudgetRecord> budgets;
   /// Value of identity_generation() the snapshot corresponds to.
   std::int64_t generation = 0;
 };
@@ -118,6 +119,7 @@ struct GlobalSpend {
   std::vector<SpendBucket> by_model_group;  ///< spend descending
   std::vector<SpendBucket> by_key;          ///< by api_key (hash), spend descending
   std::vector<SpendBucket> by_team;         ///< by team_id, spend descending
+  std::vector<SpendBucket> by_end_user;     ///< by end_user (the request's `user`), spend descending
 };
 
 /// Group-commit statistics of the background writer (latency: enqueue → durable, per ledger
@@ -216,6 +218,15 @@ class Store {
   virtual StoreResult<void> delete_tag(const std::string& name) = 0;
   /// Every tag, by name.
   virtual StoreResult<std::vector<TagRecord>> list_tags() = 0;
+
+  // --- budgets (`/budget/*`; linked by budget_id from keys, teams, customers) ----------------
+  /// Same contract as the tag functions, keyed by budget_id (conflict field "budget_id").
+  virtual StoreResult<BudgetRecord> create_budget(const BudgetRecord& budget) = 0;
+  virtual StoreResult<BudgetRecord> get_budget(const std::string& budget_id) = 0;
+  virtual StoreResult<BudgetRecord> update_budget(const BudgetRecord& budget) = 0;
+  virtual StoreResult<void> delete_budget(const std::string& budget_id) = 0;
+  /// Every budget, by budget_id.
+  virtual StoreResult<std::vector<BudgetRecord>> list_budgets() = 0;
 
   /// Every identity, read in one consistent transaction.
   virtual StoreResult<IdentitySnapshot> load_all_identities() = 0;

@@ -76,8 +76,8 @@ TEST_F(Postgres, FreshDatabaseHasEveryTableWithBigintMoneyAndCheckedJobStates) {
       db_->scalar("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN "
                   "('keys','users','teams','team_members','organizations','customers','tags',"
                   "'identity_generation','store_meta','ledger','ledger_scope','spend_logs','tollgate_jobs',"
-                  "'schema_version')"),
-      14);
+                  "'schema_version','budgets')"),
+      15);
   // Every money and time column is a 64-bit integer, nothing is floating point, and the ledger's
   // sequence numbers are generated (an identity, as SQLite's AUTOINCREMENT).
   const std::string columns = "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'public' AND ";
@@ -87,7 +87,7 @@ TEST_F(Postgres, FreshDatabaseHasEveryTableWithBigintMoneyAndCheckedJobStates) {
   };
   for (const Check& c :
        {Check{"(column_name LIKE '%\\_nanos' OR column_name LIKE '%\\_ms') AND data_type <> 'bigint'", 0},
-        Check{"column_name LIKE '%\\_nanos' AND data_type = 'bigint'", 12},  // + spend_logs.cache_saved_nanos (migration 8)
+        Check{"column_name LIKE '%\\_nanos' AND data_type = 'bigint'", 14},  // + spend_logs.cache_saved_nanos (migration 8), budgets' max/soft (9)
         Check{"data_type IN ('real', 'double precision', 'numeric')", 0},
         Check{"table_name = 'ledger' AND column_name = 'seq' AND is_identity = 'YES'", 1}})
     EXPECT_EQ(db_->scalar(columns + c.where), c.expected) << c.where;

@@ -67,6 +67,11 @@ inline void exec_sql(const std::string& path, const std::string& sql) {
 /// previous binary left it): undoes every later migration, newest first, keeping the data of
 /// the tables that existed then. Extend it with each new migration.
 inline void downgrade_to(const std::string& path, int version) {
+  if (version < 9)
+    exec_sql(path,
+             "DROP TABLE budgets; ALTER TABLE keys DROP COLUMN budget_id; ALTER TABLE teams DROP COLUMN budget_id; "
+             "ALTER TABLE customers DROP COLUMN budget_id; ALTER TABLE spend_logs DROP COLUMN requester_ip_address; "
+             "ALTER TABLE spend_logs DROP COLUMN session_id;");
   if (version < 8)
     exec_sql(path,
              "ALTER TABLE spend_logs DROP COLUMN cache_hit; ALTER TABLE spend_logs DROP COLUMN cache_key; "

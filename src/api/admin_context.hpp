@@ -1,0 +1,100 @@
+#pragma once
+/// What every admin handler shares (src/api/admin_*.cpp): the dependencies, the route type, the
+/// store-error mapping and the cross-domain lookups (reference checks, spend figures, key
+/// resolution). Handlers are free functions from (context, call) to a JSON reply or the error to
+/// send; admin.cpp authenticates, checks the method, parses the body and dispatches on the path.
+///
+/// Threading: see admin.hpp (synchronous store calls on the calling I/O thread).
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "api/admin.hpp"
+#include "api/admin_fields.hpp"
+#include "core/error.hpp"
+
+namespace tollgate::api::admin {
+
+/// A handler's answer: the 200 body, or the error (OpenAI error body, `param` = the field).
+using Reply = std::expected<boost::json::value, core::Error>;
+
+/// One admin request as a handler sees it.
+struct Call {
+  std::string target;          ///< path and query ("/key/info?key=sk-...")
+  boost::json::object body;    ///< the parsed body of a POST ({} for GET)
+  bool is_post = false;
+};
+
+/// The state every handler reads (immutable after construction; the store and the identity
+/// snapshot are internally synchronised).
+class Context {
+ public:
+  explicit Context(AdminDeps deps);
+  const AdminDeps& deps() const { return d_; }
+  store::Store& store() const { return *d_.store; }
+  /// Milliseconds since the Unix epoch (AdminDeps::now_ms or the system clock).
+  std::int64_t now() const;
+  /// Reloads the identity snapshot after a write (a failure is logged; the old snapshot stays).
+  void refresh() const;
+  /// 400 naming `user_id` / `team_id` / `organization_id` when the referenced id does not exist
+  /// (empty ids are not checked); store failures map through store_error.
+  std::optional<core::Error> check_refs(const std::string& user_id, const std::string& team_id,
+                                        const std::string& org_id) const;
+  /// 400 naming `field` when `budget_id` names no budget (empty: not checked).
+  std::optional<core::Error> check_budget_ref(const std::string& budget_id, std::string_view field = "budget_id") const;
+  /// key_object merged with the key's ledger figures (AdminDeps::spend_for_key), computed from
+  /// the identity snapshot's record of the key (linked budget resolved) when it is current.
+  boost::json::object key_with_spend(const store::KeyRecord& k) const;
+  /// The scope's ledger figures (spend, reserved_spend, budget_reset_at...) merged into `o`;
+  /// {"spend": 0} when the budget layer is absent.
+  void with_scope_spend(boost::json::object& o, budget::ScopeKind kind, const std::string& id) const;
+  /// A customer object whose `litellm_budget_table` is its linked budget's row (LiteLLM joins
+  /// it) when it links one, with the scope's ledger figures merged in; without any budget
+  /// (no ledger scope) `spend` is the spend log's total for the end user.
+  Field<boost::json::object> customer_with_spend(const store::CustomerRecord& cu) const;
+  /// A key given as the secret (`sk-...`) or its token hash → the stored record; 400 when
+  /// empty, 404 (param = `field`) when unknown.
+  Field<store::KeyRecord> resolve_key(const std::string& given, std::string_view field) const;
+
+ private:
+  AdminDeps d_;
+};
+
+/// Which methods a route answers.
+enum class Method { get, post, get_or_post };
+
+/// One admin endpoint.
+struct Route {
+  std::string_view path;
+  Method method;
+  Reply (*handle)(const Context&, const Call&);
+};
+
+/// The routes of each domain (admin_keys.cpp, admin_entities.cpp, admin_budgets.cpp,
+/// admin_spend.cpp).
+std::span<const Route> key_routes();
+std::span<const Route> entity_routes();
+std::span<const Route> budget_routes();
+std::span<const Route> spend_routes();
+
+/// A store failure as the admin error to send: not_found → 404, conflict → 409 ("duplicate
+/// <field>"), invalid → 400, unavailable → 503. `what` names the object ("team t1").
+core::Error store_error(const store::StoreError& e, std::string_view what);
+
+/// A positive integer query parameter (`page`, `size`, `limit`); absent → `fallback`; anything
+/// else → 400 naming it.
+Field<std::int64_t> positive_query_int(std::string_view target, std::string_view name, std::int64_t fallback);
+
+}  // namespace tollgate::api::admin
+
+#define TG_TRY(expr) \
+  if (auto e_ = (expr)) return *e_;
+#define TG_TRY_R(expr) \
+  if (auto e_ = (expr)) return std::unexpected(*e_);
