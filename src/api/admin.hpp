@@ -31,6 +31,8 @@ namespace tollgate::api {
 /// What the admin API works on.
 struct AdminDeps {
   std::shared_ptr<const config::Config> config;
+  /// The config in force now (after reloads); null: `config`.
+  std::function<std::shared_ptr<const config::Config>()> current_config;
   /// The store (null: every admin endpoint answers 503 "no database configured").
   std::shared_ptr<store::Store> store;
   /// The identity snapshot to refresh after writes (required).

@@ -1,5 +1,8 @@
 #include "api/admin_context.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <spdlog/spdlog.h>
 
 #include "api/admin_json.hpp"
@@ -35,6 +38,32 @@ std::optional<core::Error> Context::check_refs(const std::string& user_id, const
   if (!org_id.empty())
     if (auto e = check(d_.store->get_organization(org_id), "organization_id", org_id)) return e;
   return std::nullopt;
+}
+
+std::shared_ptr<const config::Config> Context::config() const {
+  if (d_.current_config)
+    if (auto c = d_.current_config()) return c;
+  return d_.config;
+}
+
+std::optional<core::Error> Context::check_region(const std::string& region) const {
+  if (region.empty()) return std::nullopt;
+  const auto lower = [](std::string s) {
+    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  const auto cfg = config();
+  std::vector<std::string> in_use;
+  for (const auto& d : cfg->model_list) {
+    if (d.region_name.empty()) continue;
+    if (lower(d.region_name) == lower(region)) return std::nullopt;
+    if (std::find(in_use.begin(), in_use.end(), lower(d.region_name)) == in_use.end()) in_use.push_back(lower(d.region_name));
+  }
+  std::string list;
+  for (const auto& r : in_use) list += (list.empty() ? "" : ", ") + r;
+  return bad_field("allowed_model_region", "no deployment is in region '" + region +
+                                               "' (litellm_params.region_name): every request would be refused; regions in use: " +
+                                               (list.empty() ? std::string("none") : list));
 }
 
 std::optional<core::Error> Context::check_budget_ref(const std::string& budget_id, std::string_view field) const {
@@ -77,7 +106,7 @@ Field<json::object> Context::customer_with_spend(const store::CustomerRecord& cu
   // Without a budget an end user is no ledger scope (docs/budgets.md, "Memory"): its spend is
   // the spend log's, all time, as LiteLLM's end-user table keeps it.
   const bool budgeted = cu.max_budget_nanos || !cu.budget_id.empty() ||
-                        d_.config->litellm_settings.max_end_user_budget.has_value();
+                        config()->litellm_settings.max_end_user_budget.has_value();
   if (!budgeted) {
     auto g = d_.store->global_spend(std::nullopt, std::nullopt);
     if (!g) return std::unexpected(store_error(g.error(), "spend of customer " + cu.user_id));

@@ -49,6 +49,12 @@ class Context {
                                         const std::string& org_id) const;
   /// 400 naming `field` when `budget_id` names no budget (empty: not checked).
   std::optional<core::Error> check_budget_ref(const std::string& budget_id, std::string_view field = "budget_id") const;
+  /// The config in force now (AdminDeps::current_config, else the one given at start).
+  std::shared_ptr<const config::Config> config() const;
+  /// A key's, team's or end user's `allowed_model_region`: empty (none) or a region some
+  /// deployment of the current config has (`litellm_params.region_name`, case-insensitive);
+  /// else 400 naming `allowed_model_region` and the regions in use.
+  std::optional<core::Error> check_region(const std::string& region) const;
   /// key_object merged with the key's ledger figures (AdminDeps::spend_for_key), computed from
   /// the identity snapshot's record of the key (linked budget resolved) when it is current.
   boost::json::object key_with_spend(const store::KeyRecord& k) const;

@@ -141,7 +141,7 @@ Reply user_update(const Context& c, const json::object& body) {
 }
 
 // --- teams ---
-std::optional<core::Error> apply_team_fields(const json::object& body, store::TeamRecord& t) {
+std::optional<core::Error> apply_team_fields(const Context& c, const json::object& body, store::TeamRecord& t) {
   TG_TRY(apply_name(body, "team_alias", t.team_alias));
   TG_TRY(apply_name(body, "organization_id", t.organization_id));
   TG_TRY(apply_money(body, "max_budget", t.max_budget_nanos));
@@ -151,6 +151,8 @@ std::optional<core::Error> apply_team_fields(const json::object& body, store::Te
   TG_TRY(apply_count(body, "rpm_limit", t.rpm_limit));
   TG_TRY(apply_count(body, "tpm_limit", t.tpm_limit));
   TG_TRY(apply_name(body, "budget_id", t.budget_id));
+  TG_TRY(apply_name(body, "allowed_model_region", t.allowed_model_region));
+  if (body.contains("allowed_model_region")) TG_TRY(c.check_region(t.allowed_model_region));
   if (body.contains("blocked")) {
     auto b = get_bool(body, "blocked");
     if (!b) return b.error();
@@ -208,12 +210,12 @@ Field<json::object> team_json(const Context& c, const std::string& team_id) {
 Reply team_new(const Context& c, const json::object& body) {
   TG_TRY_R(check_fields(body,
                                {"team_id", "team_alias", "organization_id", "max_budget", "budget_duration", "models",
-                                "metadata", "rpm_limit", "tpm_limit", "blocked", "budget_id", "members_with_roles"},
+                                "metadata", "rpm_limit", "tpm_limit", "blocked", "budget_id", "allowed_model_region", "members_with_roles"},
                                {"tags", "guardrails", "model_aliases"}));
   store::TeamRecord t;
   TG_TRY_R(apply_name(body, "team_id", t.team_id));
   if (t.team_id.empty()) t.team_id = core::new_uuid();
-  TG_TRY_R(apply_team_fields(body, t));
+  TG_TRY_R(apply_team_fields(c, body, t));
   TG_TRY_R(c.check_refs("", "", t.organization_id));
   TG_TRY_R(c.check_budget_ref(t.budget_id));
   auto members = parse_members(c, body, "members_with_roles", t.team_id);
@@ -254,13 +256,13 @@ Reply team_info(const Context& c, const std::string& target) {
 Reply team_update(const Context& c, const json::object& body) {
   TG_TRY_R(check_fields(body,
                                {"team_id", "team_alias", "organization_id", "max_budget", "budget_duration", "models",
-                                "metadata", "rpm_limit", "tpm_limit", "blocked", "budget_id"},
+                                "metadata", "rpm_limit", "tpm_limit", "blocked", "budget_id", "allowed_model_region"},
                                {"tags", "guardrails", "model_aliases"}));
   auto id = require_string(body, "team_id");
   if (!id) return std::unexpected(id.error());
   auto t = c.store().get_team(*id);
   if (!t) return std::unexpected(store_error(t.error(), "team " + *id));
-  TG_TRY_R(apply_team_fields(body, *t));
+  TG_TRY_R(apply_team_fields(c, body, *t));
   if (body.contains("organization_id")) TG_TRY_R(c.check_refs("", "", t->organization_id));
   if (body.contains("budget_id")) TG_TRY_R(c.check_budget_ref(t->budget_id));
   t->updated_at_ms = c.now();
@@ -358,8 +360,9 @@ Reply org_info(const Context& c, const std::string& target) {
 
 // --- customers ---
 Reply customer_new(const Context& c, const json::object& body) {
-  TG_TRY_R(check_fields(body, {"user_id", "alias", "max_budget", "budget_duration", "blocked", "budget_id"},
-                               {"allowed_model_region", "default_model"}));
+  TG_TRY_R(check_fields(body,
+                        {"user_id", "alias", "max_budget", "budget_duration", "blocked", "budget_id", "allowed_model_region"},
+                        {"default_model"}));
   store::CustomerRecord cu;
   auto id = require_name(body, "user_id");
   if (!id) return std::unexpected(id.error());
@@ -369,6 +372,8 @@ Reply customer_new(const Context& c, const json::object& body) {
   TG_TRY_R(apply_duration(body, "budget_duration", cu.budget_duration));
   TG_TRY_R(apply_name(body, "budget_id", cu.budget_id));
   TG_TRY_R(c.check_budget_ref(cu.budget_id));
+  TG_TRY_R(apply_name(body, "allowed_model_region", cu.allowed_model_region));
+  TG_TRY_R(c.check_region(cu.allowed_model_region));
   if (body.contains("blocked")) {
     auto b = get_bool(body, "blocked");
     if (!b) return std::unexpected(b.error());

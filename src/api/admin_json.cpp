@@ -51,6 +51,7 @@ json::object key_object(const store::KeyRecord& k) {
   o["rpm_limit"] = opt_value(k.rpm_limit);
   o["tpm_limit"] = opt_value(k.tpm_limit);
   o["blocked"] = k.blocked;
+  o["allowed_model_region"] = opt_string(k.allowed_model_region);
   o["budget_id"] = opt_string(k.budget_id);
   o["created_at"] = auth::iso8601_utc(k.created_at_ms);
   o["updated_at"] = auth::iso8601_utc(k.updated_at_ms);
@@ -94,6 +95,7 @@ json::object team_object(const store::TeamRecord& t, const std::vector<store::Te
   o["rpm_limit"] = opt_value(t.rpm_limit);
   o["tpm_limit"] = opt_value(t.tpm_limit);
   o["blocked"] = t.blocked;
+  o["allowed_model_region"] = opt_string(t.allowed_model_region);
   json::array ms;
   for (const auto& m : members) ms.push_back(member_object(m));
   o["members_with_roles"] = std::move(ms);
@@ -121,6 +123,7 @@ json::object customer_object(const store::CustomerRecord& c) {
   o["user_id"] = c.user_id;
   o["alias"] = opt_string(c.alias);
   o["blocked"] = c.blocked;
+  o["allowed_model_region"] = opt_string(c.allowed_model_region);
   o["max_budget"] = dollars_json(c.max_budget_nanos);
   o["budget_duration"] = opt_value(c.budget_duration);
   json::object bt;

@@ -18,7 +18,7 @@ namespace {
 constexpr std::string_view kKeyFields[] = {
     "key_alias", "duration",  "models",          "max_budget",      "budget_duration",       "soft_budget",
     "budget_limits", "model_max_budget", "team_id", "user_id",   "organization_id",       "metadata",
-    "tags",      "max_parallel_requests", "rpm_limit", "tpm_limit", "blocked", "budget_id"};
+    "tags",      "max_parallel_requests", "rpm_limit", "tpm_limit", "blocked", "budget_id", "allowed_model_region"};
 /// LiteLLM fields accepted and ignored (no Tollgate behaviour attaches to them).
 constexpr std::string_view kKeyTolerated[] = {"aliases", "config", "permissions",
                                                                    "send_invite_email", "allowed_cache_controls",
@@ -69,6 +69,8 @@ std::optional<core::Error> apply_key_fields(const Context& c, const json::object
   TG_TRY(apply_name(body, "user_id", k.user_id));
   TG_TRY(apply_name(body, "organization_id", k.organization_id));
   TG_TRY(apply_name(body, "budget_id", k.budget_id));
+  TG_TRY(apply_name(body, "allowed_model_region", k.allowed_model_region));
+  if (body.contains("allowed_model_region")) TG_TRY(c.check_region(k.allowed_model_region));
   TG_TRY(apply_object(body, "metadata", k.metadata));
   TG_TRY(apply_tags(body, "tags", k.tags));
   TG_TRY(apply_count(body, "max_parallel_requests", k.max_parallel_requests));

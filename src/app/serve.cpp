@@ -217,6 +217,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     });
   api::AdminDeps admin_deps;
   admin_deps.config = cfg;
+  admin_deps.current_config = [live] { return live->current()->config; };
   admin_deps.store = db;
   admin_deps.identities = identities;
   admin_deps.spend_for_key = [live](const store::KeyRecord& k) {

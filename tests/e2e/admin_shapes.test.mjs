@@ -64,7 +64,7 @@ export const SHAPES = {
   'customer/info': [
     ['user_id', str, S], ['alias', str, S], ['blocked', bool, S], ['spend', num, S], ['budget_id', str, S],
     ['litellm_budget_table', obj, S],
-    ['allowed_model_region', str, A], ['default_model', str, A],
+    ['allowed_model_region', str, S], ['default_model', str, A],
   ],
   'spend/logs': [
     ['request_id', str, S], ['call_type', str, S], ['api_key', str, S], ['spend', num, S],
@@ -155,7 +155,7 @@ e2e('LiteLLM shapes field by field: key/generate, key/info, team/info, user/info
   assert.deepEqual(user.teams, []);
 
   const cust = await gw.admin('/customer/info?end_user_id=cust-s');
-  assert.deepEqual(compare('customer/info', cust), []);
+  assert.deepEqual(compare('customer/info', cust), ['allowed_model_region']);  // none set here
   assert.equal(cust.budget_id, 'b-shapes');
   assert.equal(cust.litellm_budget_table.budget_id, 'b-shapes', 'litellm_budget_table is the linked budget row');
   assert.equal(cust.litellm_budget_table.max_budget, 5);
