@@ -127,6 +127,10 @@ void check_group_refs(LoadContext& c, const Config& cfg) {
       c.error(r.path, r.line, "model group \"" + r.group + "\" is not in model_list");
   }
   for (const auto& a : cfg.router_settings.model_group_alias) {
+    for (const auto& b : cfg.router_settings.model_group_alias)
+      if (b.alias == a.group && a.alias != a.group)
+        c.error("router_settings.model_group_alias." + a.alias, 0,
+                "alias \"" + a.alias + "\" names another alias (\"" + a.group + "\"): aliases do not chain; name the model group");
     if (a.alias != a.group && known.contains(a.alias))
       c.warn("router_settings.model_group_alias." + a.alias, 0,
              "alias shadows the model group of the same name: requests for \"" + a.alias + "\" are served by \"" +

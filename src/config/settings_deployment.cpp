@@ -278,13 +278,13 @@ const std::array<Field<Draft>, 25> kLitellmParams{{
       S::supported,
       "A caller whose key, team or end user has `allowed_model_region` is sent only to deployments of that region "
       "(compared case-insensitively), on the primary group, every retry and every fallback; a deployment without "
-      "one meets no region requirement (docs/routing.md)."},
+      "one meets no region requirement (docs/config.md, Routing constraints)."},
      TG_READ {
        if (auto s = c.str(v, p, l)) x.d.region_name = *s;
      }},
     {{"model_list[].litellm_params.tags", "list of strings", "[]", "Tags for tag-based routing", S::supported,
       "Used when router_settings.enable_tag_filtering is on: a request is sent only to deployments carrying its "
-      "tags, else to those tagged `default` (docs/routing.md)."},
+      "tags, else to those tagged `default` (docs/config.md, Routing constraints)."},
      TG_READ {
        if (auto t = c.string_list(v, p, l)) x.d.tags = std::move(*t);
      }},

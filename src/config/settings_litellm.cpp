@@ -16,6 +16,24 @@ using S = SettingStatus;
 // Every reader of these tables has the same parameters: (context, config, value, path, line).
 #define TG_READ +[]([[maybe_unused]] LoadContext & c, [[maybe_unused]] Config & cfg, [[maybe_unused]] const YAML::Node& v, [[maybe_unused]] const std::string& p, [[maybe_unused]] int l)
 
+/// A Redis port (1..65535) into `out`; anything else an error naming `what`.
+void read_redis_port(LoadContext& c, const YAML::Node& v, const std::string& p, int l, std::string_view what,
+                     std::optional<int>& out) {
+  if (auto n = c.integer(v, p, l, 1)) {
+    if (*n > 65535) c.error(p, line_of(v, l), std::string(what) + " must be 1..65535");
+    else out = static_cast<int>(*n);
+  }
+}
+
+/// A `redis://` URL into `out`; a malformed one (or `rediss://`) an error at `p`.
+void read_redis_url(LoadContext& c, const YAML::Node& v, const std::string& p, int l, RedisEndpoint& out) {
+  if (auto s = c.str(v, p, l)) {
+    auto e = parse_redis_url(*s);
+    if (!e) c.error(p, line_of(v, l), e.error());
+    else out = *e;
+  }
+}
+
 /// retry_policy / allowed_fails_policy: `<Exception><suffix>: n` → out[class] = n.
 void read_exception_map(LoadContext& c, const YAML::Node& v, const std::string& p, int l, std::string_view suffix,
                         std::array<std::optional<int>, kFailureClassCount>& out) {
@@ -140,25 +158,14 @@ const std::array<Field<Config>, 16> kCacheParams{{
        if (auto s = c.str(v, p, l); s && !s->empty()) cfg.litellm_settings.cache.redis.host = *s;
      }},
     {{"litellm_settings.cache_params.port", "integer 1..65535", "6379", "Redis port (type redis)", S::supported, ""},
-     TG_READ {
-       if (auto n = c.integer(v, p, l, 1)) {
-         if (*n > 65535) c.error(p, line_of(v, l), "port must be 1..65535");
-         else c.cache_redis_port = static_cast<int>(*n);
-       }
-     }},
+     TG_READ { read_redis_port(c, v, p, l, "port", c.cache_redis_port); }},
     {{"litellm_settings.cache_params.password", "string", "—", "Redis password (type redis)", S::supported, ""},
      TG_READ {
        if (auto s = c.str(v, p, l)) c.cache_redis_password = *s;
      }},
     {{"litellm_settings.cache_params.url", "`redis://[[user]:password@]host[:port][/db]`", "—", "Redis as one URL",
       S::supported, "Wins over host/port/password."},
-     TG_READ {
-       if (auto s = c.str(v, p, l)) {
-         auto e = parse_redis_url(*s);
-         if (!e) c.error(p, line_of(v, l), e.error());
-         else c.cache_redis_url = *e;
-       }
-     }},
+     TG_READ { read_redis_url(c, v, p, l, c.cache_redis_url); }},
     {{"litellm_settings.cache_params.redis_startup_nodes", "list", "—", "Redis Cluster nodes", S::warned,
       "Redis Cluster is not supported by tollgate's cache: set host/url to one node"}},
     {{"litellm_settings.cache_params.service_name", "string", "—", "Redis Sentinel service", S::warned,
@@ -359,25 +366,14 @@ const std::array<Field<Config>, 25> kRouterSettings{{
        }
      }},
     {{"router_settings.redis_port", "integer 1..65535", "6379", "Port of redis_host", S::supported, ""},
-     TG_READ {
-       if (auto n = c.integer(v, p, l, 1)) {
-         if (*n > 65535) c.error(p, line_of(v, l), "redis_port must be 1..65535");
-         else c.redis_port = static_cast<int>(*n);
-       }
-     }},
+     TG_READ { read_redis_port(c, v, p, l, "redis_port", c.redis_port); }},
     {{"router_settings.redis_password", "string", "—", "Password of redis_host", S::supported, ""},
      TG_READ {
        if (auto s = c.str(v, p, l)) c.redis_password = *s;
      }},
     {{"router_settings.redis_url", "`redis://[[user]:password@]host[:port][/db]`", "—", "Redis as one URL",
       S::supported, "Wins over the separate keys. `rediss://` (TLS) is an error."},
-     TG_READ {
-       if (auto s = c.str(v, p, l)) {
-         auto e = parse_redis_url(*s);
-         if (!e) c.error(p, line_of(v, l), e.error());
-         else c.redis_url = *e;
-       }
-     }},
+     TG_READ { read_redis_url(c, v, p, l, c.redis_url); }},
     {{"router_settings.retry_policy", "map: `<Exception>Retries` → integer ≥ 0", "—", "Retries per exception class",
       S::supported,
       "Mapped onto failure classes: BadRequestError → caller_fix_required, AuthenticationError → "
@@ -433,7 +429,7 @@ const std::array<Field<Config>, 25> kRouterSettings{{
     {{"router_settings.enable_tag_filtering", "bool", "false", "Route by request tags", S::supported,
       "A request (its key's tags and its own `tags` / `metadata.tags`) is sent only to deployments whose "
       "`litellm_params.tags` match, else to those tagged `default`; none → the group is skipped with reason "
-      "tag_constraint (docs/routing.md)."},
+      "tag_constraint (docs/config.md, Routing constraints)."},
      TG_READ {
        if (auto b = c.boolean(v, p, l)) cfg.router_settings.enable_tag_filtering = *b;
      }},

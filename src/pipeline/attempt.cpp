@@ -267,7 +267,8 @@ void Attempter::write_output_bound(const config::Deployment& d, const providers:
     if (const auto* v = st_.call.caller_output_fields.if_contains(k)) st_.call.body[k] = *v;
   }
   if (!st_.bound.tokens) {
-    if (d.default_max_tokens && st_.call.caller_output_fields.empty()) st_.call.body["max_tokens"] = *d.default_max_tokens;
+    if (d.default_max_tokens && st_.call.caller_output_fields.empty())  // in the field this deployment takes
+      provider.set_output_limit(d, st_.call.body, *d.default_max_tokens, providers::OutputField::none);
     return;
   }
   providers::OutputField caller = st_.call.caller_output_fields.contains("max_completion_tokens")

@@ -242,8 +242,9 @@ class Run {
     }
     const auto fallbacks = routing::fallback_groups(st_.cfg, st_.call.model, cls);
     std::string last_stop = primary.stop_reason;  // why the walk left the previous group
-    for (const auto& group : fallbacks) {
+    for (const auto& named : fallbacks) {
       if (st_.gone || st_.cut) break;
+      const std::string group = st_.svc->groups->resolve_alias(named);  // access and budgets see the group
       if (!st_.svc->groups->contains(group)) continue;
       if (st_.trace.fallbacks_used >= st_.trace.budget.max_fallbacks) {
         st_.skipped.emplace_back(group, "fallback_budget_exhausted");
@@ -294,6 +295,9 @@ class Run {
           break;
         }
       }
+      // A primary no deployment of which was in the boundary: the client hears what the fallbacks
+      // that were tried answered (a 503 may be retried; the boundary's 400 would not be).
+      if (primary.constraint_blocked && r.attempted && r.error) w.error = r.error;
       if (!r.stop_reason.empty()) w.why = r.stop_reason;
       last_stop = r.stop_reason;
     }

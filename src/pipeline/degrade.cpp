@@ -8,7 +8,10 @@
 
 namespace tollgate::pipeline {
 
-net::awaitable<void> Degrader::degrade(const config::DegradationConfig& dc, std::string why, std::optional<core::Error> error) {
+net::awaitable<void> Degrader::degrade(const config::DegradationConfig& named, std::string why,
+                                       std::optional<core::Error> error) {
+  config::DegradationConfig dc = named;  // an alias as target: access and budgets see its group
+  if (!dc.model.empty()) dc.model = st_.svc->groups->resolve_alias(dc.model);
   const std::string mode(config::to_string(dc.mode));
   const bool needs_upstream =
       dc.mode == config::DegradationMode::equivalent || dc.mode == config::DegradationMode::reduced;

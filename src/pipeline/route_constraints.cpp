@@ -12,7 +12,10 @@ routing::RouteConstraints route_constraints(const auth::Principal& p, const conf
   if (p.customer) add(p.customer->allowed_model_region, "end_user");
   c.tag_filtering = cfg.router_settings.enable_tag_filtering;
   c.match_any = cfg.router_settings.tag_filtering_match_any;
-  if (c.tag_filtering) c.tags = p.tags;
+  if (c.tag_filtering) {
+    c.tags = p.tags;
+    if (p.key) c.key_tags = p.key->tags;
+  }
   return c;
 }
 

@@ -11,7 +11,8 @@ namespace tollgate::pipeline {
 
 /// Every region set on the principal's key, team or end user (customer record) becomes a rule
 /// (all must hold); tags are the principal's (key tags + the request's own), used only when
-/// tag filtering is on. The end user's region applies whichever key calls (the master key too).
+/// tag filtering is on; the key's own tags (set by an admin) are also the hard tag boundary. The
+/// end user's region applies whichever key calls (the master key too).
 routing::RouteConstraints route_constraints(const auth::Principal& p, const config::Config& cfg);
 
 }  // namespace tollgate::pipeline

@@ -51,6 +51,16 @@ Eligible eligible_deployments(const config::Config& cfg, const std::vector<std::
     out.members = std::move(pool);
     return out;
   }
+  if (!c.key_tags.empty()) {
+    std::erase_if(pool, [&](std::size_t i) { return !tags_match(cfg.model_list[i].tags, c.key_tags, c.match_any); });
+    if (pool.empty()) {
+      out.boundary = "tag";
+      out.why = "no deployment of model group '" + std::string(group) + "' carries " +
+                (c.match_any ? "any of" : "all of") + " the key's tags " + list_text(c.key_tags) +
+                " (router_settings.enable_tag_filtering)";
+      return out;
+    }
+  }
   std::vector<std::size_t> matched, defaults;
   for (auto i : pool) {
     const auto& tags = cfg.model_list[i].tags;

@@ -34,6 +34,11 @@ struct RouteConstraints {
   /// (true) or all of them (false).
   bool match_any = true;
   std::vector<std::string> tags;  ///< the request's tags (key tags + the request's own)
+  /// The tags an admin gave the caller's key: a hard boundary. With tag filtering on and this
+  /// not empty, only deployments carrying one of them (all of them when match_any is false) may
+  /// serve, whatever the request adds, and none falls through to `default`. The request's own
+  /// tags then choose among those (LiteLLM's rule below).
+  std::vector<std::string> key_tags;
 
   bool empty() const noexcept { return regions.empty() && !tag_filtering; }
 };
@@ -48,7 +53,8 @@ struct Eligible {
 };
 
 /// Filters `members` (deployment indices of one group, into cfg.model_list) by `c`.
-/// Region first, then tags, as LiteLLM's router does:
+/// Region first, then the key's tags (a hard filter), then the request's tags, as LiteLLM's
+/// router does:
 ///  - with request tags: the deployments whose tags match (any/all, per match_any); when none
 ///    does, those tagged "default"; when none is, nothing;
 ///  - without request tags: the deployments tagged "default" when there are any, else all.

@@ -79,6 +79,35 @@ e2e('tag routing: a key\'s own tags route its requests', async (ctx) => {
   assert.equal((await mock.model('paid-model')).requests, 1);
 });
 
+e2e('tag routing: a key\'s tags are a hard boundary: the request cannot widen it, and no default deployment outside it serves', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      openaiDeployment(mock, 'g', 'eu-model', priced({ tags: ['eu'] })),
+      openaiDeployment(mock, 'g', 'us-model', priced({ tags: ['us', 'default'] })),
+      openaiDeployment(mock, 'us-only', 'us-only-model', priced({ tags: ['default'] })),
+    ],
+    router_settings: { enable_tag_filtering: true },
+    litellm_settings: { fallbacks: [{ g: ['us-only'] }] },
+  }));
+  await mock.script('eu-model', [OK('eu answered')]);
+  await mock.script('us-model', [OK('us answered')]);
+  await mock.script('us-only-model', [OK('us-only answered')]);
+  const key = await gw.generateKey({ tags: ['eu'] });
+  const client = gw.openai({ apiKey: key.key });
+  for (const extra of [{ tags: ['us'] }, { tags: ['nobody'] }, { metadata: { tags: ['default'] } }]) {
+    const r = await client.chat.completions.create(chatBody('g', extra), { headers: { 'x-litellm-tags': 'us' } });
+    assert.equal(r.choices[0].message.content, 'eu answered', JSON.stringify(extra));
+  }
+  // The key's boundary holds on the fallback too: eu-model fails, us-only (default-tagged) is skipped.
+  await mock.script('eu-model', [{ error: 'server_error' }]);
+  const err = await rejectsWith(client.chat.completions.create(chatBody('g')));
+  assert.equal(err.status, 500, String(err));
+  assert.deepEqual(await mock.requests('us-model', 'us-only-model'), { 'us-model': 0, 'us-only-model': 0 });
+  const row = await spendLogOf(gw, err.headers);
+  assert.deepEqual(row.skipped_fallbacks, [{ target: 'us-only', reason: 'tag_constraint' }]);
+});
+
 e2e('a fallback never crosses a tag boundary: the skip and its reason are in the trace, and the money matches', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({

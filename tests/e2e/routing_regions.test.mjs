@@ -96,6 +96,24 @@ e2e('region: nothing in the region anywhere is a 400 with nothing sent; conflict
   assert.match(both.message, /key allows region 'us', end_user allows region 'eu'/);
 });
 
+e2e('region: when the primary has nothing in the region and the fallback inside it fails, the client gets the fallback\'s error', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      openaiDeployment(mock, 'us-only', 'us-only-model', priced({ region_name: 'us' })),
+      openaiDeployment(mock, 'backup', 'backup-eu', priced({ region_name: 'eu' })),
+    ],
+    litellm_settings: { fallbacks: [{ 'us-only': ['backup'] }] },
+  }));
+  await mock.script('us-only-model', [OK('never')]);
+  await mock.script('backup-eu', [{ error: 'server_error' }]);
+  const euKey = await gw.generateKey({ allowed_model_region: 'eu' });
+  const err = await rejectsWith(gw.openai({ apiKey: euKey.key }).chat.completions.create(chatBody('us-only')));
+  assert.equal(err.status, 500, `the fallback's 500, not the boundary's 400: ${err}`);
+  assert.equal((await mock.model('us-only-model')).requests, 0);
+  assert.equal((await mock.model('backup-eu')).requests, 1);
+});
+
 e2e('region: a region no deployment has is refused by the admin API, naming the field', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(regionConfig(mock));

@@ -127,6 +127,22 @@ TEST(RouteConstraints, RegionAppliesBeforeTags) {
   EXPECT_EQ(e.boundary, "tag");
 }
 
+TEST(RouteConstraints, KeyTagsAreAHardBoundaryRequestTagsCannotWiden) {
+  auto cfg = load(kTagged);
+  routing::RouteConstraints c;
+  c.tag_filtering = true;
+  c.key_tags = {"free"};
+  c.tags = {"free", "paid"};  // the request adds a tag the key was not given
+  EXPECT_EQ(routing::eligible_deployments(*cfg, all(*cfg), c, "g").members, (std::vector<std::size_t>{0}));
+  c.tags = {"free", "nobody"};
+  EXPECT_EQ(routing::eligible_deployments(*cfg, all(*cfg), c, "g").members, (std::vector<std::size_t>{0}));
+  // No deployment with the key's tag: nothing, not the `default` deployment.
+  auto e = routing::eligible_deployments(*cfg, {1, 2}, c, "g");
+  EXPECT_TRUE(e.members.empty());
+  EXPECT_EQ(e.boundary, "tag");
+  EXPECT_NE(e.why.find("the key's tags [free]"), std::string::npos) << e.why;
+}
+
 TEST(RouteConstraints, SelectChoosesOnlyEligibleDeployments) {
   auto cfg = load(kTagged);
   core::ManualClock clock;
@@ -165,6 +181,24 @@ router_settings:
     if (w.path == "router_settings.model_group_alias.small" && w.message.find("shadows") != std::string::npos)
       shadow_warned = true;
   EXPECT_TRUE(shadow_warned);
+}
+
+TEST(ModelGroupAlias, AnAliasOfAnAliasIsAnError) {
+  auto r = config::load_config_string(R"(
+model_list:
+  - model_name: premium
+    litellm_params: {model: openai/p, api_base: "http://127.0.0.1:1/v1"}
+  - model_name: mid
+    litellm_params: {model: openai/m, api_base: "http://127.0.0.1:1/v1"}
+router_settings:
+  model_group_alias: {fast: mid, mid: premium}
+)",
+                                      "<test>");
+  EXPECT_FALSE(r.config);
+  bool found = false;
+  for (const auto& e : r.errors)
+    found |= e.path == "router_settings.model_group_alias.fast" && e.message.find("do not chain") != std::string::npos;
+  EXPECT_TRUE(found);
 }
 
 TEST(ModelGroupAlias, BadAliasesAreErrorsAtTheirPath) {
