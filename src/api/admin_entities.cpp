@@ -359,31 +359,51 @@ Reply org_info(const Context& c, const std::string& target) {
 }
 
 // --- customers ---
+/// The fields /customer/new and /customer/update take (LiteLLM's NewCustomerRequest /
+/// UpdateCustomerRequest), validated, applied to `cu` where present.
+std::optional<core::Error> apply_customer_fields(const Context& c, const json::object& body, store::CustomerRecord& cu) {
+  TG_TRY(check_fields(body,
+                      {"user_id", "alias", "max_budget", "budget_duration", "blocked", "budget_id", "allowed_model_region"},
+                      {"default_model"}));
+  TG_TRY(apply_name(body, "alias", cu.alias));
+  TG_TRY(apply_money(body, "max_budget", cu.max_budget_nanos));
+  TG_TRY(apply_duration(body, "budget_duration", cu.budget_duration));
+  TG_TRY(apply_name(body, "budget_id", cu.budget_id));
+  if (body.contains("budget_id")) TG_TRY(c.check_budget_ref(cu.budget_id));
+  TG_TRY(apply_name(body, "allowed_model_region", cu.allowed_model_region));
+  if (body.contains("allowed_model_region")) TG_TRY(c.check_region(cu.allowed_model_region));
+  if (body.contains("blocked")) {
+    auto b = get_bool(body, "blocked");
+    if (!b) return b.error();
+    cu.blocked = b->value_or(false);
+  }
+  return std::nullopt;
+}
+
 Reply customer_new(const Context& c, const json::object& body) {
-  TG_TRY_R(check_fields(body,
-                        {"user_id", "alias", "max_budget", "budget_duration", "blocked", "budget_id", "allowed_model_region"},
-                        {"default_model"}));
   store::CustomerRecord cu;
   auto id = require_name(body, "user_id");
   if (!id) return std::unexpected(id.error());
   cu.user_id = *id;
-  TG_TRY_R(apply_name(body, "alias", cu.alias));
-  TG_TRY_R(apply_money(body, "max_budget", cu.max_budget_nanos));
-  TG_TRY_R(apply_duration(body, "budget_duration", cu.budget_duration));
-  TG_TRY_R(apply_name(body, "budget_id", cu.budget_id));
-  TG_TRY_R(c.check_budget_ref(cu.budget_id));
-  TG_TRY_R(apply_name(body, "allowed_model_region", cu.allowed_model_region));
-  TG_TRY_R(c.check_region(cu.allowed_model_region));
-  if (body.contains("blocked")) {
-    auto b = get_bool(body, "blocked");
-    if (!b) return std::unexpected(b.error());
-    cu.blocked = b->value_or(false);
-  }
+  TG_TRY_R(apply_customer_fields(c, body, cu));
   cu.created_at_ms = cu.updated_at_ms = c.now();
   auto created = c.store().create_customer(cu);
   if (!created) return std::unexpected(store_error(created.error(), "customer"));
   c.refresh();
   return json::value(customer_object(*created));
+}
+
+Reply customer_update(const Context& c, const json::object& body) {
+  auto id = require_name(body, "user_id");
+  if (!id) return std::unexpected(id.error());
+  auto cu = c.store().get_customer(*id);
+  if (!cu) return std::unexpected(store_error(cu.error(), "customer " + *id));
+  TG_TRY_R(apply_customer_fields(c, body, *cu));
+  cu->updated_at_ms = c.now();
+  auto r = c.store().update_customer(*cu);
+  if (!r) return std::unexpected(store_error(r.error(), "customer"));
+  c.refresh();
+  return json::value(customer_object(*r));
 }
 
 Reply customer_info(const Context& c, const std::string& target) {
@@ -554,6 +574,7 @@ std::span<const Route> entity_routes() {
       {"/organization/new", Method::post, [](const Context& c, const Call& q) { return org_new(c, q.body); }},
       {"/organization/info", Method::get, [](const Context& c, const Call& q) { return org_info(c, q.target); }},
       {"/customer/new", Method::post, [](const Context& c, const Call& q) { return customer_new(c, q.body); }},
+      {"/customer/update", Method::post, [](const Context& c, const Call& q) { return customer_update(c, q.body); }},
       {"/customer/info", Method::get, [](const Context& c, const Call& q) { return customer_info(c, q.target); }},
       {"/customer/list", Method::get, [](const Context& c, const Call&) { return customer_list(c); }},
       {"/customer/block", Method::post, [](const Context& c, const Call& q) { return customer_block(c, q.body, true); }},

@@ -53,7 +53,16 @@ e2e('region: a key, team or end user with allowed_model_region is served only in
     const r = await gw.openai().chat.completions.create(chatBody('chat', { user: 'eu-customer' }));
     assert.equal(r.choices[0].message.content, 'from chat-eu');
   }
-  assert.equal((await mock.model('chat-us')).requests, 0);
+  // /customer/update moves the end user to another region; a bad region stores nothing.
+  const bad = await gw.fetch('/customer/update', { body: { user_id: 'eu-customer', allowed_model_region: 'ap' } });
+  assert.equal(bad.status, 400, bad.text);
+  assert.equal(bad.json.error.param, 'allowed_model_region');
+  const upd = await gw.admin('/customer/update', { user_id: 'eu-customer', allowed_model_region: 'us' });
+  assert.equal(upd.allowed_model_region, 'us');
+  const r = await gw.openai().chat.completions.create(chatBody('chat', { user: 'eu-customer' }));
+  assert.equal(r.choices[0].message.content, 'from chat-us');
+  assert.equal((await gw.fetch('/customer/update', { body: { user_id: 'nobody', alias: 'x' } })).status, 404);
+  assert.equal((await mock.model('chat-us')).requests, 1);
   assert.equal((await mock.model('chat-eu')).requests, 14);
 });
 
