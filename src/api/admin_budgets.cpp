@@ -17,8 +17,9 @@ namespace json = boost::json;
 namespace {
 
 // --- tag budgets ---
-/// Fields of /tag/new and /tag/update. `models` / `model_info` are accepted and ignored
-/// (LiteLLM tag routing is not implemented).
+/// Fields of /tag/new and /tag/update. `models` / `model_info` (LiteLLM's per-tag model lists
+/// from its UI's tag management) are accepted and ignored: tag routing follows the deployments'
+/// `litellm_params.tags` (docs/config.md "Routing constraints").
 std::optional<core::Error> check_tag_fields(const json::object& body) {
   return check_fields(body, {"name", "description", "max_budget", "budget_duration"},
                              {"models", "model_info", "budget_id"});

@@ -1,12 +1,12 @@
 #include "api/admin_context.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include <spdlog/spdlog.h>
 
 #include "api/admin_json.hpp"
 #include "auth/keys.hpp"
+#include "routing/constraints.hpp"
 
 namespace tollgate::api::admin {
 namespace json = boost::json;
@@ -48,16 +48,14 @@ std::shared_ptr<const config::Config> Context::config() const {
 
 std::optional<core::Error> Context::check_region(const std::string& region) const {
   if (region.empty()) return std::nullopt;
-  const auto lower = [](std::string s) {
-    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
-  };
   const auto cfg = config();
   std::vector<std::string> in_use;
   for (const auto& d : cfg->model_list) {
-    if (d.region_name.empty()) continue;
-    if (lower(d.region_name) == lower(region)) return std::nullopt;
-    if (std::find(in_use.begin(), in_use.end(), lower(d.region_name)) == in_use.end()) in_use.push_back(lower(d.region_name));
+    if (routing::same_region(d.region_name, region)) return std::nullopt;
+    if (!d.region_name.empty() && std::none_of(in_use.begin(), in_use.end(), [&](const std::string& r) {
+          return routing::same_region(d.region_name, r);
+        }))
+      in_use.push_back(d.region_name);
   }
   std::string list;
   for (const auto& r : in_use) list += (list.empty() ? "" : ", ") + r;

@@ -6,13 +6,6 @@ namespace tollgate::routing {
 
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           auto lower = [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; };
-           return lower(x) == lower(y);
-         });
-}
-
 bool has(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 std::string list_text(const std::vector<std::string>& v) {
@@ -29,6 +22,12 @@ bool tags_match(const std::vector<std::string>& dep_tags, const std::vector<std:
 
 }  // namespace
 
+bool same_region(std::string_view a, std::string_view b) {
+  const auto lower = [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; };
+  return !a.empty() && a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
+}
+
 Eligible eligible_deployments(const config::Config& cfg, const std::vector<std::size_t>& members,
                               const RouteConstraints& c, std::string_view group) {
   Eligible out;
@@ -37,7 +36,7 @@ Eligible eligible_deployments(const config::Config& cfg, const std::vector<std::
   for (auto i : members) {
     const auto& region = cfg.model_list[i].region_name;
     const bool ok = std::all_of(c.regions.begin(), c.regions.end(),
-                                [&](const RegionRule& r) { return !region.empty() && iequal(region, r.region); });
+                                [&](const RegionRule& r) { return same_region(region, r.region); });
     if (ok) pool.push_back(i);
   }
   if (pool.empty()) {

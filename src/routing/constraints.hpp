@@ -11,6 +11,7 @@
 /// Pure functions over the immutable config; thread-safe.
 
 #include <cstddef>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct Eligible {
   std::string boundary;
   std::string why;
 };
+
+/// Whether a deployment's `region_name` `a` is region `b`: equal ignoring ASCII case; an empty
+/// `a` (no region_name) is in no region.
+bool same_region(std::string_view a, std::string_view b);
 
 /// Filters `members` (deployment indices of one group, into cfg.model_list) by `c`.
 /// Region first, then the key's tags (a hard filter), then the request's tags, as LiteLLM's

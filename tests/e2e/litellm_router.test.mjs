@@ -138,4 +138,14 @@ e2e('a default max_tokens bounds the reservation and the request; the charge fol
   // The caller's own limit wins over the default.
   await gw.openai({ apiKey: key.key }).chat.completions.create(chatBody('g', { max_tokens: 5 }));
   assert.equal((await mock.model('capped-model')).completion_tokens, 45);
+  // An upstream that ignores the default limit is charged what it reports, not the bound.
+  await mock.script('capped-model', [{ ignore_max_tokens: true, completion_tokens: 100 }]);
+  const before = await mock.model('capped-model');
+  const over = await gw.openai({ apiKey: key.key }).chat.completions.create(chatBody('g')).withResponse();
+  const after = await mock.model('capped-model');
+  assert.equal(after.completion_tokens - before.completion_tokens, 100);
+  const overRow = await spendLogOf(gw, over.response);
+  const overBill = (after.prompt_tokens - before.prompt_tokens) * price.input_cost_per_token + 100 * price.output_cost_per_token;
+  assert.ok(Math.abs(overRow.spend - overBill) < 1e-9, `spend ${overRow.spend} vs bill ${overBill}`);
+  assert.equal(overRow.decision.steps.find((s) => s.step === 'attempt').max_tokens, 40, 'the bound sent was still 40');
 });

@@ -97,6 +97,9 @@ e2e('region: nothing in the region anywhere is a 400 with nothing sent; conflict
   assert.equal(err.code, 'region_not_allowed');
   assert.equal((await mock.model('us-only-model')).requests, 0);
   assert.equal((await mock.model('anywhere-model')).requests, 0);
+  const refused = await spendLogOf(gw, err.headers);
+  assert.equal(refused.spend, 0, 'nothing sent, nothing charged');
+  assert.deepEqual(refused.skipped_fallbacks, [{ target: 'anywhere', reason: 'region_constraint' }]);
   // A key allowed 'us' whose end user is allowed 'eu': no deployment is in both.
   await gw.admin('/customer/new', { user_id: 'eu-user', allowed_model_region: 'eu' });
   const usKey = await gw.generateKey({ allowed_model_region: 'us' });
@@ -121,6 +124,10 @@ e2e('region: when the primary has nothing in the region and the fallback inside 
   assert.equal(err.status, 500, `the fallback's 500, not the boundary's 400: ${err}`);
   assert.equal((await mock.model('us-only-model')).requests, 0);
   assert.equal((await mock.model('backup-eu')).requests, 1);
+  // The fallback's error body is unbilled by the provider: the charge follows that evidence.
+  const row = await spendLogOf(gw, err.headers);
+  assert.equal(row.spend, await billOf(mock, 'backup-eu'));
+  assert.equal(row.spend, 0);
 });
 
 e2e('region: a region no deployment has is refused by the admin API, naming the field', async (ctx) => {
