@@ -31,7 +31,31 @@ using std::chrono::milliseconds;
 /// ollama, groq, together_ai, hosted_vllm, openai_compatible ...) maps to OpenAI.
 /// The upstream API family of a deployment; `unsupported`: a provider prefix Tollgate does not
 /// implement (the deployment loads with a warning and fails when routed to, as in LiteLLM).
-enum class ProviderKind { openai, azure, anthropic, unsupported };
+/// openai: OpenAI's API and every OpenAI-compatible server (huggingface/, text-completion-openai/,
+/// mistralai/ included); gemini: Google AI Studio generateContent; vertex_ai: the same API on
+/// Vertex AI (OAuth from a service account); bedrock: Bedrock Converse (SigV4); sagemaker:
+/// SageMaker runtime invocations (SigV4); ollama: Ollama's /api/generate; ollama_chat: Ollama's
+/// /api/chat; cohere: Cohere v2 chat and embed.
+enum class ProviderKind { openai, azure, anthropic, gemini, vertex_ai, bedrock, sagemaker, ollama, ollama_chat, cohere,
+                          unsupported };
+
+/// Cloud credentials of a deployment whose provider signs or mints its own auth (Bedrock,
+/// SageMaker: AWS Signature V4; Vertex AI: a service-account OAuth token), from LiteLLM's
+/// `litellm_params` keys (os.environ/ references resolved) or, when absent, the standard
+/// environment variables read at load (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+/// AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION; GOOGLE_APPLICATION_CREDENTIALS,
+/// VERTEXAI_PROJECT, VERTEXAI_LOCATION). Empty strings = not given.
+struct CloudCredentials {
+  std::string aws_access_key_id;
+  std::string aws_secret_access_key;
+  std::string aws_session_token;
+  std::string aws_region_name;
+  std::string vertex_project;
+  std::string vertex_location;
+  /// `vertex_credentials`: the service-account JSON itself (text), already read from a file
+  /// path when one was given.
+  std::string vertex_credentials;
+};
 
 /// The price of one long-prompt tier field, named as in LiteLLM's
 /// `<field>_above_<N>k_tokens` keys (`input_cost_per_token_above_200k_tokens`, ...).
@@ -138,6 +162,14 @@ struct Deployment {
   /// Kept in the store (`/model/new` with store_model_in_db), not written in the file: LiteLLM's
   /// `model_info.db_model`.
   bool db_model = false;
+  /// `model_info.mode` (LiteLLM): "chat", "completion", "embedding", "responses", ...; empty =
+  /// not given (a chat deployment). Decides which endpoints route to it and what /health sends.
+  std::string mode;
+  /// AWS / Vertex credentials (bedrock, sagemaker, vertex_ai); unused by other providers.
+  CloudCredentials cloud;
+  /// `model_info.health_check_timeout` (s in YAML): bound of one /health call to this deployment;
+  /// nullopt = general_settings.health_check_timeout.
+  std::optional<milliseconds> health_check_timeout;
 };
 
 /// One flat deployment cost key: LiteLLM's name and the Deployment field holding its value.
@@ -288,6 +320,11 @@ struct GeneralSettings {
   /// LiteLLM's `store_model_in_db`: deployments added through `/model/new` live in the store and
   /// are served next to `model_list` (api/admin_models.hpp); false = /model/new is refused.
   bool store_model_in_db = false;
+  /// LiteLLM's `background_health_checks`: call every deployment each `health_check_interval`;
+  /// the outcomes feed the deployment circuits and GET /health answers from the last round.
+  bool background_health_checks = false;
+  milliseconds health_check_interval{300000};  ///< `health_check_interval` (s in YAML)
+  milliseconds health_check_timeout{10000};    ///< default bound of one health call (s in YAML)
 };
 
 /// `tollgate_settings.otel:` — span export over OTLP/HTTP JSON (docs/observability.md). Unset

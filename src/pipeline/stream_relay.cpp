@@ -18,7 +18,8 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   AttemptResult r;
   auto decoder = provider.stream_decoder(d, st.call.include_usage);
   reset_response_facts(st);
-  http::SseParser parser;
+  const auto framing = provider.stream_framing(d);
+  auto parser = http::make_frame_parser(framing);
   std::string raw;
   std::vector<std::string> chunks;
   bool committed = false;
@@ -29,10 +30,10 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   else st.stream_answer.reset();
 
   const auto ct = ex->header("content-type");
-  if (ct.find("text/event-stream") == std::string_view::npos) {
+  if (!parser || !http::content_type_matches(framing, ct)) {
     r.failure = at.classify_event(policy::TransportEvent::malformed_body, ex->status());
     r.error = malformed_error(d, "answered a stream request without an event stream (content-type '" +
-                                     std::string(ct) + "')");
+                                     std::string(ct) + "', expected " + std::string(http::media_type(framing)) + ")");
     st.exchange = nullptr;
     r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
         at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
@@ -63,7 +64,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       break;
     }
     const bool at_end = *got == 0;
-    if (!parser.feed(raw, [&](const http::SseEvent& ev) { decoder->on_event(ev, chunks); })) {
+    if (!parser->feed(raw, [&](const http::SseEvent& ev) { decoder->on_event(ev, chunks); })) {
       // An event line beyond the parser's limit: garbage, not an LLM stream.
       if (!committed) {
         r.failure = at.classify_event(policy::TransportEvent::malformed_body, ex->status());

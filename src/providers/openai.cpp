@@ -229,6 +229,13 @@ const Provider& provider_for(config::ProviderKind kind) {
     case config::ProviderKind::openai: return openai;
     case config::ProviderKind::azure: return azure;
     case config::ProviderKind::anthropic: return anthropic::adapter();
+    case config::ProviderKind::gemini:
+    case config::ProviderKind::vertex_ai:
+    case config::ProviderKind::bedrock:
+    case config::ProviderKind::sagemaker:
+    case config::ProviderKind::ollama:
+    case config::ProviderKind::ollama_chat:
+    case config::ProviderKind::cohere:
     case config::ProviderKind::unsupported: return unsupported_provider();
   }
   return openai;
@@ -239,6 +246,13 @@ std::string_view provider_name(config::ProviderKind kind) {
     case config::ProviderKind::openai: return "openai";
     case config::ProviderKind::azure: return "azure.ai.openai";
     case config::ProviderKind::anthropic: return "anthropic";
+    case config::ProviderKind::gemini: return "gcp.gemini";
+    case config::ProviderKind::vertex_ai: return "gcp.vertex_ai";
+    case config::ProviderKind::bedrock: return "aws.bedrock";
+    case config::ProviderKind::sagemaker: return "aws.sagemaker";
+    case config::ProviderKind::ollama:
+    case config::ProviderKind::ollama_chat: return "ollama";
+    case config::ProviderKind::cohere: return "cohere";
     case config::ProviderKind::unsupported: return "unsupported";
   }
   return "openai";

@@ -15,6 +15,7 @@
 #include "config/config.hpp"
 #include "http/client.hpp"
 #include "http/sse.hpp"
+#include "http/stream_frames.hpp"
 #include "policy/failure.hpp"
 #include "providers/usage.hpp"
 
@@ -77,6 +78,9 @@ class Provider {
   virtual policy::Outcome parse_error(int status, std::string_view body) const = 0;
   /// A decoder for this API's stream. `include_usage`: the client asked for the usage chunk.
   virtual std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment& d, bool include_usage) const = 0;
+  /// How this API frames its stream (the relay splits the bytes into events with it and checks
+  /// the response's content-type against it). Default: SSE.
+  virtual http::StreamFraming stream_framing(const config::Deployment&) const { return http::StreamFraming::sse; }
 };
 
 /// The adapter for a provider kind (static instances).
