@@ -1,6 +1,7 @@
 // What a chat request asks for, and the answer the behaviour makes of it: prompt counting
 // (text, media, cache_control prefixes), output length, token kinds, service tier, usage.
 #include "mock.hpp"
+#include "operations.hpp"
 
 #include <cmath>
 
@@ -103,6 +104,8 @@ Prompt measure_prompt(const json::object& body, const MediaRules& rules) {
   return p;
 }
 
+}  // namespace
+
 std::optional<std::int64_t> int_field(const json::object& o, std::string_view key, bool& bad) {
   auto* v = o.if_contains(key);
   if (!v || v->is_null()) return std::nullopt;
@@ -117,6 +120,8 @@ std::optional<std::int64_t> int_field(const json::object& o, std::string_view ke
   bad = true;
   return std::nullopt;
 }
+
+namespace {
 
 std::vector<std::string> split_words(std::string_view s) {
   std::vector<std::string> words;
@@ -180,6 +185,8 @@ bool set_input(const json::object& body, const Behavior& b, Completion& c, std::
 }
 
 // The output side per choice: visible tokens, reasoning, finish reason and the extra kinds.
+}  // namespace
+
 void set_output(const Behavior& b, std::optional<std::int64_t> cap, Completion& c) {
   std::int64_t desired = 16;
   if (b.content) {
@@ -225,6 +232,8 @@ void set_output(const Behavior& b, std::optional<std::int64_t> cap, Completion& 
   c.accepted_prediction_tokens = accepted < c.tokens ? accepted : c.tokens;
 }
 
+std::int64_t text_tokens(std::string_view text) { return ceil_div4(static_cast<std::int64_t>(text.size())); }
+
 std::string service_tier_of(const json::object& body, const Behavior& b, bool anthropic) {
   if (b.service_tier) return *b.service_tier;
   std::string asked;
@@ -232,8 +241,6 @@ std::string service_tier_of(const json::object& body, const Behavior& b, bool an
   if (anthropic) return asked == "priority" ? "priority" : "standard";
   return asked.empty() || asked == "auto" ? "default" : asked;
 }
-
-}  // namespace
 
 Counts Completion::counts(std::int64_t visible) const {
   Counts k;

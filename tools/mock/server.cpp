@@ -3,6 +3,7 @@
 #include "server.hpp"
 
 #include "mock.hpp"
+#include "operations.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -323,8 +324,14 @@ awaitable<bool> answer_stream(tcp::socket& s, const Api& api, const Call& call, 
   co_return ok && keep;
 }
 
-awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool anthropic,
-                            std::string deployment, const ServerConfig& cfg, bool keep) {
+awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, bool anthropic,
+                            std::string deployment, const ServerConfig& cfg, bool keep,
+                            Operation op = Operation::chat) {
+  // A non-chat operation answers through its own per-request wire format.
+  std::unique_ptr<OperationApi> operation = op == Operation::completions  ? text_completion_api()
+                                            : op == Operation::embeddings ? embeddings_api()
+                                                                          : nullptr;
+  const Api& api = operation ? *operation : family;
   std::string rid = api.new_request_id();
   ErrorSpec invalid;
   invalid.name = "invalid_request";
@@ -361,6 +368,7 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
   const std::string& model = call.model;
   bool stream = false;
   if (auto* st = body.if_contains("stream"); st && st->is_bool()) stream = st->get_bool();
+  if (op == Operation::embeddings) stream = false;  // the endpoint has no stream mode
   stats_request_begin(&model, stream);
   {
     auto header = [&req](const char* name) {
@@ -403,7 +411,9 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
   }
 
   Completion& c = call.c;
-  if (!build_completion(body, anthropic, b, c, err)) {
+  c.model = model;
+  const bool built = operation ? operation->build(body, b, c, err) : build_completion(body, anthropic, b, c, err);
+  if (!built) {
     Reply r = reject(std::move(err));
     co_return co_await send_reply(s, r, keep) && keep;
   }
@@ -499,8 +509,17 @@ Reply handle_script(const Request& req) {
 
 enum class Route { none, openai, azure, anthropic, models, stats, reset, script, health };
 
-Route route_of(std::string_view path, std::string& deployment) {
+Route route_of(std::string_view path, std::string& deployment, Operation& op) {
+  op = Operation::chat;
   if (path == "/v1/chat/completions" || path == "/chat/completions") return Route::openai;
+  if (path == "/v1/completions" || path == "/completions") {
+    op = Operation::completions;
+    return Route::openai;
+  }
+  if (path == "/v1/embeddings" || path == "/embeddings") {
+    op = Operation::embeddings;
+    return Route::openai;
+  }
   if (path == "/v1/messages") return Route::anthropic;
   if (path == "/v1/models" || path == "/models") return Route::models;
   if (path == "/mock/stats") return Route::stats;
@@ -508,13 +527,17 @@ Route route_of(std::string_view path, std::string& deployment) {
   if (path == "/mock/script") return Route::script;
   if (path == "/health" || path == "/mock/health") return Route::health;
   constexpr std::string_view prefix = "/openai/deployments/";
-  constexpr std::string_view suffix = "/chat/completions";
-  if (path.size() > prefix.size() + suffix.size() && path.starts_with(prefix) &&
-      path.ends_with(suffix)) {
-    auto dep = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
-    if (!dep.empty() && dep.find('/') == std::string_view::npos) {
-      deployment = std::string(dep);
-      return Route::azure;
+  constexpr std::pair<std::string_view, Operation> kAzureOps[] = {{"/chat/completions", Operation::chat},
+                                                                  {"/completions", Operation::completions},
+                                                                  {"/embeddings", Operation::embeddings}};
+  for (const auto& [suffix, which] : kAzureOps) {
+    if (path.size() > prefix.size() + suffix.size() && path.starts_with(prefix) && path.ends_with(suffix)) {
+      auto dep = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+      if (!dep.empty() && dep.find('/') == std::string_view::npos) {
+        deployment = std::string(dep);
+        op = which;
+        return Route::azure;
+      }
     }
   }
   return Route::none;
@@ -526,7 +549,8 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
   std::string_view target = req.target();
   std::string_view path = target.substr(0, target.find('?'));
   std::string deployment;
-  Route route = route_of(path, deployment);
+  Operation op = Operation::chat;
+  Route route = route_of(path, deployment, op);
   auto method = req.method();
   bool is_post = method == http::verb::post;
   bool is_get = method == http::verb::get;
@@ -544,7 +568,7 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
     case Route::azure:
     case Route::anthropic: {
       bool anthropic = route == Route::anthropic;
-      const Api& api = anthropic ? anthropic_api() : openai_api();
+      const Api& api = anthropic ? anthropic_api() : openai_api();  // a non-chat operation's: in handle_chat
       if (!is_post) {
         std::string rid = api.new_request_id();
         ErrorSpec e;
@@ -555,7 +579,7 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
         r.headers += "allow: POST\r\n";
         break;
       }
-      co_return co_await handle_chat(s, req, api, anthropic, deployment, cfg, keep);
+      co_return co_await handle_chat(s, req, api, anthropic, deployment, cfg, keep, op);
     }
     case Route::models:
     case Route::stats:
