@@ -24,8 +24,10 @@ constexpr std::string_view kBundledYaml =
     ;
 
 // Prefixes whose bare model names carry that provider's own list prices (docs/pricing.md).
-constexpr std::array<std::string_view, 9> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic", "gemini",
-                                                                     "mistral", "groq",  "xai",      "deepseek"};
+// text-completion-openai/ is OpenAI's own /completions endpoint (LiteLLM): OpenAI's prices.
+constexpr std::array<std::string_view, 10> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic", "gemini",
+                                                                      "mistral", "groq",  "xai",      "deepseek",
+                                                                      "text-completion-openai"};
 
 // Every deployment cost key names a field of the table format.
 static_assert([] {
