@@ -16,7 +16,9 @@
 #include "api/json_body.hpp"
 #include "api/operation_decode.hpp"
 #include "api/ops.hpp"
+#include "api/responses_sink.hpp"
 #include "api/sinks.hpp"
+#include "api/stored_responses.hpp"
 #include "auth/access.hpp"
 #include "auth/caller_names.hpp"
 #include "auth/credentials.hpp"
@@ -25,6 +27,8 @@
 #include "policy/request_budget.hpp"
 #include "core/ids.hpp"
 #include "providers/anthropic/translate.hpp"
+#include "providers/native.hpp"
+#include "providers/responses/translate.hpp"
 
 namespace tollgate::api {
 namespace net = boost::asio;
@@ -166,6 +170,7 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   const bool is_embeddings = path == "/v1/embeddings" || path == "/embeddings" || path == "/openai/v1/embeddings";
   const bool is_completions = path == "/v1/completions" || path == "/completions" || path == "/openai/v1/completions";
   const bool is_messages = path == "/v1/messages" || path == "/anthropic/v1/messages";
+  const bool is_responses = path == "/v1/responses" || path == "/responses" || path == "/openai/v1/responses";
   const bool is_models = path == "/v1/models" || path == "/models";
   const bool is_health = path == "/health/liveliness" || path == "/health/liveness" || path == "/health/readiness";
   const Format fmt = is_messages ? Format::anthropic : Format::openai;
@@ -207,7 +212,18 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_await w.send(std::move(res));
     co_return;
   }
-  if (auto early = route_check(req, path, is_chat || is_embeddings || is_completions, is_messages, is_models, is_health, fmt)) {
+  if (auto stored_id = stored_response_id(path)) {
+    // GET / DELETE /v1/responses/{id}: passed through to an OpenAI deployment, never charged.
+    auto principal = co_await authenticate_fresh(req);
+    if (!principal) {
+      co_await w.send(auth_error_response(std::move(principal.error()), fmt));
+      co_return;
+    }
+    auto res = co_await stored_response(req, *stored_id, *services, **principal);
+    co_await w.send(std::move(res));
+    co_return;
+  }
+  if (auto early = route_check(req, path, is_chat || is_embeddings || is_completions || is_responses, is_messages, is_models, is_health, fmt)) {
     co_await w.send(std::move(*early));
     co_return;
   }
@@ -227,6 +243,7 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_return;
   }
   if (is_messages) co_await messages(services, req, w, std::move(*principal));
+  else if (is_responses) co_await responses(services, req, w, std::move(*principal));
   else
     co_await openai_call(services, req, w, std::move(*principal),
                          is_embeddings    ? providers::CallApi::embeddings
@@ -235,6 +252,50 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
 }
 
 namespace {
+
+/// The caller's body as a deployment speaking its API gets it: without the keys that steer
+/// LiteLLM / Tollgate (kGatewayOnlyKeys, cache controls) and the caller's tags (`tags`, a
+/// non-string `metadata.tags`: Tollgate's, not the provider's).
+json::object native_body_of(const json::object& body) {
+  json::object out = body;
+  for (auto k : kGatewayOnlyKeys) out.erase(k);
+  (void)cache::take_controls(out);
+  out.erase("tags");
+  if (auto* md = out.if_contains("metadata"); md && md->is_object()) {
+    auto& m = md->get_object();
+    if (auto* t = m.if_contains("tags"); t && !t->is_string()) m.erase("tags");
+  }
+  return out;
+}
+
+/// Whether the model group named by `model` has a deployment that serves `api` natively.
+bool group_serves_natively(const pipeline::Services& s, const json::value* model, providers::CallApi api) {
+  if (model == nullptr || !model->is_string()) return false;
+  const auto* members = s.groups->find(s.groups->resolve_alias(model->get_string()));
+  if (members == nullptr) return false;
+  for (const auto i : *members)
+    if (providers::native_adapter_for(s.config->model_list[i], api) != nullptr) return true;
+  return false;
+}
+
+/// Removes what only a native Responses deployment can read (built-in tools, a tool_choice
+/// naming one, stored-state references) from the copy the chat translation is made of.
+void strip_native_only(json::object& body) {
+  const auto drop = [](json::value* list, auto pred) {
+    if (list == nullptr || !list->is_array()) return;
+    auto& a = list->get_array();
+    a.erase(std::remove_if(a.begin(), a.end(), pred), a.end());
+  };
+  const auto type_of = [](const json::value& v) -> std::string_view {
+    const auto* o = v.if_object();
+    const auto* type = o ? o->if_contains("type") : nullptr;
+    return type && type->is_string() ? std::string_view(type->get_string()) : std::string_view("function");
+  };
+  drop(body.if_contains("tools"), [&](const json::value& t) { return type_of(t) != "function"; });
+  if (auto* tc = body.if_contains("tool_choice"); tc && tc->is_object()) body.erase("tool_choice");
+  for (const char* k : {"previous_response_id", "conversation", "prompt", "background"}) body.erase(k);
+  drop(body.if_contains("input"), [&](const json::value& i) { return type_of(i) == "item_reference"; });
+}
 
 /// Validates the common parts of an OpenAI chat request; fills `call`. nullopt = valid.
 std::optional<core::Error> decode_chat(json::object body, const pipeline::Services& s, pipeline::ChatCall& call) {
@@ -308,7 +369,8 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipel
                                                                     std::shared_ptr<const auth::Principal> principal) {
   const bool anthropic = api == providers::CallApi::messages;
   pipeline::ChatCall call;
-  if (!anthropic) call.api = api;
+  // A Responses call runs as chat (its translation) but where a deployment serves it natively.
+  if (!anthropic && api != providers::CallApi::responses) call.api = api;
   call.call_type = std::string(providers::litellm_call_type(api));
   call.start = services.clock->now();
   call.call_id = core::new_uuid();
@@ -322,12 +384,38 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipel
   if (auto h = req.find("x-litellm-tags"); h != req.end())
     if (auto bad = auth::add_header_tags(std::string_view(h->value().data(), h->value().size()), *names))
       return std::unexpected(std::move(*bad));
+  // The caller's own body, for the deployments that speak its API (native pass-through).
+  std::optional<json::object> native;
+  if (anthropic || api == providers::CallApi::responses) native = native_body_of(*body);
   if (anthropic) {
     auto chat = providers::anthropic::messages_request_to_chat(*body);
     if (!chat) return std::unexpected(core::Error::caller(400, "invalid_request_error", chat.error()));
     *body = std::move(*chat);
     call.include_usage = true;  // the Anthropic stream reports usage in message_delta
   }
+  if (api == providers::CallApi::responses) {
+    // A feature only the Responses API itself serves: only the group's OpenAI/Azure deployments
+    // may be sent it (none: refused before anything is sent). The chat translation then only
+    // bounds the input for admission.
+    auto feature = providers::responses::native_only_feature(*body);
+    if (feature) {
+      if (!group_serves_natively(services, body->if_contains("model"), providers::CallApi::responses))
+        return std::unexpected(core::Error::caller(
+            400, "invalid_request_error",
+            "'" + *feature + "' is only served by OpenAI and Azure deployments (Tollgate stores no responses and "
+                             "cannot translate it to this model group's deployments)",
+            feature->substr(0, feature->find_first_of(".[=")), "unsupported_parameter"));
+      strip_native_only(*body);
+      call.native_only_feature = *feature;
+    }
+    auto chat = providers::responses::request_to_chat(*body);
+    if (!chat) return std::unexpected(std::move(chat.error()));
+    *body = std::move(*chat);
+    call.native_api = providers::CallApi::responses;
+  } else if (anthropic) {
+    call.native_api = providers::CallApi::messages;
+  }
+  call.native_body = std::move(native);
   if (auto err = decode_chat(std::move(*body), services, call)) return std::unexpected(std::move(*err));
   auto bound =
       auth::bind_request(principal, *identities_->current(), call.model, call.body, *services.config, *names);
@@ -370,6 +458,22 @@ net::awaitable<void> Gateway::messages(std::shared_ptr<pipeline::Services> servi
     co_return;
   }
   AnthropicSink sink(w, call->model);
+  co_await pipeline::run_chat(std::move(services), std::move(*call), sink);
+}
+
+net::awaitable<void> Gateway::responses(std::shared_ptr<pipeline::Services> services, http::Request& req,
+                                        http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
+  auto call = prepare_call(*services, req, providers::CallApi::responses, std::move(principal));
+  if (!call) {
+    co_await send_error(w, Format::openai, call.error());
+    co_return;
+  }
+  call->requester_ip = w.peer_address();
+  // The echo is read from the caller's body as sent (its own field names, before translation).
+  json::object echo;
+  if (auto original = parse_json_object(req.body(), 64, false))
+    echo = providers::responses::response_echo(*original);
+  ResponsesSink sink(w, std::move(echo), call->requested_as.empty() ? call->model : call->requested_as);
   co_await pipeline::run_chat(std::move(services), std::move(*call), sink);
 }
 

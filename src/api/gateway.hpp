@@ -60,6 +60,9 @@ class Gateway {
                                            providers::CallApi api);
   boost::asio::awaitable<void> messages(std::shared_ptr<pipeline::Services> services, http::Request& req,
                                         http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal);
+  /// POST /v1/responses (docs/responses_api.md).
+  boost::asio::awaitable<void> responses(std::shared_ptr<pipeline::Services> services, http::Request& req,
+                                         http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal);
   std::shared_ptr<pipeline::LiveServices> live_;
   std::shared_ptr<class ModelAdmin> model_admin_;
   std::shared_ptr<auth::Identities> identities_;

@@ -91,8 +91,13 @@ void OpenAiSink::on_client_gone(std::function<void()> fn) {
 
 // ---------------------------------------------------------------------------------------------
 
-net::awaitable<bool> AnthropicSink::send_completion(const json::object& completion, std::string,
+net::awaitable<bool> AnthropicSink::send_completion(const json::object& completion, std::string raw,
                                                     const pipeline::Headers& headers) {
+  if (const auto* t = completion.if_contains("type"); t && t->is_string() && t->get_string() == "message") {
+    // A native answer (an Anthropic deployment): relayed as Anthropic wrote it.
+    if (raw.empty()) raw = json::serialize(completion);
+    co_return co_await w_.send(json_response(200, std::move(raw), headers));
+  }
   auto msg = providers::anthropic::chat_response_to_messages(completion, model_);
   co_return co_await w_.send(json_response(200, json::serialize(msg), headers));
 }
@@ -105,13 +110,20 @@ net::awaitable<bool> AnthropicSink::stream_chunks(const std::vector<std::string>
                                                   const providers::Usage& usage) {
   conv_.note_usage(usage);
   std::vector<providers::anthropic::AnthropicSseEvent> events;
+  std::string out;
   for (const auto& c : chunks) {
     boost::system::error_code ec;
     auto v = json::parse(c, ec);
     if (ec || !v.is_object()) continue;
-    conv_.on_chunk(v.as_object(), events);
+    const auto& o = v.as_object();
+    if (const auto* type = o.if_contains("type"); type && type->is_string() && !o.contains("choices")) {
+      // A native event of an Anthropic deployment: relayed unchanged, named by its type.
+      native_ = true;
+      http::append_sse_event(out, std::string_view(type->get_string()), c);
+      continue;
+    }
+    conv_.on_chunk(o, events);
   }
-  std::string out;
   for (const auto& [ev, data] : events) http::append_sse_event(out, ev, data);
   co_return co_await w_.write_chunk(out);
 }
@@ -122,7 +134,7 @@ net::awaitable<bool> AnthropicSink::end_stream(const std::optional<core::Error>&
     core::Error e = *error;
     e.origin = core::ErrorOrigin::gateway;
     http::append_sse_event(out, "error", anthropic_error_json(e));
-  } else {
+  } else if (!native_) {  // a native stream's own message_stop was relayed
     std::vector<providers::anthropic::AnthropicSseEvent> events;
     conv_.finish(events);
     for (const auto& [ev, data] : events) http::append_sse_event(out, ev, data);

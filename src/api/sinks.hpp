@@ -31,7 +31,9 @@ class OpenAiSink : public pipeline::ResponseSink {
   bool watching_ = false;
 };
 
-/// Anthropic Messages responses (`/v1/messages`): the pipeline's OpenAI output translated back.
+/// Anthropic Messages responses (`/v1/messages`): the pipeline's OpenAI output translated back,
+/// or, from a native attempt (providers::anthropic::native_adapter), the Anthropic message or
+/// events (data with a `type`, no `choices`) relayed unchanged.
 class AnthropicSink final : public OpenAiSink {
  public:
   AnthropicSink(http::ResponseWriter& w, std::string model) : OpenAiSink(w), model_(std::move(model)), conv_(model_) {}
@@ -45,6 +47,7 @@ class AnthropicSink final : public OpenAiSink {
  private:
   std::string model_;
   providers::anthropic::ChatStreamToMessages conv_;
+  bool native_ = false;  // the stream is an Anthropic deployment's own events (relayed)
 };
 
 /// A complete JSON response with `headers` added.

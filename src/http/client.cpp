@@ -212,9 +212,12 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
   const auto& t = req.target;
   const std::string key = (t.tls ? "https://" : "http://") + t.host + ":" + t.port;
 
-  bhttp::request<bhttp::string_body> msg{bhttp::verb::post, t.path_and_query, 11};
+  const auto verb = req.method == Method::get   ? bhttp::verb::get
+                    : req.method == Method::del ? bhttp::verb::delete_
+                                                : bhttp::verb::post;
+  bhttp::request<bhttp::string_body> msg{verb, t.path_and_query, 11};
   msg.set(bhttp::field::host, (t.port == "443" || t.port == "80") ? t.host : t.host + ":" + t.port);
-  msg.set(bhttp::field::content_type, "application/json");
+  if (verb == bhttp::verb::post) msg.set(bhttp::field::content_type, "application/json");
   msg.set(bhttp::field::user_agent, "tollgate");
   for (const auto& [k, v] : req.headers) msg.set(k, v);
   msg.keep_alive(true);

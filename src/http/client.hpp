@@ -45,8 +45,13 @@ struct TransportError {
   std::string message;
 };
 
+/// The request method: model calls POST; stored-response reads and deletes (the Responses API's
+/// GET / DELETE /v1/responses/{id}) pass through with theirs.
+enum class Method { post, get, del };
+
 struct OutgoingRequest {
   Target target;
+  Method method = Method::post;
   std::vector<std::pair<std::string, std::string>> headers;  ///< besides Host/Content-Length/Content-Type
   std::string body;                                          ///< JSON
 };

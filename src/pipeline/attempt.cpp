@@ -12,6 +12,7 @@
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/stream_relay.hpp"
 #include "pipeline/upstream_errors.hpp"
+#include "providers/native.hpp"
 #include "routing/backoff.hpp"
 
 namespace tollgate::pipeline {
@@ -21,14 +22,26 @@ using Usage = providers::Usage;
 net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t dep) {
   // A wildcard deployment was bound to `group` by the walk before admission (try_group).
   const auto& d = st_.deployment(dep);
-  // The adapter of the call's API for this deployment; the walk (try_group) sends nothing to a
-  // deployment without one, so null here is a bug guard, answered as the caller's 400.
-  const auto* adapter = providers::adapter_for(d, st_.call.api);
+  // A call whose client API this deployment speaks itself is sent the caller's own body; the
+  // others get the adapter of the call's API (its chat translation for messages / responses).
+  const auto* native = st_.call.native_body ? providers::native_adapter_for(d, st_.call.native_api) : nullptr;
+  // The walk (try_group) sends nothing to a deployment without an adapter, so null here is a
+  // bug guard, answered as the caller's 400.
+  const auto* adapter = native ? native : providers::adapter_for(d, st_.call.api);
   AttemptResult r;
   if (adapter == nullptr) {
     r.failure = FailureClass::caller_fix_required;
     r.error = core::Error::caller(400, "invalid_request_error", providers::operation_unsupported_message(d, st_.call.api),
                                   "model", "operation_not_supported");
+    co_return r;
+  }
+  if (!native && !st_.call.native_only_feature.empty()) {
+    // Nothing is sent: this deployment would get the chat translation, which cannot carry it.
+    r.failure = FailureClass::caller_fix_required;
+    r.error = core::Error::caller(400, "invalid_request_error",
+                                  "'" + st_.call.native_only_feature + "' is only served by OpenAI and Azure deployments (" +
+                                      d.id + " cannot express it)",
+                                  "tools", "unsupported_parameter");
     co_return r;
   }
   const auto& provider = *adapter;
@@ -38,12 +51,17 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   st_.attempt_span_id = telemetry::new_span_id();
   st_.attempt_start_unix_nano = wall_ns();
 
-  if (providers::api_has_output(st_.call.api)) write_default_params(d);  // sampling parameters: not for embeddings
-  write_output_bound(d, provider);
-  auto req = provider.build_request(d, st_.call.body, st_.call.stream);
-  // The defaults were for this request only: the body stays the caller's (cache keys, retries).
-  for (const auto& k : defaulted_) st_.call.body.erase(k);
-  defaulted_.clear();
+  std::expected<http::OutgoingRequest, std::string> req;
+  if (native) {
+    req = build_native(d, provider);
+  } else {
+    if (providers::api_has_output(st_.call.api)) write_default_params(d);  // sampling parameters: not for embeddings
+    write_output_bound(d, provider);
+    req = provider.build_request(d, st_.call.body, st_.call.stream);
+    // The defaults were for this request only: the body stays the caller's (cache keys, retries).
+    for (const auto& k : defaulted_) st_.call.body.erase(k);
+    defaulted_.clear();
+  }
   if (!req) {
     r.failure = FailureClass::deployment_misconfigured;
     if (config::is_wildcard(st_.cfg.model_list[dep].model_name) && d.provider != config::ProviderKind::unsupported) {
@@ -145,7 +163,7 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     auto headers = response_headers(st_, dep);
     std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
     remember_answer(*completion, raw);
-    if (st_.cache_store) keep_for_cache(st_, raw.empty() ? json::serialize(*completion) : raw);
+    if (st_.cache_store && !native) keep_for_cache(st_, raw.empty() ? json::serialize(*completion) : raw);
     st_.first_byte_ms = wall_ms();
     if (!co_await st_.sink.send_completion(*completion, std::move(raw), headers)) st_.gone = true;
     r.ok = true;
@@ -285,6 +303,18 @@ void Attempter::write_output_bound(const config::Deployment& d, const providers:
                                   : st_.call.caller_output_fields.contains("max_tokens") ? providers::OutputField::max_tokens
                                                                                        : providers::OutputField::none;
   provider.set_output_limit(d, st_.call.body, *st_.bound.tokens, caller);
+}
+
+std::expected<http::OutgoingRequest, std::string> Attempter::build_native(const config::Deployment& d,
+                                                                          const providers::Provider& provider) const {
+  // A copy per attempt: the caller's body stays as sent for the next attempt (whose bound may
+  // differ, or which may go to a deployment that gets the chat translation instead).
+  json::object body = *st_.call.native_body;
+  if (st_.bound.tokens)
+    provider.set_output_limit(d, body, *st_.bound.tokens, providers::OutputField::none);
+  else if (d.default_max_tokens && st_.call.caller_output_fields.empty())
+    provider.set_output_limit(d, body, *d.default_max_tokens, providers::OutputField::none);
+  return provider.build_request(d, body, st_.call.stream);
 }
 
 void Attempter::write_default_params(const config::Deployment& d) {

@@ -54,6 +54,12 @@ class Attempter {
   /// when the caller set no limit.
   void write_output_bound(const config::Deployment& d, const providers::Provider& provider);
 
+  /// The upstream request of a native attempt (ChatCall::native_body): a copy of the caller's own
+  /// body with the attempt's output bound (or the deployment's default max_tokens, as
+  /// write_output_bound) written by `provider` (its native adapter), built by it.
+  std::expected<http::OutgoingRequest, std::string> build_native(const config::Deployment& d,
+                                                                 const providers::Provider& provider) const;
+
   /// The deployment's default request parameters (litellm_params temperature, seed, ...) set in
   /// the body where the caller did not set them; attempt() removes them again once the upstream
   /// request is built, so a default never reaches another deployment.

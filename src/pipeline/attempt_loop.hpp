@@ -8,6 +8,7 @@
 #include <expected>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
@@ -190,6 +191,17 @@ struct ChatCall {
   /// Spend log call_type, LiteLLM's ("acompletion", "anthropic_messages", "aembedding",
   /// "atext_completion": providers::litellm_call_type of the API the client called).
   std::string call_type = "acompletion";
+  /// The caller's own body when its client API (`native_api`) may be served natively (an
+  /// Anthropic deployment for /v1/messages, OpenAI/Azure for /v1/responses): an attempt to a
+  /// deployment whose provider serves `native_api` (providers::adapter_for) sends this body,
+  /// with only `model` and the output bound rewritten; the others send `body` (its chat
+  /// translation, which admission bounds). Empty (no value) for plain chat calls.
+  std::optional<boost::json::object> native_body;
+  providers::CallApi native_api = providers::CallApi::chat;
+  /// A feature of the caller's body only a native deployment can serve (e.g.
+  /// "tools[0].type=web_search_preview"); empty = none. A deployment that would get the chat
+  /// translation is then not sent the call (its attempt is the caller's 400 naming it).
+  std::string native_only_feature;
   /// Budget tightening from the key's metadata (`tollgate_request_budget`) and from the request's
   /// x-tollgate-* headers, applied in that order over the group's configured budget.
   policy::BudgetOverride key_budget;

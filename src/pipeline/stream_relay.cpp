@@ -5,6 +5,7 @@
 #include "pipeline/response_facts.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/upstream_errors.hpp"
+#include "providers/native.hpp"
 
 namespace tollgate::pipeline {
 
@@ -14,7 +15,9 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
                                            std::unique_ptr<http::UpstreamExchange> ex, core::SteadyTime started,
                                            core::SteadyTime first_byte_deadline) {
   const auto& d = st.deployment(dep);
-  const auto* adapter = providers::adapter_for(d, st.call.api);  // non-null: attempt() checked it
+  // A native attempt (see Attempter::attempt) relays the upstream's own events.
+  const auto* native = st.call.native_body ? providers::native_adapter_for(d, st.call.native_api) : nullptr;
+  const auto* adapter = native ? native : providers::adapter_for(d, st.call.api);  // non-null: attempt() checked it
   AttemptResult r;
   auto decoder = adapter ? adapter->stream_decoder(d, st.call.include_usage) : nullptr;
   if (!decoder) {  // an API that never streams (the API layer refuses stream: true for it)
@@ -37,8 +40,9 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   bool committed = false;
   std::optional<core::Error> stream_error;
   auto dl = first_byte_deadline;
-  // The response cache keeps a completed stream's answer, put back together from its chunks.
-  if (st.cache_store) st.stream_answer.emplace();
+  // The response cache keeps a completed stream's answer, put back together from its chunks
+  // (chat chunks only: a native stream is not cached).
+  if (st.cache_store && !native) st.stream_answer.emplace();
   else st.stream_answer.reset();
 
   const auto ct = ex->header("content-type");

@@ -7,6 +7,7 @@
 
 #include "providers/anthropic/adapter.hpp"
 #include "providers/openai_errors.hpp"
+#include "providers/responses/native.hpp"
 #include "providers/unsupported.hpp"
 #include "providers/provider.hpp"
 
@@ -280,6 +281,7 @@ const Provider* OpenAiProvider::for_api(const config::Deployment& d, CallApi api
     case CallApi::chat: return azure_ ? &kAzure : &kOpenAi;
     case CallApi::embeddings: return azure_ ? &kAzureEmbeddings : &kOpenAiEmbeddings;
     case CallApi::completions: return azure_ ? &kAzureCompletions : &kOpenAiCompletions;
+    case CallApi::responses: return &responses::native_adapter();  // the caller's body, natively
     default: return nullptr;
   }
 }

@@ -50,6 +50,21 @@ std::string event(std::string_view name, std::string_view data) {
   return out;
 }
 
+// Behaviour tool_call: the tool_use block's id, derived from the message id.
+std::string tool_id(const Completion& c) { return "toolu_01" + c.id.substr(c.id.size() > 22 ? c.id.size() - 22 : 0); }
+
+// `,{"type":"tool_use",…}` after the text block, or nothing.
+std::string tool_block(const Completion& c) {
+  if (c.tool_name.empty()) return {};
+  return R"(,{"type":"tool_use","id":)" + json_quote(tool_id(c)) + R"(,"name":)" + json_quote(c.tool_name) +
+         R"(,"input":)" + c.tool_arguments + "}";
+}
+
+std::string stop_reason(const Completion& c) {
+  if (c.capped) return R"("max_tokens")";
+  return c.tool_name.empty() ? R"("end_turn")" : R"("tool_use")";
+}
+
 struct AnthropicError {
   int status = 500;
   std::string type = "api_error";
@@ -160,8 +175,7 @@ class Anthropic final : public Api {
   std::string body(const Completion& c) const override {
     return R"({"id":")" + c.id + R"(","type":"message","role":"assistant","model":)" +
            json_quote(c.model) + R"(,"content":[{"type":"text","text":)" +
-           json_quote(c.text(c.tokens)) + R"(}],"stop_reason":)" +
-           (c.capped ? R"("max_tokens")" : R"("end_turn")") +
+           json_quote(c.text(c.tokens)) + "}" + tool_block(c) + R"(],"stop_reason":)" + stop_reason(c) +
            R"(,"stop_sequence":null)" + usage_member(c, usage_object(c, c.full_counts().completion)) + "}";
   }
 
@@ -182,13 +196,20 @@ class Anthropic final : public Api {
                      json_quote(c.piece(i)) + "}}");
   }
 
-  std::string stream_finish(const Completion&) const override {
-    return event("content_block_stop", R"({"type":"content_block_stop","index":0})");
+  std::string stream_finish(const Completion& c) const override {
+    std::string out = event("content_block_stop", R"({"type":"content_block_stop","index":0})");
+    if (c.tool_name.empty()) return out;
+    out += event("content_block_start",
+                 R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":)" +
+                     json_quote(tool_id(c)) + R"(,"name":)" + json_quote(c.tool_name) + R"(,"input":{}}})");
+    out += event("content_block_delta",
+                 R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":)" +
+                     json_quote(c.tool_arguments) + "}}");
+    return out + event("content_block_stop", R"({"type":"content_block_stop","index":1})");
   }
 
   std::string stream_usage(const Completion& c) const override {
-    std::string delta = R"({"type":"message_delta","delta":{"stop_reason":)" +
-                        std::string(c.capped ? R"("max_tokens")" : R"("end_turn")") +
+    std::string delta = R"({"type":"message_delta","delta":{"stop_reason":)" + stop_reason(c) +
                         R"(,"stop_sequence":null})" + usage_member(c, delta_usage_object(c)) + "}";
     return event("message_delta", delta);
   }

@@ -63,6 +63,11 @@ struct Behavior {
   /// top_p, seed, presence_penalty, frequency_penalty, stop, max_tokens, max_completion_tokens:
   /// those present), so a test sees what the gateway sent.
   std::optional<bool> echo_params;
+  /// The answer ends with a call of this function (Anthropic tool_use, Responses function_call)
+  /// after its text, with `tool_arguments` (JSON text; default "{}") as its arguments. The usage
+  /// is unchanged: the call's tokens are among the completion tokens.
+  std::optional<std::string> tool_call;
+  std::optional<std::string> tool_arguments;
 
   bool has_outcome() const { return status || error || fault || retry_after || retry_after_ms; }
 };
@@ -163,6 +168,8 @@ struct Completion {
   std::string service_tier;  ///< as reported
   UsageStyle usage_style = UsageStyle::normal;
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
+  std::string tool_name;           ///< behaviour tool_call: the function called after the text; empty = none
+  std::string tool_arguments;      ///< its arguments, JSON text
 
   /// The text of token i (a word plus a separating space unless last).
   std::string piece(std::int64_t i) const;
@@ -276,6 +283,24 @@ class Api {
 
 const Api& openai_api();
 const Api& anthropic_api();
+/// The OpenAI Responses API family (responses.cpp): a response object, its typed stream events.
+const Api& responses_api();
+/// The chat-shaped view of a Responses request that build_completion measures: `messages` from
+/// `instructions` and the `input` items' content (function outputs and call arguments included),
+/// `max_tokens` from `max_output_tokens`, `model`, `stream`, `service_tier`; usage always reported.
+boost::json::object responses_as_chat(const boost::json::object& body);
+/// A response this mock created (its final object), by id; `erase` forgets it (DELETE).
+std::optional<std::string> stored_response(const std::string& id, bool erase);
+void stored_responses_reset();
+
+// ---- request bodies received (recorded.cpp) ----
+
+/// Keeps the body of a model request (the newest kMaxRecorded), for GET /mock/requests.
+void record_request(std::string_view path, std::string_view model, std::string_view body);
+/// {"requests":[{"path","model","body"}]}, oldest first; `body` is the JSON received.
+std::string recorded_requests_json();
+void recorded_requests_reset();
+inline constexpr std::size_t kMaxRecorded = 200;
 
 // ---- small shared helpers (util.cpp) ----
 std::string random_token(std::size_t len);  ///< [A-Za-z0-9]

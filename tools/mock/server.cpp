@@ -347,7 +347,10 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
     Reply r = api.error(invalid);
     co_return co_await send_reply(s, r, keep) && keep;
   }
-  const json::object& body = parsed.get_object();
+  const bool responses = &api == &responses_api();
+  // The Responses API is measured through its chat-shaped view (same counting, same behaviours).
+  const json::object chat_view = responses ? responses_as_chat(parsed.get_object()) : json::object{};
+  const json::object& body = responses ? chat_view : parsed.get_object();
 
   std::string full_model;
   if (auto* m = body.if_contains("model"); m && m->is_string()) full_model = m->get_string();
@@ -366,6 +369,7 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
     directives = full_model.substr(q + 1);
   }
   const std::string& model = call.model;
+  record_request(req.target().substr(0, req.target().find('?')), model, req.body());
   bool stream = false;
   if (auto* st = body.if_contains("stream"); st && st->is_bool()) stream = st->get_bool();
   if (op == Operation::embeddings) stream = false;  // the endpoint has no stream mode
@@ -507,7 +511,18 @@ Reply handle_script(const Request& req) {
 
 // ---------------------------------------------------------------- routing
 
-enum class Route { none, openai, azure, anthropic, models, stats, reset, script, health };
+enum class Route { none, openai, azure, anthropic, responses, stored_response, models, stats, reset, script, health, requests };
+
+// Where a Responses API path ends in a response id: `/v1/responses/{id}` and Azure's
+// `/openai/responses/{id}`, `/openai/v1/responses/{id}`.
+std::string_view stored_response_id(std::string_view path) {
+  for (std::string_view prefix : {"/v1/responses/", "/openai/responses/", "/openai/v1/responses/"}) {
+    if (!path.starts_with(prefix)) continue;
+    auto id = path.substr(prefix.size());
+    if (!id.empty() && id.find('/') == std::string_view::npos) return id;
+  }
+  return {};
+}
 
 Route route_of(std::string_view path, std::string& deployment, Operation& op) {
   op = Operation::chat;
@@ -521,6 +536,11 @@ Route route_of(std::string_view path, std::string& deployment, Operation& op) {
     return Route::openai;
   }
   if (path == "/v1/messages") return Route::anthropic;
+  if (path == "/v1/responses" || path == "/responses" || path == "/openai/responses" ||
+      path == "/openai/v1/responses")
+    return Route::responses;
+  if (!stored_response_id(path).empty()) return Route::stored_response;
+  if (path == "/mock/requests") return Route::requests;
   if (path == "/v1/models" || path == "/models") return Route::models;
   if (path == "/mock/stats") return Route::stats;
   if (path == "/mock/reset") return Route::reset;
@@ -564,11 +584,33 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
                                          std::string(path) + ".") +
                               R"(,"type":"invalid_request_error","param":null,"code":"unknown_url"}})");
       break;
+    case Route::stored_response: {
+      // GET / DELETE of a response this mock created (OpenAI "Retrieve" / "Delete a model response").
+      const std::string id(stored_response_id(path));
+      if (!is_get && method != http::verb::delete_) {
+        r = control_error(405, "Method Not Allowed");
+        r.headers = "allow: GET, DELETE\r\n";
+        break;
+      }
+      auto body = stored_response(id, method == http::verb::delete_);
+      std::string rid = openai_api().new_request_id();
+      if (!body) {
+        r = json_reply(404, R"({"error":{"message":)" + json_quote("Response with id '" + id + "' not found.") +
+                                R"(,"type":"invalid_request_error","param":null,"code":null}})");
+      } else if (is_get) {
+        r = json_reply(200, *body);
+      } else {
+        r = json_reply(200, R"({"id":)" + json_quote(id) + R"(,"object":"response","deleted":true})");
+      }
+      r.headers += openai_api().base_headers(rid);
+      break;
+    }
     case Route::openai:
     case Route::azure:
+    case Route::responses:
     case Route::anthropic: {
       bool anthropic = route == Route::anthropic;
-      const Api& api = anthropic ? anthropic_api() : openai_api();  // a non-chat operation's: in handle_chat
+      const Api& api = anthropic ? anthropic_api() : route == Route::responses ? responses_api() : openai_api();  // a non-chat operation's: in handle_chat
       if (!is_post) {
         std::string rid = api.new_request_id();
         ErrorSpec e;
@@ -583,6 +625,7 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
     }
     case Route::models:
     case Route::stats:
+    case Route::requests:
     case Route::health:
       if (!is_get) {
         r = control_error(405, "Method Not Allowed");
@@ -591,6 +634,8 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
         r = json_reply(200, models_json());
       } else if (route == Route::stats) {
         r = json_reply(200, stats_json());
+      } else if (route == Route::requests) {
+        r = json_reply(200, recorded_requests_json());
       } else {
         r = json_reply(200, R"({"status":"ok"})");
       }
@@ -603,6 +648,8 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
       } else if (route == Route::reset) {
         stats_reset();
         script_reset();
+        recorded_requests_reset();
+        stored_responses_reset();
         r = json_reply(200, R"({"ok":true})");
       } else {
         r = handle_script(req);
