@@ -315,7 +315,7 @@ const std::array<Field<Draft>, 25> kLitellmParams{{
      }},
 }};
 
-const std::array<Field<Draft>, 21> kModelInfo{{
+const std::array<Field<Draft>, 22> kModelInfo{{
     {{"model_list[].model_info.id", "string", "`<model_name>/<n>`", "Deployment id", S::supported,
       "Unique (a duplicate is an error). A generated id uses n = the deployment's index in its group, so it is "
       "stable while the file's order is; a clash with an explicit id gets a `~2`, `~3` … suffix."},
@@ -356,8 +356,17 @@ const std::array<Field<Draft>, 21> kModelInfo{{
     {{"model_list[].model_info.<price key>", "decimal $", "—", "The deployment's own price", S::supported,
       "Every price key of litellm_params, used key by key when litellm_params has none. A negative value or one "
       "that is not a number is an error; YAML floats (`1.5e-06`) and strings are both exact."}},
-    {{"model_list[].model_info.mode", "`chat`, `embedding`, …", "`chat`", "Kind of model", S::no_effect,
-      "Tollgate serves chat completions and Messages through every deployment."}},
+    {{"model_list[].model_info.mode", "`chat`, `embedding`, …", "`chat`", "Kind of model", S::supported,
+      "Chooses the cheap request `GET /health` sends this deployment (docs/health_checks.md): `chat` (and "
+      "`completion`, or none) one message with max_tokens 1; other modes are skipped by health checks."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.mode = *s;
+     }},
+    {{"model_list[].model_info.health_check_timeout", "seconds > 0", "general_settings.health_check_timeout",
+      "Bound of one health check call", S::supported,
+      "How long `GET /health` (and a background round) waits for this deployment's answer before listing it "
+      "unhealthy with a timeout."},
+     TG_READ { x.d.health_check_timeout = c.seconds(v, p, l, false); }},
     {{"model_list[].model_info.description", "string", "—", "Shown in LiteLLM's UI", S::no_effect, ""}},
     {{"model_list[].model_info.metadata", "map", "—", "Free-form", S::no_effect, ""}},
     {{"model_list[].model_info.db_model", "bool", "false", "Set by LiteLLM for models in its database",

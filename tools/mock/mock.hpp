@@ -63,6 +63,11 @@ struct Behavior {
   /// top_p, seed, presence_penalty, frequency_penalty, stop, max_tokens, max_completion_tokens:
   /// those present), so a test sees what the gateway sent.
   std::optional<bool> echo_params;
+  /// OpenAI family: the answer is this many calls of the tool `get_weather` (1-8) instead of
+  /// text (README "Tool calls and quirks").
+  std::optional<std::int64_t> tool_calls;
+  /// Deviations of OpenAI-compatible servers to reproduce (kQuirks; README "Quirks catalogue").
+  std::optional<std::vector<std::string>> quirks;
 
   bool has_outcome() const { return status || error || fault || retry_after || retry_after_ms; }
 };
@@ -163,6 +168,12 @@ struct Completion {
   std::string service_tier;  ///< as reported
   UsageStyle usage_style = UsageStyle::normal;
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
+  int tool_calls = 0;               ///< OpenAI family: tool calls instead of text (tokens = argument pieces)
+  std::vector<std::string> quirks;  ///< server deviations to reproduce (kQuirks)
+  bool has_quirk(std::string_view q) const;
+  /// Tool answers: the argument pieces of call `k` (their concatenation is the arguments JSON),
+  /// one per token event; `args_one_chunk` makes it one piece.
+  std::vector<std::string> tool_pieces(int k) const;
 
   /// The text of token i (a word plus a separating space unless last).
   std::string piece(std::int64_t i) const;
@@ -176,6 +187,11 @@ struct Completion {
   Counts full_counts() const { return counts(tokens); }
 };
 
+/// The quirk names a behaviour may list (README "Quirks catalogue").
+inline constexpr std::string_view kQuirks[] = {"finish_stop", "args_one_chunk", "no_index", "same_index",
+                                               "no_role", "nulls", "split_utf8"};
+/// Makes `c` a tool answer of `calls` calls (tokens = their argument pieces, never capped).
+void make_tool_answer(Completion& c, int calls);
 /// Builds the answer to a chat request from its body and the merged behaviour (README "Token
 /// counting"); `id`, `created` and `model` are left to the caller. False with `err` (the whole
 /// 400 message) when the request or the behaviour cannot be answered.
