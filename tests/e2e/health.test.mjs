@@ -20,6 +20,8 @@ async function healthRows(gw, n) {
     return rows.length >= n ? rows : null;
   }, { what: `${n} health_check spend-log rows` });
 }
+/// The deployment a health check row is about (a failed run has no model_id: its attempt names it).
+const depOf = (r) => r.model_id || (r.decision?.steps ?? []).find((x) => x.step === 'attempt')?.deployment;
 const spentOf = (rows) => rows.reduce((a, r) => a + nanos(r.spend), 0);
 
 e2e('GET /health: one healthy and one unhealthy deployment in LiteLLM\'s shape, no secrets, spend == the bill, ?model= limits it', async (ctx) => {
@@ -62,11 +64,11 @@ e2e('GET /health: one healthy and one unhealthy deployment in LiteLLM\'s shape, 
   assert.equal(okBill[0].completion_tokens, 1);
   // Money: the health calls are recorded, and their spend is the provider's bill.
   const rows = await healthRows(gw, 2);
-  assert.deepEqual(rows.map((x) => x.model_id).sort(), ['hc-bad', 'hc-ok']);
+  assert.deepEqual(rows.map(depOf).sort(), ['hc-bad', 'hc-ok']);
   const bill = (await mockBillNanos(mock, 'hc-ok', PRICES)) + (await mockBillNanos(mock, 'hc-bad', PRICES));
   assert.ok(bill > 0);
   assert.equal(spentOf(rows), bill);
-  assert.equal(nanos(rows.find((x) => x.model_id === 'hc-bad').spend), 0, 'an unbilled 500 costs 0');
+  assert.equal(nanos(rows.find((x) => depOf(x) === 'hc-bad').spend), 0, 'an unbilled 500 costs 0');
 
   // Without ?model=: every group; the embedding deployment is listed as skipped, never called.
   const all = await gw.fetch('/health', { method: 'GET' });
@@ -115,8 +117,8 @@ e2e('GET /health: model_info.health_check_timeout bounds a slow deployment; it i
   assert.match(r.json.unhealthy_endpoints[0].error, /tim/i);
   assert.deepEqual(r.json.healthy_endpoints.map((e) => e.model_id), ['hc-ok']);
   const rows = await healthRows(gw, 2);
-  const slowRow = rows.find((x) => x.model_id === 'hc-slow');
-  const okRow = rows.find((x) => x.model_id === 'hc-ok');
+  const slowRow = rows.find((x) => depOf(x) === 'hc-slow');
+  const okRow = rows.find((x) => depOf(x) === 'hc-ok');
   assert.equal(nanos(okRow.spend), await mockBillNanos(mock, 'hc-ok', PRICES));
   // Sent and not answered: the reservation, marked unknown; the provider billed nothing.
   assert.equal(nanos(slowRow.spend), unknownCharges(slowRow));
