@@ -975,7 +975,7 @@ json::object chat_response_to_messages(const json::object& chat, std::string_vie
   out.emplace("model", model);
   out.emplace("content", std::move(content));
   bool delivered_tools = false;
-  for (const auto& b : content)
+  for (const auto& b : out.at("content").as_array())  // the blocks, moved into `out` above
     if (const auto* o = b.if_object(); o && str_or(*o, "type") == "tool_use") delivered_tools = true;
   if (auto sr = stop_reason_from_finish_reason(finish)) out.emplace("stop_reason", truthful_stop_reason(*sr, delivered_tools));
   else out.emplace("stop_reason", nullptr);
