@@ -14,6 +14,7 @@
 #include "api/errors.hpp"
 #include "api/jobs.hpp"
 #include "api/json_body.hpp"
+#include "api/model_health.hpp"
 #include "api/operation_decode.hpp"
 #include "api/ops.hpp"
 #include "api/responses_sink.hpp"
@@ -56,7 +57,7 @@ std::string_view path_of(std::string_view target) {
 std::optional<http::Response> route_check(const http::Request& req, std::string_view path, bool is_chat,
                                           bool is_messages, bool is_models, bool is_health, Format fmt) {
   // is_chat: any POST model endpoint in OpenAI's format (chat, embeddings, completions).
-  if (!is_chat && !is_messages && !is_models && !is_health) {
+  if (!is_chat && !is_messages && !is_models && !is_health && path != "/health") {
     auto e = core::Error::caller(404, "invalid_request_error", "unknown path " + std::string(path), {}, "not_found");
     return json_response(404, error_json(fmt, e));
   }
@@ -235,6 +236,10 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   auto principal = co_await authenticate_fresh(req);
   if (!principal) {
     co_await w.send(auth_error_response(std::move(principal.error()), fmt));
+    co_return;
+  }
+  if (path == "/health") {  // LiteLLM's model health checks (api/model_health.hpp)
+    co_await model_health(services, req, w, **principal, health_monitor_);
     co_return;
   }
   if (is_models) {

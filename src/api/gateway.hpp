@@ -13,6 +13,7 @@
 #include "auth/identity_refresher.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
+#include "pipeline/health_monitor.hpp"
 #include "pipeline/live_services.hpp"
 
 namespace tollgate::api {
@@ -34,6 +35,9 @@ class Gateway {
   /// Routes `/model/*`, `/v1/model/*` and `/config/reload` to `models` (api/admin_models.hpp);
   /// unset = those paths are 404. Call before serving.
   void set_model_admin(std::shared_ptr<class ModelAdmin> models) { model_admin_ = std::move(models); }
+  /// The background health checks (general_settings.background_health_checks) whose last round
+  /// GET /health answers from; unset = every GET /health runs a round. Call before serving.
+  void set_health_monitor(std::shared_ptr<pipeline::HealthMonitor> m) { health_monitor_ = std::move(m); }
   /// The http::Handler: answers one request.
   boost::asio::awaitable<void> handle(http::Request& req, http::ResponseWriter& w);
   /// Body of errors the HTTP layer answers itself (OpenAI error format).
@@ -65,6 +69,7 @@ class Gateway {
                                          http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal);
   std::shared_ptr<pipeline::LiveServices> live_;
   std::shared_ptr<class ModelAdmin> model_admin_;
+  std::shared_ptr<pipeline::HealthMonitor> health_monitor_;
   std::shared_ptr<auth::Identities> identities_;
   std::shared_ptr<Admin> admin_;
   std::shared_ptr<auth::IdentityRefresher> refresher_;

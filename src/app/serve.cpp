@@ -30,6 +30,7 @@
 #include "http/client.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
+#include "pipeline/health_monitor.hpp"
 #include "pipeline/job_runner.hpp"
 #include "core/database_url.hpp"
 #include "store/redis/circuit_sync.hpp"
@@ -308,6 +309,11 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   auto jobs = std::make_unique<pipeline::JobRunner>(services, resolve, copts, std::move(job_options));
   services->jobs = jobs.get();
   jobs->start();
+  // general_settings.background_health_checks: rounds on their own thread; GET /health answers
+  // from the last one (pipeline/health_monitor.hpp). Stopped when the drain begins.
+  auto health = std::make_shared<pipeline::HealthMonitor>([live] { return live->current(); }, copts);
+  gateway->set_health_monitor(health);
+  if (cfg->general_settings.background_health_checks) health->start();
 
   // Signals, on a dedicated context so workers never handle them (docs/operations.md): the first
   // SIGTERM/SIGINT makes readiness 503 at once and wakes the drain below; a second cuts the
@@ -410,6 +416,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   const auto deadline = drain_start + ts.drain_timeout;
   const auto in_flight = server.begin_drain();
   jobs->begin_drain();
+  health->stop();  // no new round; one in flight is cut and settles by its evidence
   spdlog::info("draining: readiness answers 503 and the listener is closed; {} request(s) in flight, waiting up to {} ms "
                "(drain_timeout_ms)",
                in_flight, ts.drain_timeout.count());

@@ -53,6 +53,7 @@ const std::vector<Fixed>& fixed_settings() {
             &G::database_connection_pool_limit),
       fixed("general_settings.budget_reset_timezone", &Config::general_settings, &G::budget_reset_timezone),
       fixed("general_settings.store_model_in_db", &Config::general_settings, &G::store_model_in_db),
+      fixed("general_settings.background_health_checks", &Config::general_settings, &G::background_health_checks),
       Fixed{"router_settings.redis_host / redis_port / redis_password / redis_url",
             [](const Config& a, const Config& b) {
               return !same_redis(a.router_settings.redis, b.router_settings.redis);

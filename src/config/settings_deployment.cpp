@@ -317,7 +317,7 @@ const std::array<Field<Draft>, 25> kLitellmParams{{
      }},
 }};
 
-const std::array<Field<Draft>, 21> kModelInfo{{
+const std::array<Field<Draft>, 22> kModelInfo{{
     {{"model_list[].model_info.id", "string", "`<model_name>/<n>`", "Deployment id", S::supported,
       "Unique (a duplicate is an error). A generated id uses n = the deployment's index in its group, so it is "
       "stable while the file's order is; a clash with an explicit id gets a `~2`, `~3` … suffix."},
@@ -361,10 +361,17 @@ const std::array<Field<Draft>, 21> kModelInfo{{
     {{"model_list[].model_info.mode", "`chat`, `completion`, `embedding`, …", "none (chat)", "Kind of model",
       S::supported,
       "`embedding`: the deployment serves /v1/embeddings only; `chat` or `completion`: no embeddings; other modes "
-      "(and none) leave it to the provider (providers::adapter_for)."},
+      "(and none) leave it to the provider (providers::adapter_for). Also chooses the cheap request `GET /health` "
+      "sends this deployment (docs/health_checks.md): `chat` (and `completion`, or none) one message with "
+      "max_tokens 1; other modes are skipped by health checks."},
      TG_READ {
        if (auto s = c.str(v, p, l)) x.d.mode = *s;
      }},
+    {{"model_list[].model_info.health_check_timeout", "seconds > 0", "general_settings.health_check_timeout",
+      "Bound of one health check call", S::supported,
+      "How long `GET /health` (and a background round) waits for this deployment's answer before listing it "
+      "unhealthy with a timeout."},
+     TG_READ { x.d.health_check_timeout = c.seconds(v, p, l, false); }},
     {{"model_list[].model_info.description", "string", "—", "Shown in LiteLLM's UI", S::no_effect, ""}},
     {{"model_list[].model_info.metadata", "map", "—", "Free-form", S::no_effect, ""}},
     {{"model_list[].model_info.db_model", "bool", "false", "Set by LiteLLM for models in its database",

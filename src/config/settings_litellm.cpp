@@ -450,7 +450,7 @@ const std::array<Field<Config>, 25> kRouterSettings{{
 
 // ---- general_settings -------------------------------------------------------------------
 
-const std::array<Field<Config>, 23> kGeneralSettings{{
+const std::array<Field<Config>, 24> kGeneralSettings{{
     {{"general_settings.master_key", "string", "\"\" (no auth)", "Admin key", S::supported,
       "LiteLLM requires an `sk-` prefix; Tollgate warns when it is missing."},
      TG_READ {
@@ -545,10 +545,24 @@ const std::array<Field<Config>, 23> kGeneralSettings{{
       "Python auth hooks cannot run in tollgate: the master key and virtual keys authenticate"}},
     {{"general_settings.pass_through_endpoints", "list", "—", "Raw provider routes", S::warned,
       "pass-through endpoints are not supported by tollgate, ignored"}},
-    {{"general_settings.background_health_checks", "bool", "false", "Periodic deployment health checks", S::warned,
-      "background health checks are not supported yet: circuits open on real failures"}},
-    {{"general_settings.health_check_interval", "seconds", "300", "Interval of background health checks", S::warned,
-      "background health checks are not supported yet"}},
+    {{"general_settings.background_health_checks", "bool", "false", "Periodic deployment health checks",
+      S::supported,
+      "`true`: every `health_check_interval` a round of health checks calls each deployment (through the attempt "
+      "loop: admitted, settled, spend-logged as `health_check`), its outcomes feed the circuits, and `GET /health` "
+      "answers from the last round (docs/health_checks.md)."},
+     TG_READ {
+       if (auto b = c.boolean(v, p, l)) cfg.general_settings.background_health_checks = *b;
+     }},
+    {{"general_settings.health_check_interval", "seconds > 0", "300", "Interval of background health checks",
+      S::supported, "Time between the starts of two background rounds."},
+     TG_READ {
+       if (auto s = c.seconds(v, p, l, false)) cfg.general_settings.health_check_interval = *s;
+     }},
+    {{"general_settings.health_check_timeout", "seconds > 0", "10", "Bound of one health check call", S::supported,
+      "Used for deployments without `model_info.health_check_timeout`."},
+     TG_READ {
+       if (auto s = c.seconds(v, p, l, false)) cfg.general_settings.health_check_timeout = *s;
+     }},
     {{"general_settings.maximum_spend_logs_retention_period", "duration", "—", "Spend-log retention", S::warned,
       "spend logs are kept until deleted"}},
     {{"general_settings.disable_master_key_return", "bool", "false", "Hide the master key in /key/info", S::no_effect,

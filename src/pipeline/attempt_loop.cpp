@@ -107,7 +107,7 @@ class Run {
       rate_admitted_ = true;
     }
     // The response cache: a hit is answered here, after the rate limits and before any budget.
-    if (co_await answer_from_cache(st_)) co_return st_.outcome;
+    if (!st_.call.pin && co_await answer_from_cache(st_)) co_return st_.outcome;
     const auto& gp = st_.svc->policies->for_group(st_.call.model);
     // A group that is itself the degradation target (defaults.degradation naming it) does not
     // degrade to itself.
@@ -115,7 +115,8 @@ class Run {
                               gp.degradation.mode == config::DegradationMode::reduced) &&
                              gp.degradation.model == st_.call.model;
     const bool can_degrade =
-        st_.call.allow_degradation && gp.degradation.mode != config::DegradationMode::none && !self_target;
+        st_.call.allow_degradation && !st_.call.pin && gp.degradation.mode != config::DegradationMode::none &&
+        !self_target;
     if (can_degrade) {
       st_.feature_permit = st_.svc->circuits->acquire_feature(st_.metric_group);
       if (st_.feature_permit == policy::Permit::denied) {
@@ -176,6 +177,12 @@ class Run {
     for (auto& i : ignored_req) st_.trace.ignored.push_back(i);
     for (const auto& i : st_.trace.ignored)
       spdlog::info("request {}: budget override ignored (only tightening is allowed): {}", st_.call.call_id, i);
+    if (st_.call.pin) {  // one attempt on one deployment, bounded by its own timeout
+      b.max_retries = 0;
+      b.max_fallbacks = 0;
+      b.deadline = st_.call.pin->timeout;
+      b.min_time_left = std::min(b.min_time_left, b.deadline);
+    }
     st_.trace.budget = b;
     st_.deadline = st_.call.start + b.deadline;
     st_.caller_tightened_deadline = b.deadline < gp.budget.deadline;
@@ -239,6 +246,10 @@ class Run {
     if (action == policy::Action::degrade) {
       w.may_degrade = true;
       w.why = std::string(policy::to_string(cls)) + " (action degrade)";
+      co_return w;
+    }
+    if (st_.call.pin) {
+      st_.step_stop("pinned to deployment " + st_.deployment(st_.call.pin->deployment).id + ": no fallback");
       co_return w;
     }
     const auto fallbacks = routing::fallback_groups(st_.cfg, st_.call.model, cls);
@@ -380,6 +391,11 @@ class Run {
     std::vector<std::size_t> candidates;
     std::map<std::size_t, int> attempts_on;
     if (const auto* members = st_.svc->groups->find(group)) candidates = *members;
+    if (st_.call.pin) {
+      const auto pinned = st_.call.pin->deployment;
+      const bool member = std::find(candidates.begin(), candidates.end(), pinned) != candidates.end();
+      candidates.assign(member ? 1 : 0, pinned);
+    }
     if (!candidates.empty() && !st_.constraints.empty()) {
       auto eligible = routing::eligible_deployments(st_.cfg, candidates, st_.constraints, group);
       if (eligible.members.empty()) {

@@ -210,6 +210,15 @@ struct ChatCall {
   cache::Controls cache_controls;
   /// False for the run of a deferred job: it may not be degraded (deferred) again.
   bool allow_degradation = true;
+  /// A run pinned to one deployment (a health check, pipeline/health_checks.hpp): only
+  /// `deployment` (a Config::model_list index, a member of `model`) is tried, once — no retry,
+  /// no fallback, no degradation, no response cache — and the request's deadline is `timeout`.
+  /// Its admission, settlement, circuits and records are those of any attempt.
+  struct Pin {
+    std::size_t deployment = 0;
+    std::chrono::milliseconds timeout{0};
+  };
+  std::optional<Pin> pin;  ///< nullopt = an ordinary run over the group and its fallbacks
   /// The caller's W3C trace context (`traceparent`, `tracestate`), when it sent a valid one: the
   /// run's span is its child. Otherwise the run starts a trace.
   std::optional<telemetry::TraceContext> parent_trace;

@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/ids.hpp"
+#include "pipeline/capture_sink.hpp"
 #include "policy/request_budget.hpp"
 
 namespace tollgate::pipeline {
@@ -27,51 +28,6 @@ std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-std::string error_body(const core::Error& e) {
-  json::object inner;
-  inner["message"] = e.message;
-  inner["type"] = e.type;
-  inner["code"] = e.code.empty() ? json::value(nullptr) : json::value(e.code);
-  inner["status"] = e.status;
-  json::object o;
-  o["error"] = std::move(inner);
-  return json::serialize(o);
-}
-
-/// Keeps what the attempt loop answers for a job (never streamed: jobs run non-streaming).
-class CaptureSink final : public ResponseSink {
- public:
-  /// `shutdown_slot`: where the run's shutdown hook is kept for JobRunner::stop.
-  explicit CaptureSink(std::function<void()>* shutdown_slot) : shutdown_slot_(shutdown_slot) {}
-  net::awaitable<bool> send_completion(const json::object& completion, std::string raw, const Headers&) override {
-    result = raw.empty() ? json::serialize(completion) : std::move(raw);
-    co_return true;
-  }
-  net::awaitable<bool> send_json(int status, std::string body, const Headers&) override {
-    this->status = status;
-    error = std::move(body);
-    co_return true;
-  }
-  net::awaitable<bool> send_error(const core::Error& e, const Headers&) override {
-    status = e.status;
-    error = error_body(e);
-    co_return true;
-  }
-  net::awaitable<bool> begin_stream(const Headers&) override { co_return true; }
-  net::awaitable<bool> stream_chunks(const std::vector<std::string>&, const providers::Usage&) override { co_return true; }
-  net::awaitable<bool> end_stream(const std::optional<core::Error>&) override { co_return true; }
-  void on_client_gone(std::function<void()>) override {}
-  bool client_gone() const override { return false; }
-  void on_shutdown(std::function<void()> fn) override { *shutdown_slot_ = std::move(fn); }
-
-  std::string result;
-  std::string error;
-  int status = 0;
-
- private:
-  std::function<void()>* shutdown_slot_;
-};
 
 }  // namespace
 
@@ -384,7 +340,7 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
   if (!principal) {
     release.armed = false;
     job.status = "failed";
-    job.error = error_body(principal.error());
+    job.error = captured_error_body(principal.error());
     job.updated_ms = now_ms();
     finish(job);
     spdlog::warn("deferred job {} failed: {}", job.id, principal.error().message);

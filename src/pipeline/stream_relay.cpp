@@ -135,7 +135,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       break;
     }
     if (decoder->finished() || at_end) {
-      if (!decoder->finished()) {
+      if (!decoder->finished() && !decoder->accept_end_without_terminator()) {
         if (!committed) {
           r.failure = at.classify_event(policy::TransportEvent::malformed_body, ex->status());
           r.error = malformed_error(d, "ended its stream before sending any event");

@@ -8,6 +8,7 @@
 #include "providers/anthropic/adapter.hpp"
 #include "providers/openai_errors.hpp"
 #include "providers/responses/native.hpp"
+#include "providers/tool_call_index.hpp"
 #include "providers/unsupported.hpp"
 #include "providers/provider.hpp"
 
@@ -45,11 +46,17 @@ class OpenAiStreamDecoder final : public StreamDecoder {
       finished_ = true;
       return;
     }
-    // Most chunks are relayed byte for byte; only those that may carry a usage object or an
-    // error are parsed (a `"usage":null` elsewhere in the chunk does not hide a real one).
+    if (has_finish_reason(data)) finish_seen_ = true;
+    // Most chunks are relayed byte for byte; only those that may carry a usage object, an error
+    // or tool calls (whose indexes may need repair: providers/tool_call_index.hpp) are parsed
+    // (a `"usage":null` elsewhere in the chunk does not hide a real one).
     const bool maybe_usage = has_usage_object(data);
     const bool maybe_error = data.find("\"error\"") != std::string_view::npos;
-    if (!maybe_usage && !maybe_error) {
+    const bool maybe_tools = data.find("\"tool_calls\"") != std::string_view::npos;
+    // The first delta of the stream must say who speaks (OpenAI's "role":"assistant"; the SDKs'
+    // stream helpers refuse a choice without one): some servers never send it.
+    const bool first_delta = !role_checked_ && data.find("\"delta\"") != std::string_view::npos;
+    if (!maybe_usage && !maybe_error && !maybe_tools && !first_delta) {
       after_usage_ = true;
       out.emplace_back(data);
       return;
@@ -76,9 +83,21 @@ class OpenAiStreamDecoder final : public StreamDecoder {
       const bool usage_only = !choices || (choices->is_array() && choices->as_array().empty());
       if (usage_only && !include_usage_) return;  // Tollgate asked for it; the client did not.
     }
+    bool changed = maybe_tools && tools_.repair(o);
+    if (first_delta) changed = give_role(o) || changed;
+    if (changed) {
+      out.emplace_back(json::serialize(o));
+      return;
+    }
     out.emplace_back(data);
   }
   bool finished() const override { return finished_; }
+  // A server that never sends [DONE] (TGI before 2.1.1, llama.cpp before b3750): a stream that
+  // delivered its finish reason and then its final usage, and ended cleanly, is whole.
+  bool accept_end_without_terminator() override {
+    if (finish_seen_ && usage_.reported && !after_usage_) finished_ = true;
+    return finished_;
+  }
   Usage usage() const override { return usage_; }
   // The bill is the last usage object, and only when no chunk came after it (a usage reported
   // early, then more tokens, is not the whole bill).
@@ -100,8 +119,45 @@ class OpenAiStreamDecoder final : public StreamDecoder {
     return false;
   }
 
+  /// A `"finish_reason":` member whose value is a string (not null).
+  static bool has_finish_reason(std::string_view data) {
+    for (auto pos = data.find("\"finish_reason\""); pos != std::string_view::npos;
+         pos = data.find("\"finish_reason\"", pos + 15)) {
+      auto i = pos + 15;
+      while (i < data.size() && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) ++i;
+      if (i < data.size() && data[i] == ':') {
+        ++i;
+        while (i < data.size() && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) ++i;
+        if (i < data.size() && data[i] == '"') return true;
+      }
+    }
+    return false;
+  }
+
+  /// The stream's first chunk with deltas: each delta without `role` gets "assistant" (servers
+  /// that omit it: langchain-ai/langchainjs#11157; llama.cpp's `"role": null`,
+  /// lemonade-sdk/lemonade#350). True when `chunk` changed.
+  bool give_role(json::object& chunk) {
+    auto* choices = chunk.if_contains("choices");
+    if (choices == nullptr || !choices->is_array() || choices->as_array().empty()) return false;
+    role_checked_ = true;
+    bool changed = false;
+    for (auto& c : choices->as_array()) {
+      auto* delta = c.is_object() ? c.as_object().if_contains("delta") : nullptr;
+      if (delta == nullptr || !delta->is_object()) continue;
+      auto* role = delta->as_object().if_contains("role");
+      if (role != nullptr && role->is_string() && !role->as_string().empty()) continue;
+      delta->as_object()["role"] = "assistant";
+      changed = true;
+    }
+    return changed;
+  }
+
   bool include_usage_;
   bool finished_ = false;
+  bool role_checked_ = false;  // the first chunk with deltas was looked at (give_role)
+  bool finish_seen_ = false;  // a chunk carried a finish reason
+  ToolCallIndexer tools_;
   bool after_usage_ = false;  // a chunk arrived after the last usage object
   Usage usage_;
   std::optional<policy::Outcome> error_;

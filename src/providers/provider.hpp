@@ -63,6 +63,11 @@ class StreamDecoder {
   virtual bool usage_final() const = 0;
   /// An error the upstream reported inside the stream, classified.
   virtual std::optional<policy::Outcome> error() const = 0;
+  /// Called once when the upstream ended the stream cleanly (the body's end) before its terminal
+  /// event. True when what arrived is a whole answer nonetheless — a finish reason and a final
+  /// usage report, from a server that never sends `[DONE]` (tools/mock/README.md "Quirks
+  /// catalogue") — and finished() is true from then on. Default: false (the stream was cut).
+  virtual bool accept_end_without_terminator() { return false; }
 };
 
 /// Which output-limit field the caller used in its request (the bound is written in the same

@@ -171,6 +171,36 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
     if (!v.is_string() || v.get_string().empty() || v.get_string().size() > 64)
       return bad("a non-empty string of at most 64 characters");
     b.service_tier = std::string(v.get_string());
+  } else if (key == "tool_calls") {
+    if (!to_int(v, i) || i < 1 || i > 8 || (v.is_double() && v.get_double() != std::floor(v.get_double())))
+      return bad("an integer from 1 to 8");
+    b.tool_calls = i;
+  } else if (key == "quirks") {
+    std::string names;
+    for (auto q : kQuirks) names += (names.empty() ? "" : ", ") + std::string(q);
+    std::vector<std::string> list;
+    auto add = [&](std::string_view q) {
+      for (auto k : kQuirks)
+        if (k == q) {
+          list.emplace_back(q);
+          return true;
+        }
+      return false;
+    };
+    if (v.is_string()) {  // a directive: comma-separated
+      std::string_view rest = v.get_string();
+      while (!rest.empty()) {
+        auto comma = rest.find(',');
+        if (!add(rest.substr(0, comma))) return bad("a list of: " + names);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
+    } else if (v.is_array()) {
+      for (const auto& q : v.get_array())
+        if (!q.is_string() || !add(q.get_string())) return bad("a list of: " + names);
+    } else {
+      return bad("a list of: " + names);
+    }
+    b.quirks = std::move(list);
   } else if (key == "usage_style") {
     auto style = v.is_string() ? usage_style_of(v.get_string()) : std::nullopt;
     if (!style) return bad("one of normal, omit, null, every_chunk, with_finish, string_counts");
@@ -185,7 +215,7 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
 // Query values are text; numbers are recognised so numeric fields accept them.
 boost::json::value query_value(std::string_view key, std::string_view text) {
   if (key == "error" || key == "fault" || key == "content" || key == "service_tier" ||
-      key == "usage_style" || key == "tool_call" || key == "tool_arguments")
+      key == "usage_style" || key == "tool_call" || key == "tool_arguments" || key == "quirks")
     return boost::json::value(text);
   if (key == "retry_after") {
     double d = 0;
@@ -260,6 +290,8 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
   override_with(m.echo_params, high.echo_params);
   override_with(m.tool_call, high.tool_call);
   override_with(m.tool_arguments, high.tool_arguments);
+  override_with(m.tool_calls, high.tool_calls);
+  override_with(m.quirks, high.quirks);
   override_with(m.reasoning_tokens, high.reasoning_tokens);
   override_with(m.reasoning_outside, high.reasoning_outside);
   override_with(m.cache_write_tokens, high.cache_write_tokens);

@@ -68,6 +68,11 @@ struct Behavior {
   /// is unchanged: the call's tokens are among the completion tokens.
   std::optional<std::string> tool_call;
   std::optional<std::string> tool_arguments;
+  /// OpenAI family: the answer is this many calls of the tool `get_weather` (1-8) instead of
+  /// text (README "Tool calls and quirks").
+  std::optional<std::int64_t> tool_calls;
+  /// Deviations of OpenAI-compatible servers to reproduce (kQuirks; README "Quirks catalogue").
+  std::optional<std::vector<std::string>> quirks;
 
   bool has_outcome() const { return status || error || fault || retry_after || retry_after_ms; }
 };
@@ -170,6 +175,12 @@ struct Completion {
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
   std::string tool_name;           ///< behaviour tool_call: the function called after the text; empty = none
   std::string tool_arguments;      ///< its arguments, JSON text
+  int tool_calls = 0;               ///< OpenAI family: tool calls instead of text (tokens = argument pieces)
+  std::vector<std::string> quirks;  ///< server deviations to reproduce (kQuirks)
+  bool has_quirk(std::string_view q) const;
+  /// Tool answers: the argument pieces of call `k` (their concatenation is the arguments JSON),
+  /// one per token event; `args_one_chunk` makes it one piece.
+  std::vector<std::string> tool_pieces(int k) const;
 
   /// The text of token i (a word plus a separating space unless last).
   std::string piece(std::int64_t i) const;
@@ -183,6 +194,11 @@ struct Completion {
   Counts full_counts() const { return counts(tokens); }
 };
 
+/// The quirk names a behaviour may list (README "Quirks catalogue").
+inline constexpr std::string_view kQuirks[] = {"finish_stop", "args_one_chunk", "no_index", "same_index",
+                                               "no_role", "nulls", "split_utf8"};
+/// Makes `c` a tool answer of `calls` calls (tokens = their argument pieces, never capped).
+void make_tool_answer(Completion& c, int calls);
 /// Builds the answer to a chat request from its body and the merged behaviour (README "Token
 /// counting"); `id`, `created` and `model` are left to the caller. False with `err` (the whole
 /// 400 message) when the request or the behaviour cannot be answered.

@@ -137,6 +137,49 @@ OpenAiError describe(const ErrorSpec& e) {
 
 std::string nullable(const char* s) { return s ? json_quote(s) : std::string("null"); }
 
+// ---- tool answers (README "Tool calls and quirks") ----
+
+std::string tool_call_id(const Completion& c, int k) { return "call_" + std::to_string(k) + "_" + c.id.substr(c.id.size() - 8); }
+
+// Which call and piece token event `i` carries.
+std::pair<int, std::size_t> tool_piece_of(const Completion& c, std::int64_t i) {
+  std::int64_t left = i;
+  for (int k = 0; k < c.tool_calls; ++k) {
+    auto n = static_cast<std::int64_t>(c.tool_pieces(k).size());
+    if (left < n) return {k, static_cast<std::size_t>(left)};
+    left -= n;
+  }
+  return {c.tool_calls - 1, 0};
+}
+
+std::string tool_arguments(const Completion& c, int k) {
+  std::string out;
+  for (const auto& p : c.tool_pieces(k)) out += p;
+  return out;
+}
+
+const char* tool_finish(const Completion& c) { return c.has_quirk("finish_stop") ? "stop" : "tool_calls"; }
+
+// The role chunk's delta: `"role":"assistant"` unless no_role; the content null of a tool answer.
+std::string open_delta(const Completion& c) {
+  std::string d = c.has_quirk("no_role") ? std::string() : std::string(R"("role":"assistant",)");
+  if (c.tool_calls) return "{" + d + R"("content":null})";
+  return "{" + d + R"("content":"","refusal":null)" + (c.has_quirk("nulls") ? R"(,"tool_calls":null})" : "}");
+}
+
+// One tool-call delta: the first piece of a call carries its id, type and name (OpenAI).
+std::string tool_delta(const Completion& c, std::int64_t i) {
+  auto [k, j] = tool_piece_of(c, i);
+  std::string call = "{";
+  if (!c.has_quirk("no_index")) call += R"("index":)" + std::to_string(c.has_quirk("same_index") ? 0 : k) + ",";
+  if (j == 0)
+    call += R"("id":)" + json_quote(tool_call_id(c, k)) + R"(,"type":"function","function":{"name":"get_weather","arguments":)";
+  else
+    call += R"("function":{"arguments":)";
+  call += json_quote(c.tool_pieces(k)[j]) + "}}";
+  return std::string("{") + (c.has_quirk("nulls") ? R"("content":null,)" : "") + R"("tool_calls":[)" + call + "]}";
+}
+
 class OpenAi final : public Api {
  public:
   std::string new_request_id() const override { return "req_" + random_token(32); }
@@ -160,15 +203,23 @@ class OpenAi final : public Api {
   std::string body(const Completion& c) const override {
     std::string text = json_quote(c.text(c.tokens));
     const char* finish = c.capped ? "length" : "stop";
+    std::string message = R"({"role":"assistant","content":)" + text + R"(,"refusal":null,"annotations":[]})";
+    if (c.tool_calls) {
+      finish = tool_finish(c);
+      message = R"({"role":"assistant","content":null,"refusal":null,"annotations":[],"tool_calls":[)";
+      for (int k = 0; k < c.tool_calls; ++k)
+        message += std::string(k ? "," : "") + R"({"id":)" + json_quote(tool_call_id(c, k)) +
+                   R"(,"type":"function","function":{"name":"get_weather","arguments":)" +
+                   json_quote(tool_arguments(c, k)) + "}}";
+      message += "]}";
+    }
     std::string out = R"({"id":")" + c.id + R"(","object":"chat.completion","created":)" +
                       std::to_string(c.created) + R"(,"model":)" + json_quote(c.model) +
                       R"(,"choices":[)";
     for (int k = 0; k < c.n; ++k) {
       if (k) out += ',';
       out += R"({"index":)" + std::to_string(k) +
-             R"(,"message":{"role":"assistant","content":)" + text +
-             R"(,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":")" + finish +
-             "\"}";
+             R"(,"message":)" + message + R"(,"logprobs":null,"finish_reason":")" + finish + "\"}";
     }
     out += "]";
     if (c.usage_style == UsageStyle::null) {
@@ -184,7 +235,7 @@ class OpenAi final : public Api {
     std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c, 0), out;
     for (int k = 0; k < c.n; ++k) {
       out += prefix + R"({"index":)" + std::to_string(k) +
-             R"(,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null})" +
+             R"(,"delta":)" + open_delta(c) + R"(,"logprobs":null,"finish_reason":null})" +
              suffix;
     }
     return out;
@@ -192,17 +243,19 @@ class OpenAi final : public Api {
 
   std::string stream_token(const Completion& c, std::int64_t i) const override {
     std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c, i + 1), out;
-    std::string piece = json_quote(c.piece(i));
+    std::string delta = c.tool_calls ? tool_delta(c, i)
+                                     : R"({"content":)" + json_quote(c.piece(i)) +
+                                           (c.has_quirk("nulls") ? R"(,"tool_calls":null})" : "}");
     for (int k = 0; k < c.n; ++k) {
-      out += prefix + R"({"index":)" + std::to_string(k) + R"(,"delta":{"content":)" + piece +
-             R"(},"logprobs":null,"finish_reason":null})" + suffix;
+      out += prefix + R"({"index":)" + std::to_string(k) + R"(,"delta":)" + delta +
+             R"(,"logprobs":null,"finish_reason":null})" + suffix;
     }
     return out;
   }
 
   std::string stream_finish(const Completion& c) const override {
     std::string prefix = chunk_prefix(c), suffix = chunk_suffix(c, c.tokens), out;
-    const char* finish = c.capped ? "length" : "stop";
+    const char* finish = c.tool_calls ? tool_finish(c) : c.capped ? "length" : "stop";
     for (int k = 0; k < c.n; ++k) {
       // with_finish: the usage rides on the last finish_reason chunk.
       bool last = k + 1 == c.n;
@@ -260,6 +313,29 @@ class OpenAi final : public Api {
 };
 
 }  // namespace
+
+bool Completion::has_quirk(std::string_view q) const {
+  for (const auto& x : quirks)
+    if (x == q) return true;
+  return false;
+}
+
+std::vector<std::string> Completion::tool_pieces(int k) const {
+  // Multibyte characters on purpose: ü (2 bytes), ☀ (3), 晴 (3), 🌤 (4).
+  std::vector<std::string> p{R"({"city": "Z)", "\xC3\xBC" "rich", R"(", "sky": ")" "\xE2\x98\x80 \xE6\x99\xB4 \xF0\x9F\x8C\xA4",
+                             R"(", "n": )" + std::to_string(k) + "}"};
+  if (has_quirk("args_one_chunk")) return {p[0] + p[1] + p[2] + p[3]};
+  return p;
+}
+
+void make_tool_answer(Completion& c, int calls) {
+  c.tool_calls = calls;
+  c.capped = false;
+  std::int64_t tokens = 0;
+  for (int k = 0; k < calls; ++k) tokens += static_cast<std::int64_t>(c.tool_pieces(k).size());
+  c.tokens = tokens;
+  c.accepted_prediction_tokens = 0;
+}
 
 const Api& openai_api() {
   static const OpenAi api;

@@ -291,7 +291,20 @@ awaitable<bool> answer_stream(tcp::socket& s, const Api& api, const Call& call, 
       co_return false;
     }
     bool ok = i != malformed_at || co_await write_chunk(s, api.stream_malformed());
-    if (!ok || !co_await write_chunk(s, api.stream_token(c, i))) {
+    std::string event = api.stream_token(c, i);
+    if (ok && c.has_quirk("split_utf8")) {
+      // The event leaves in two writes cut inside its first multibyte character, as a server
+      // flushing a partial UTF-8 sequence would; the pause keeps them in separate reads.
+      std::size_t cut = std::string::npos;
+      for (std::size_t k = 0; k < event.size() && cut == std::string::npos; ++k)
+        if (static_cast<unsigned char>(event[k]) >= 0xC0) cut = k;  // a multibyte lead byte
+      if (cut != std::string::npos) {
+        ok = co_await write_chunk(s, std::string_view(event).substr(0, cut + 1));
+        if (ok && co_await sleep_watch(s, std::chrono::milliseconds(5))) ok = false;
+        event.erase(0, cut + 1);
+      }
+    }
+    if (!ok || !co_await write_chunk(s, event)) {
       cancelled();
       co_return false;
     }
@@ -424,6 +437,11 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
   c.id = api.new_completion_id();
   c.created = unix_now();
   c.model = model;
+  // Tool answers and server quirks (README "Tool calls and quirks"): OpenAI family only.
+  if (!anthropic) {
+    c.quirks = b.quirks.value_or(std::vector<std::string>{});
+    if (b.tool_calls) make_tool_answer(c, static_cast<int>(*b.tool_calls));
+  }
   call.meta.model = model;
   call.meta.anthropic = anthropic;
   call.meta.stream = stream;

@@ -919,6 +919,19 @@ std::optional<std::string_view> stop_reason_from_finish_reason(const json::value
   return "end_turn";
 }
 
+namespace {
+
+/// The stop reason an answer that delivered tool calls has, whatever finish reason the server
+/// sent: vLLM (github.com/vllm-project/vllm/pull/9209, /pull/25054) and other OpenAI-compatible
+/// servers answer tool calls with finish_reason "stop", and an Anthropic client only runs its
+/// tools on stop_reason "tool_use". A cut ("max_tokens": the input may be incomplete) or a
+/// refusal keeps its own reason.
+std::string_view truthful_stop_reason(std::string_view mapped, bool delivered_tools) noexcept {
+  return delivered_tools && mapped == "end_turn" ? std::string_view("tool_use") : mapped;
+}
+
+}  // namespace
+
 json::object chat_response_to_messages(const json::object& chat, std::string_view model) {
   json::array content;
   const json::value* finish = nullptr;
@@ -961,7 +974,10 @@ json::object chat_response_to_messages(const json::object& chat, std::string_vie
   out.emplace("role", "assistant");
   out.emplace("model", model);
   out.emplace("content", std::move(content));
-  if (auto sr = stop_reason_from_finish_reason(finish)) out.emplace("stop_reason", *sr);
+  bool delivered_tools = false;
+  for (const auto& b : out.at("content").as_array())  // the blocks, moved into `out` above
+    if (const auto* o = b.if_object(); o && str_or(*o, "type") == "tool_use") delivered_tools = true;
+  if (auto sr = stop_reason_from_finish_reason(finish)) out.emplace("stop_reason", truthful_stop_reason(*sr, delivered_tools));
   else out.emplace("stop_reason", nullptr);
   out.emplace("stop_sequence", nullptr);
   const std::int64_t writes = u.cache_write_tokens + u.cache_write_1h_tokens;
@@ -1073,13 +1089,22 @@ void ChatStreamToMessages::on_chunk(const json::object& chunk, std::vector<Anthr
         for (const auto& cv : *calls) {
           const auto* call = cv.if_object();
           if (call == nullptr) continue;
-          const std::int64_t idx = get_int(*call, "index").value_or(0);
+          // A call is known by its id, else by its index: servers that omit the index
+          // (ollama/ollama#7881) or give every call index 0 (ollama/ollama#15457) still have one
+          // tool_use block per call.
+          const auto index = get_int(*call, "index");
+          const std::int64_t idx = index.value_or(open_tool_index_ < 0 ? 0 : open_tool_index_);
+          const std::string_view call_id = str_or(*call, "id");
           const json::object* fn = get_obj(*call, "function");
-          if (open_ != Block::tool || idx != open_tool_index_) {
+          const bool new_call = open_ != Block::tool || (!call_id.empty() && call_id != open_tool_id_) ||
+                                (call_id.empty() && index && idx != open_tool_index_);
+          if (new_call) {
             close_block(out);
             ++block_index_;
             open_ = Block::tool;
             open_tool_index_ = idx;
+            open_tool_id_ = std::string(call_id);
+            tool_delivered_ = true;
             std::string s = R"({"type":"content_block_start","index":)";
             append_int(s, block_index_);
             s.append(R"(,"content_block":{"type":"tool_use","id":)");
@@ -1102,7 +1127,7 @@ void ChatStreamToMessages::on_chunk(const json::object& chunk, std::vector<Anthr
       }
     }
     if (const json::value* fr = choice->if_contains("finish_reason"); fr != nullptr && fr->is_string()) {
-      stop_reason_.emplace(*stop_reason_from_finish_reason(fr));
+      stop_reason_.emplace(truthful_stop_reason(*stop_reason_from_finish_reason(fr), tool_delivered_));
       finish_seen_ = true;
       close_block(out);
     }

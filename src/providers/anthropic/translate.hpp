@@ -231,6 +231,8 @@ class ChatStreamToMessages {
   Block open_ = Block::none;
   std::int64_t block_index_ = -1;       // index of the open (or last) Anthropic block
   std::int64_t open_tool_index_ = -1;   // OpenAI tool_calls[].index of the open tool block
+  std::string open_tool_id_;            // OpenAI tool_calls[].id of the open tool block
+  bool tool_delivered_ = false;         // a tool_use block was streamed (stop_reason tool_use)
   std::optional<std::string> stop_reason_;
   bool finish_seen_ = false;
   Usage usage_;
