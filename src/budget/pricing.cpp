@@ -24,8 +24,9 @@ constexpr std::string_view kBundledYaml =
     ;
 
 // Prefixes whose bare model names carry that provider's own list prices (docs/pricing.md).
-constexpr std::array<std::string_view, 9> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic", "gemini",
-                                                                     "mistral", "groq",  "xai",      "deepseek"};
+// vertex_ai: Vertex AI lists Gemini at the Gemini API's prices (LiteLLM keys them by the bare name too).
+constexpr std::array<std::string_view, 11> kKnownProviderPrefixes = {
+    "openai", "azure", "azure_ai", "anthropic", "gemini", "vertex_ai", "vertex_ai_beta", "mistral", "groq", "xai", "deepseek"};
 
 // Every deployment cost key names a field of the table format.
 static_assert([] {
