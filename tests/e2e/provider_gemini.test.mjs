@@ -226,7 +226,7 @@ e2e('vertex: the OAuth token is minted once and reused, then refreshed once it n
   await ask();
   await ask();
   assert.deepEqual(await tokens(mock), { minted: 1, rejected: 0 }, 'one token for three calls');
-  await sleep(1200);
+  await sleep(1500);
   await ask();
   assert.deepEqual(await tokens(mock), { minted: 2, rejected: 0 }, 'refreshed after it neared expiry');
   assert.equal((await mock.model(MODEL)).succeeded, 4);
