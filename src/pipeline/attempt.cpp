@@ -12,6 +12,7 @@
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/stream_relay.hpp"
 #include "pipeline/upstream_errors.hpp"
+#include "providers/gemini/vertex_auth.hpp"
 #include "routing/backoff.hpp"
 
 namespace tollgate::pipeline {
@@ -102,6 +103,8 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   if (status < 200 || status >= 300) {
     auto body = co_await ex->read_all(limit, dl);
     r = upstream_failure(d, provider, *ex, body ? std::move(*body) : std::string());
+    // Vertex refused the bearer token (revoked, or a key rotated): the next attempt mints anew.
+    if (status == 401 && d.provider == config::ProviderKind::vertex_ai) providers::gemini::forget_vertex_token(d);
     // A documented error answer (the API's JSON error body) is unbilled; anything else after
     // the send (an HTML page from a proxy, a body cut off) may have been processed.
     // A timeout status (408, 504) says the answer was not waited for, not that nothing was

@@ -270,3 +270,40 @@ e2e('vertex: a token endpoint refusing the assertion → 401 deployment_misconfi
   assert.equal(e.code, 'deployment_misconfigured');
   assert.equal((await mock.model(MODEL)).requests, 0);
 });
+
+e2e('vertex: a token Vertex refuses (401) is dropped: after the cooldown the probe mints a fresh one', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [vertex(mock, 'v', { vertex_credentials: keyFile(mock, 'revoked') })] }));
+  const ask = () => gw.openai().chat.completions.create({ model: 'v', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+  await ask();
+  await mock.script(MODEL, [{ error: 'invalid_api_key' }, {}]);
+  const e = await sdkError(ask());
+  assert.equal(e.status, 401);
+  assert.equal((await tokens(mock)).minted, 1);
+  await sleep(1200);  // cooldown_time 1 s: the deployment is half-open again
+  await ask();
+  assert.equal((await tokens(mock)).minted, 2, 'a fresh token after the refusal');
+});
+
+e2e('gemini: a stream cut before its finish reason, or stalled, is settled at the reservation (never under the bill)', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [gemini(mock, 'g')], router_settings: { timeout: 2 } }));
+  const { key } = await gw.generateKey({});
+  const client = gw.openai({ apiKey: key });
+  let recordedUnknown = 0;
+  for (const fault of [{ fault: 'truncate', truncate_after_tokens: 3 }, { fault: 'stall', stall_after_tokens: 2 }]) {
+    await mock.script(MODEL, [{ completion_tokens: 8, ...fault }]);
+    const { data: s, response } = await client.chat.completions.create({ model: 'g', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20, stream: true }).withResponse();
+    let text = '';
+    try { for await (const c of s) text += c.choices[0]?.delta?.content ?? ''; } catch { /* the cut ends the stream */ }
+    assert.ok(text.length > 0, `${fault.fault}: some text was relayed`);
+    const row = await spendLogRow(gw, response);
+    const att = row.decision.steps.filter((x) => x.step === 'attempt');
+    assert.ok(['unreadable', 'no_answer'].includes(att[0].evidence), JSON.stringify(att));
+    recordedUnknown += Math.round(Number(att[0].charged) * 1e9);
+  }
+  const bill = await billOf(mock);
+  const spent = await spendNanos(gw, key);
+  assert.equal(spent, recordedUnknown, 'each cut stream is charged its reservation');
+  assert.ok(bill <= spent, `bill ${bill} > recorded ${spent}`);
+});

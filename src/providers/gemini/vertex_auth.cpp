@@ -35,6 +35,10 @@ class TokenCache {
     std::lock_guard lock(mu_);
     tokens_[key] = CachedToken{std::move(token), Clock::now() + lifetime - margin};
   }
+  void erase(const std::string& key) {
+    std::lock_guard lock(mu_);
+    tokens_.erase(key);
+  }
 
  private:
   std::mutex mu_;
@@ -45,6 +49,8 @@ TokenCache& cache() {
   static TokenCache c;
   return c;
 }
+
+std::string cache_key(const ServiceAccount& sa) { return sa.client_email + '\n' + sa.token_uri + '\n' + sa.private_key_id; }
 
 policy::Outcome refused(int status, std::string message) {
   policy::Outcome o;
@@ -67,7 +73,7 @@ boost::asio::awaitable<std::expected<void, policy::Outcome>> VertexAuthorizer::a
                                             "GOOGLE_APPLICATION_CREDENTIALS)"));
   auto sa = parse_service_account(d.cloud.vertex_credentials);
   if (!sa) co_return R(std::unexpect, refused(401, sa.error()));
-  const std::string key = sa->client_email + '\n' + sa->token_uri + '\n' + sa->private_key_id;
+  const std::string key = cache_key(*sa);
   std::optional<std::string> token = cache().get(key);
   if (!token) {
     auto assertion = service_account_assertion(*sa, kCloudPlatformScope, static_cast<std::int64_t>(std::time(nullptr)));
@@ -105,6 +111,10 @@ boost::asio::awaitable<std::expected<void, policy::Outcome>> VertexAuthorizer::a
   }
   req.headers.emplace_back("Authorization", "Bearer " + *token);
   co_return R();
+}
+
+void forget_vertex_token(const config::Deployment& d) {
+  if (auto sa = parse_service_account(d.cloud.vertex_credentials)) cache().erase(cache_key(*sa));
 }
 
 const VertexAuthorizer& vertex_authorizer() {

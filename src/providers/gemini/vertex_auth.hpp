@@ -31,6 +31,11 @@ class VertexAuthorizer final : public Authorizer {
                                                                          http::SteadyTime deadline) const override;
 };
 
+/// Drops the cached token of `d`'s service account: Vertex refused it (401), so the next attempt
+/// mints a fresh one instead of reusing a revoked token until its expiry. Thread-safe; a
+/// deployment without a readable key is a no-op.
+void forget_vertex_token(const config::Deployment& d);
+
 /// The process's one VertexAuthorizer.
 const VertexAuthorizer& vertex_authorizer();
 
