@@ -14,6 +14,7 @@
 #include "api/errors.hpp"
 #include "api/jobs.hpp"
 #include "api/json_body.hpp"
+#include "api/operation_decode.hpp"
 #include "api/ops.hpp"
 #include "api/sinks.hpp"
 #include "auth/access.hpp"
@@ -50,6 +51,7 @@ std::string_view path_of(std::string_view target) {
 /// 404 for unknown paths, 405 for a known path with the wrong method; nullopt when routable.
 std::optional<http::Response> route_check(const http::Request& req, std::string_view path, bool is_chat,
                                           bool is_messages, bool is_models, bool is_health, Format fmt) {
+  // is_chat: any POST model endpoint in OpenAI's format (chat, embeddings, completions).
   if (!is_chat && !is_messages && !is_models && !is_health) {
     auto e = core::Error::caller(404, "invalid_request_error", "unknown path " + std::string(path), {}, "not_found");
     return json_response(404, error_json(fmt, e));
@@ -161,6 +163,8 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   const auto path = path_of(req.target());
   const bool is_chat = path == "/v1/chat/completions" || path == "/chat/completions" ||
                        path == "/openai/v1/chat/completions";
+  const bool is_embeddings = path == "/v1/embeddings" || path == "/embeddings" || path == "/openai/v1/embeddings";
+  const bool is_completions = path == "/v1/completions" || path == "/completions" || path == "/openai/v1/completions";
   const bool is_messages = path == "/v1/messages" || path == "/anthropic/v1/messages";
   const bool is_models = path == "/v1/models" || path == "/models";
   const bool is_health = path == "/health/liveliness" || path == "/health/liveness" || path == "/health/readiness";
@@ -203,7 +207,7 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_await w.send(std::move(res));
     co_return;
   }
-  if (auto early = route_check(req, path, is_chat, is_messages, is_models, is_health, fmt)) {
+  if (auto early = route_check(req, path, is_chat || is_embeddings || is_completions, is_messages, is_models, is_health, fmt)) {
     co_await w.send(std::move(*early));
     co_return;
   }
@@ -222,8 +226,12 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_await w.send(std::move(res));
     co_return;
   }
-  if (is_chat) co_await chat_completions(services, req, w, std::move(*principal));
-  else co_await messages(services, req, w, std::move(*principal));
+  if (is_messages) co_await messages(services, req, w, std::move(*principal));
+  else
+    co_await openai_call(services, req, w, std::move(*principal),
+                         is_embeddings    ? providers::CallApi::embeddings
+                         : is_completions ? providers::CallApi::completions
+                                          : providers::CallApi::chat);
 }
 
 namespace {
@@ -240,6 +248,18 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
                                "Invalid model name passed in model=" + call.model +
                                    ". Call `/v1/models` to view available models.",
                                "model", "model_not_found");
+  if (call.api != providers::CallApi::chat) {
+    // Embeddings and legacy completions: their own input fields and output bound.
+    auto bad = call.api == providers::CallApi::embeddings ? decode_embeddings(body, call) : decode_completions(body, call);
+    if (bad) return bad;
+    for (auto k : kGatewayOnlyKeys) body.erase(k);
+    body.erase("metadata");     // LiteLLM's (tags), not a field of these endpoints
+    call.cache_controls = {};   // only chat answers are cached (pipeline/cache_step.cpp)
+    (void)cache::take_controls(body);
+    call.allow_degradation = false;  // degradation modes answer chat only
+    call.body = std::move(body);
+    return std::nullopt;
+  }
   auto* messages = body.if_contains("messages");
   if (!messages || !messages->is_array())
     return core::Error::caller(400, "invalid_request_error", "missing required parameter: 'messages' (an array)", "messages");
@@ -284,17 +304,20 @@ std::optional<core::Error> read_budget_overrides(const http::Request& req, pipel
 }  // namespace
 
 std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipeline::Services& services,
-                                                                    const http::Request& req, bool anthropic,
+                                                                    const http::Request& req, providers::CallApi api,
                                                                     std::shared_ptr<const auth::Principal> principal) {
+  const bool anthropic = api == providers::CallApi::messages;
   pipeline::ChatCall call;
+  if (!anthropic) call.api = api;
+  call.call_type = std::string(providers::litellm_call_type(api));
   call.start = services.clock->now();
   call.call_id = core::new_uuid();
   auto body = parse_json_object(req.body(), 64, false);
   if (!body) return std::unexpected(body.error());
   // The caller's own names (end user, tags) are checked on the body as sent, before anything
   // else reads them: an oversized or mistyped one is refused before it becomes a scope or a row.
-  const auto api = anthropic ? auth::CallerApi::anthropic_messages : auth::CallerApi::openai_chat;
-  auto names = auth::read_caller_names(*body, api);
+  const auto caller_api = anthropic ? auth::CallerApi::anthropic_messages : auth::CallerApi::openai_chat;
+  auto names = auth::read_caller_names(*body, caller_api);
   if (!names) return std::unexpected(std::move(names.error()));
   if (auto h = req.find("x-litellm-tags"); h != req.end())
     if (auto bad = auth::add_header_tags(std::string_view(h->value().data(), h->value().size()), *names))
@@ -304,7 +327,6 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipel
     if (!chat) return std::unexpected(core::Error::caller(400, "invalid_request_error", chat.error()));
     *body = std::move(*chat);
     call.include_usage = true;  // the Anthropic stream reports usage in message_delta
-    call.call_type = "anthropic_messages";
   }
   if (auto err = decode_chat(std::move(*body), services, call)) return std::unexpected(std::move(*err));
   auto bound =
@@ -326,9 +348,10 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipel
   return call;
 }
 
-net::awaitable<void> Gateway::chat_completions(std::shared_ptr<pipeline::Services> services, http::Request& req,
-                                               http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
-  auto call = prepare_call(*services, req, false, std::move(principal));
+net::awaitable<void> Gateway::openai_call(std::shared_ptr<pipeline::Services> services, http::Request& req,
+                                          http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal,
+                                          providers::CallApi api) {
+  auto call = prepare_call(*services, req, api, std::move(principal));
   if (call) call->requester_ip = w.peer_address();
   if (!call) {
     co_await send_error(w, Format::openai, call.error());
@@ -340,7 +363,7 @@ net::awaitable<void> Gateway::chat_completions(std::shared_ptr<pipeline::Service
 
 net::awaitable<void> Gateway::messages(std::shared_ptr<pipeline::Services> services, http::Request& req,
                                        http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
-  auto call = prepare_call(*services, req, true, std::move(principal));
+  auto call = prepare_call(*services, req, providers::CallApi::messages, std::move(principal));
   if (call) call->requester_ip = w.peer_address();
   if (!call) {
     co_await send_error(w, Format::anthropic, call.error());

@@ -46,16 +46,18 @@ class Gateway {
   void finish_admin() { admin_thread_.join(); }
 
  private:
-  /// Parses, translates (Anthropic), validates and binds the caller: a ready call, or the error
-  /// to answer in the endpoint's format.
+  /// Parses, translates (Anthropic), validates and binds the caller: a ready call of client API
+  /// `api` (messages: translated to chat), or the error to answer in the endpoint's format.
   std::expected<pipeline::ChatCall, core::Error> prepare_call(const pipeline::Services& services, const http::Request& req,
-                                                              bool anthropic, std::shared_ptr<const auth::Principal> principal);
+                                                              providers::CallApi api, std::shared_ptr<const auth::Principal> principal);
   /// auth::authenticate for `req` (one key hash and lookup), against the identity index in
   /// force or, when it refuses a presented virtual key, the one in force after an identity
   /// refresh (waited for up to 200 ms without blocking this thread).
   boost::asio::awaitable<auth::AuthResult> authenticate_fresh(const http::Request& req);
-  boost::asio::awaitable<void> chat_completions(std::shared_ptr<pipeline::Services> services, http::Request& req,
-                                                http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal);
+  /// An OpenAI-format model call: chat completions, embeddings or legacy completions (`api`).
+  boost::asio::awaitable<void> openai_call(std::shared_ptr<pipeline::Services> services, http::Request& req,
+                                           http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal,
+                                           providers::CallApi api);
   boost::asio::awaitable<void> messages(std::shared_ptr<pipeline::Services> services, http::Request& req,
                                         http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal);
   std::shared_ptr<pipeline::LiveServices> live_;

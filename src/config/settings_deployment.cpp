@@ -38,6 +38,8 @@ constexpr std::array kProviders{
     ProviderInfo{"gemini", ProviderKind::gemini, "", {"GEMINI_API_KEY", "GOOGLE_API_KEY"}, {"GEMINI_API_BASE", ""}, false},
     ProviderInfo{"vertex_ai", ProviderKind::vertex_ai, "", {"", ""}, {"", ""}, false},
     ProviderInfo{"vertex_ai_beta", ProviderKind::vertex_ai, "", {"", ""}, {"", ""}, false},
+    // LiteLLM's text-completion-openai/: an OpenAI-compatible server called on /completions only.
+    ProviderInfo{"text-completion-openai", ProviderKind::openai, "", {"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", "OPENAI_API_BASE"}, false},
     ProviderInfo{"openai_compatible", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
     ProviderInfo{"custom_openai", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
     ProviderInfo{"hosted_vllm", ProviderKind::openai, "", {"HOSTED_VLLM_API_KEY", ""}, {"HOSTED_VLLM_API_BASE", ""}, true},
@@ -423,8 +425,13 @@ const std::array<Field<Draft>, 21> kModelInfo{{
     {{"model_list[].model_info.<price key>", "decimal $", "—", "The deployment's own price", S::supported,
       "Every price key of litellm_params, used key by key when litellm_params has none. A negative value or one "
       "that is not a number is an error; YAML floats (`1.5e-06`) and strings are both exact."}},
-    {{"model_list[].model_info.mode", "`chat`, `embedding`, …", "`chat`", "Kind of model", S::no_effect,
-      "Tollgate serves chat completions and Messages through every deployment."}},
+    {{"model_list[].model_info.mode", "`chat`, `completion`, `embedding`, …", "none (chat)", "Kind of model",
+      S::supported,
+      "`embedding`: the deployment serves /v1/embeddings only; `chat` or `completion`: no embeddings; other modes "
+      "(and none) leave it to the provider (providers::adapter_for)."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.mode = *s;
+     }},
     {{"model_list[].model_info.description", "string", "—", "Shown in LiteLLM's UI", S::no_effect, ""}},
     {{"model_list[].model_info.metadata", "map", "—", "Free-form", S::no_effect, ""}},
     {{"model_list[].model_info.db_model", "bool", "false", "Set by LiteLLM for models in its database",

@@ -22,15 +22,24 @@ using Usage = providers::Usage;
 net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t dep) {
   // A wildcard deployment was bound to `group` by the walk before admission (try_group).
   const auto& d = st_.deployment(dep);
-  const auto& provider = providers::provider_for(d.provider);
+  // The adapter of the call's API for this deployment; the walk (try_group) sends nothing to a
+  // deployment without one, so null here is a bug guard, answered as the caller's 400.
+  const auto* adapter = providers::adapter_for(d, st_.call.api);
   AttemptResult r;
+  if (adapter == nullptr) {
+    r.failure = FailureClass::caller_fix_required;
+    r.error = core::Error::caller(400, "invalid_request_error", providers::operation_unsupported_message(d, st_.call.api),
+                                  "model", "operation_not_supported");
+    co_return r;
+  }
+  const auto& provider = *adapter;
   const auto started = st_.svc->clock->now();
   st_.svc->router->on_attempt_start(dep);
   st_.last_dep = dep;
   st_.attempt_span_id = telemetry::new_span_id();
   st_.attempt_start_unix_nano = wall_ns();
 
-  write_default_params(d);
+  if (providers::api_has_output(st_.call.api)) write_default_params(d);  // sampling parameters: not for embeddings
   write_output_bound(d, provider);
   auto req = provider.build_request(d, st_.call.body, st_.call.stream);
   // The defaults were for this request only: the body stays the caller's (cache keys, retries).

@@ -16,6 +16,7 @@
 
 #include "auth/access.hpp"
 #include "budget/money.hpp"
+#include "budget/operation_bounds.hpp"
 #include "core/await_answer.hpp"
 #include "core/ids.hpp"
 #include "pipeline/accounting.hpp"
@@ -392,6 +393,14 @@ class Run {
       }
       candidates = std::move(eligible.members);
     }
+    // The call's API: a deployment whose provider (or model_info.mode) cannot serve it is never
+    // sent it. None can: the caller's 400, nothing sent.
+    if (auto unserved = refuse_unserved(candidates)) {
+      out.error = std::move(*unserved);
+      out.refusal = Refusal{*out.error, "operation_not_supported"};
+      out.stop_reason = "operation_not_supported";
+      co_return out;
+    }
     for (int n = 0;; ) {
       if (st_.gone || st_.cut) break;
       if (n > 0 && st_.trace.retries_used >= st_.trace.budget.max_retries) {
@@ -472,6 +481,13 @@ class Run {
       // The attempt's worst case as a function of its output bound, capped by what is left of
       // the request's cost ceiling over all its attempts.
       const auto& price = st_.price_of(*dep);
+      if (auto over = token_input_overflow(*dep)) {  // counted exactly: refused before sending
+        st_.svc->circuits->release(*dep, permit);
+        refused.push_back(*dep);
+        tried.push_back(*dep);
+        out.refusal = Refusal{std::move(*over), "context_length_exceeded"};
+        continue;
+      }
       AttemptPlan plan;
       const bool priced = price.status == budget::PriceStatus::priced;
       // A deployment's default max_tokens bounds a request that sets no limit (and its reservation).
@@ -623,6 +639,38 @@ class Run {
         break;
       }
     co_return out;
+  }
+
+  /// Removes from `candidates` the deployments that cannot serve the call's API (allocates only
+  /// when one cannot). The 400 to answer when none is left, naming the first one refused.
+  std::optional<core::Error> refuse_unserved(std::vector<std::size_t>& candidates) const {
+    const auto api = st_.call.api;
+    const auto serves = [&](std::size_t i) { return providers::adapter_for(st_.deployment(i), api) != nullptr; };
+    const auto first_not = std::find_if_not(candidates.begin(), candidates.end(), serves);
+    if (first_not == candidates.end()) return std::nullopt;
+    const std::size_t refused = *first_not;
+    std::erase_if(candidates, [&](std::size_t i) { return !serves(i); });
+    if (!candidates.empty()) return std::nullopt;
+    return core::Error::caller(400, "invalid_request_error",
+                               providers::operation_unsupported_message(st_.deployment(refused), api), "model",
+                               "operation_not_supported");
+  }
+
+  /// An embeddings input of token ids longer than the model's max_input_tokens (its length is
+  /// exact: no tokenizer needed): OpenAI's 400 context_length_exceeded. Text inputs are sent,
+  /// and the provider's own 400 is classified as a context overflow.
+  std::optional<core::Error> token_input_overflow(std::size_t dep) const {
+    if (st_.call.api != providers::CallApi::embeddings) return std::nullopt;
+    const auto limit = st_.price_of(dep).price.max_input_tokens;
+    const auto* input = st_.call.body.if_contains("input");
+    if (!limit || *limit <= 0 || input == nullptr) return std::nullopt;
+    const auto longest = budget::longest_token_input(*input);
+    if (!longest || *longest <= *limit) return std::nullopt;
+    return core::Error::caller(400, "invalid_request_error",
+                               "This model's maximum context length is " + std::to_string(*limit) +
+                                   " tokens, however you requested " + std::to_string(*longest) +
+                                   " tokens in one input. Please reduce the length of the input.",
+                               "input", "context_length_exceeded");
   }
 
   net::awaitable<void> sleep(milliseconds d) {

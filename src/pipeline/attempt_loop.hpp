@@ -29,6 +29,7 @@
 #include "policy/rate_limit.hpp"
 #include "policy/request_budget.hpp"
 #include "policy/stale_cache.hpp"
+#include "providers/call_api.hpp"
 #include "telemetry/alerts.hpp"
 #include "telemetry/access_log.hpp"
 #include "telemetry/metrics.hpp"
@@ -161,8 +162,13 @@ struct Services {
                                                                     std::shared_ptr<const config::Config> cfg);
 };
 
-/// One decoded chat call (OpenAI format), validated by the API layer: `model` is a known group.
+/// One decoded model call, validated by the API layer: `model` is a known group. Its `body` is
+/// in the shape of its client API `api` (OpenAI chat for chat and for /v1/messages translated at
+/// the edge; the embeddings or completions request for those): every attempt hands it to the
+/// adapter serving that API for the deployment (providers::adapter_for).
 struct ChatCall {
+  /// The client API of `body` and of the answer (providers/call_api.hpp).
+  providers::CallApi api = providers::CallApi::chat;
   boost::json::object body;  ///< the client's request body, passed through with minimal rewriting
   std::string model;         ///< requested model group (an alias already resolved to its group)
   /// The name the caller sent when it was a model_group_alias (spend log `requested_model`);
@@ -181,7 +187,9 @@ struct ChatCall {
   core::SteadyTime start{};    ///< when the request was accepted
   /// Who is calling (never null once authenticated; a default Principal when no auth is configured).
   std::shared_ptr<const auth::Principal> principal;
-  std::string call_type = "acompletion";  ///< spend log call_type ("acompletion", "anthropic_messages")
+  /// Spend log call_type, LiteLLM's ("acompletion", "anthropic_messages", "aembedding",
+  /// "atext_completion": providers::litellm_call_type of the API the client called).
+  std::string call_type = "acompletion";
   /// Budget tightening from the key's metadata (`tollgate_request_budget`) and from the request's
   /// x-tollgate-* headers, applied in that order over the group's configured budget.
   policy::BudgetOverride key_budget;

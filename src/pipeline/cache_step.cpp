@@ -19,7 +19,8 @@ std::string cache_caller(const RunState& st) {
 
 net::awaitable<bool> answer_from_cache(RunState& st) {
   const auto& cs = st.cfg.litellm_settings.cache;
-  if (!st.svc->response_cache || !cs.caches(st.call.call_type)) co_return false;
+  // Only chat answers are cached: the cache replays a stream as chat chunks (cache/stream_answer).
+  if (!st.svc->response_cache || st.call.api != providers::CallApi::chat || !cs.caches(st.call.call_type)) co_return false;
   const auto& ctl = st.call.cache_controls;
   st.cache_key = cache::request_key(ctl.cache_namespace.value_or(cs.cache_namespace), cache_caller(st), st.call.model,
                                     caller_body(st));

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "budget/operation_bounds.hpp"
 #include "budget/token_bounds.hpp"
 
 namespace tollgate::pipeline {
@@ -102,7 +103,10 @@ bool AttemptPlan::cap_at(budget::Nanos ceiling) {
   return true;
 }
 
-std::int64_t input_bound_for(const budget::ResolvedPrice& price, const json::object& chat, std::string_view model) {
+std::int64_t input_bound_for(const budget::ResolvedPrice& price, const json::object& chat, std::string_view model,
+                             providers::CallApi api) {
+  if (api == providers::CallApi::embeddings) return budget::embeddings_input_bound(chat);
+  if (api == providers::CallApi::completions) return budget::completions_input_bound(chat);
   const budget::InputBoundContext ctx{model.empty() ? std::string_view(price.price.matched_key) : model,
                                       price.price.max_input_tokens};
   return budget::input_token_upper_bound(chat, ctx);
@@ -116,6 +120,7 @@ AttemptPlan plan_attempt(const budget::ResolvedPrice& price, std::int64_t input_
   const auto model_max = price.price.max_output_tokens;
   if (out.max_tokens) plan.want = model_max && *model_max > 0 ? std::min(*out.max_tokens, *model_max) : *out.max_tokens;
   else plan.want = model_max && *model_max > 0 ? *model_max : budget::kDefaultOutputTokenBound;
+  if (out.no_output) plan.want = 0;
   plan.least = out.max_tokens && settings.refuse_unaffordable ? plan.want
                                                               : std::min(plan.want, std::max<std::int64_t>(settings.min_tokens, 1));
   plan.rates = budget::worst_case_rates(price.price, input_bound, out.service_tier);

@@ -18,6 +18,7 @@
 #include "budget/pricing.hpp"
 #include "config/config.hpp"
 #include "core/error.hpp"
+#include "providers/call_api.hpp"
 
 namespace tollgate::pipeline {
 
@@ -29,6 +30,9 @@ struct OutputRequest {
   std::int64_t choices = 1;
   /// `service_tier` as requested ("auto", "default", "flex", "priority"); empty when absent.
   std::string service_tier;
+  /// The operation generates no output tokens (embeddings): the bound is 0 and the worst case
+  /// is the input's cost alone.
+  bool no_output = false;
 };
 
 /// Reads and validates `max_completion_tokens`, `max_tokens`, `n` and `service_tier`.
@@ -76,7 +80,10 @@ struct AttemptPlan {
 /// The input bound of `chat` for a deployment priced `price` of model `model` (its media rules:
 /// budget/media_tokens.hpp; empty = the price's table key), tokens. The attempt loop computes it
 /// once per request per (model, context limit): retries and fallbacks reuse it.
-std::int64_t input_bound_for(const budget::ResolvedPrice& price, const boost::json::object& chat, std::string_view model);
+/// `api`: the client API `chat` is in (its input fields: `messages` for chat, `input` for
+/// embeddings, `prompt`/`suffix` for completions: budget/operation_bounds.hpp).
+std::int64_t input_bound_for(const budget::ResolvedPrice& price, const boost::json::object& chat, std::string_view model,
+                             providers::CallApi api = providers::CallApi::chat);
 
 /// Plans an attempt of `chat` with `input_bound` input tokens at most to a deployment priced
 /// `price`, for a caller who asked `out`. The bound with no budget in the way: the caller's
@@ -84,7 +91,8 @@ std::int64_t input_bound_for(const budget::ResolvedPrice& price, const boost::js
 /// budget::kDefaultOutputTokenBound. The least: min(want, settings.min_tokens), or `want` itself
 /// when the caller set a limit and settings.refuse_unaffordable. `web_search_calls`: server-side
 /// web searches the attempt will be billed for whatever it generates (OpenAI's search models
-/// search on every request), reserved with the input. Meaningful for priced deployments only.
+/// search on every request), reserved with the input. `out.no_output`: want = least = 0.
+/// Meaningful for priced deployments only.
 AttemptPlan plan_attempt(const budget::ResolvedPrice& price, std::int64_t input_bound, const boost::json::object& chat,
                          const OutputRequest& out, const OutputBoundSettings& settings,
                          std::int64_t web_search_calls = 0);

@@ -1,7 +1,10 @@
 #pragma once
 /// Where the attempt loop writes its answer. The API layer implements one sink per client
-/// format (OpenAI chat completions, Anthropic messages); the pipeline speaks OpenAI chat
-/// internally and never knows which client format is on the other side.
+/// format (OpenAI, Anthropic messages); the pipeline hands over the answer in the shape of the
+/// call's API (pipeline::ChatCall::api: OpenAI chat for chat and translated /v1/messages calls,
+/// an OpenAI embeddings `list`, a `text_completion` and its chunks for completions) and never
+/// knows which client format is on the other side. The OpenAI sink writes any OpenAI-shaped
+/// answer as it is (JSON, or SSE `data:` events ending in `[DONE]`).
 
 #include <functional>
 #include <optional>
@@ -23,8 +26,9 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 class ResponseSink {
  public:
   virtual ~ResponseSink() = default;
-  /// A complete non-streaming success: an OpenAI `chat.completion` object. `raw` is the
-  /// upstream's own serialisation of it when it may be relayed unchanged (else empty).
+  /// A complete non-streaming success: an OpenAI `chat.completion` object (or the answer object
+  /// of the call's API: `list` of embeddings, `text_completion`). `raw` is the upstream's own
+  /// serialisation of it when it may be relayed unchanged (else empty).
   virtual boost::asio::awaitable<bool> send_completion(const boost::json::object& completion, std::string raw,
                                                        const Headers& headers) = 0;
   /// A JSON answer the gateway makes itself, not a completion (202 for a deferred job).
@@ -33,7 +37,8 @@ class ResponseSink {
   virtual boost::asio::awaitable<bool> send_error(const core::Error& error, const Headers& headers) = 0;
   /// Starts a 200 event stream.
   virtual boost::asio::awaitable<bool> begin_stream(const Headers& headers) = 0;
-  /// Relays OpenAI `chat.completion.chunk` payloads (JSON text, no framing), in order.
+  /// Relays OpenAI `chat.completion.chunk` payloads (JSON text, no framing; `text_completion`
+  /// chunks for completions), in order.
   /// `usage` is what the upstream reported so far (input tokens may be known before the end).
   virtual boost::asio::awaitable<bool> stream_chunks(const std::vector<std::string>& chunks,
                                                      const providers::Usage& usage) = 0;

@@ -14,9 +14,21 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
                                            std::unique_ptr<http::UpstreamExchange> ex, core::SteadyTime started,
                                            core::SteadyTime first_byte_deadline) {
   const auto& d = st.deployment(dep);
-  const auto& provider = providers::provider_for(d.provider);
+  const auto* adapter = providers::adapter_for(d, st.call.api);  // non-null: attempt() checked it
   AttemptResult r;
-  auto decoder = provider.stream_decoder(d, st.call.include_usage);
+  auto decoder = adapter ? adapter->stream_decoder(d, st.call.include_usage) : nullptr;
+  if (!decoder) {  // an API that never streams (the API layer refuses stream: true for it)
+    r.failure = FailureClass::caller_fix_required;
+    r.error = core::Error::caller(400, "invalid_request_error",
+                                  "'stream' is not supported for " + std::string(providers::api_name(st.call.api)),
+                                  "stream");
+    ex->cancel();
+    st.exchange = nullptr;
+    r.evidence = budget::Evidence::unreadable;
+    at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
+    co_return r;
+  }
+  const auto& provider = *adapter;
   reset_response_facts(st);
   const auto framing = provider.stream_framing(d);
   auto parser = http::make_frame_parser(framing);

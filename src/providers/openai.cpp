@@ -94,11 +94,39 @@ std::string trim_slash(std::string s) {
   return s;
 }
 
+/// OpenAI's embeddings usage (https://platform.openai.com/docs/api-reference/embeddings/object):
+/// `{"prompt_tokens", "total_tokens"}`, no completion tokens. `reported` false when absent or
+/// when `prompt_tokens` is not a non-negative integer.
+Usage usage_from_openai_embeddings(const json::object& response) {
+  Usage u;
+  const auto* uv = response.if_contains("usage");
+  const auto* o = uv ? uv->if_object() : nullptr;
+  if (o == nullptr) return u;
+  const auto prompt = detail::json_count(*o, "prompt_tokens");
+  if (!prompt) return u;
+  u.reported = true;
+  u.prompt_tokens = *prompt;
+  return u;
+}
+
+/// The upstream path of `api` under an OpenAI base URL (and an Azure deployment URL).
+std::string_view api_path(CallApi api) {
+  switch (api) {
+    case CallApi::embeddings: return "/embeddings";
+    case CallApi::completions: return "/completions";
+    case CallApi::responses: return "/responses";
+    default: return "/chat/completions";
+  }
+}
+
+/// One OpenAI (or Azure OpenAI) endpoint: chat completions, embeddings or legacy completions.
 class OpenAiProvider : public Provider {
  public:
-  explicit OpenAiProvider(bool azure) : azure_(azure) {}
+  constexpr explicit OpenAiProvider(bool azure, CallApi api = CallApi::chat) : azure_(azure), api_(api) {}
 
   bool relays_openai_body() const override { return true; }
+
+  const Provider* for_api(const config::Deployment& d, CallApi api) const override;
 
   static bool is_openai_itself(const config::Deployment& d) {
     return d.api_base.empty() || d.api_base.find("api.openai.com") != std::string::npos;
@@ -129,6 +157,12 @@ class OpenAiProvider : public Provider {
 
   void set_output_limit(const config::Deployment& d, json::object& chat, std::int64_t tokens,
                         OutputField caller_field) const override {
+    if (api_ == CallApi::embeddings) return;  // no output to bound
+    if (api_ == CallApi::completions) {       // the legacy endpoint knows max_tokens only
+      chat.erase("max_completion_tokens");
+      chat["max_tokens"] = tokens;
+      return;
+    }
     bool completion_field = caller_field == OutputField::max_completion_tokens;
     if (caller_field == OutputField::none) completion_field = azure_ || is_openai_itself(d);
     chat.erase(completion_field ? "max_tokens" : "max_completion_tokens");
@@ -144,9 +178,10 @@ class OpenAiProvider : public Provider {
       // The deployment name is one path segment: percent-encoded (RFC 3986 unreserved kept), so
       // no name (a wildcard passes the caller's through) can add segments, a query or a fragment.
       url = trim_slash(d.api_base) + "/openai/deployments/" + path_segment(d.upstream_model) +
-            "/chat/completions?api-version=" + version;
+            std::string(api_path(api_)) + "?api-version=" + version;
     } else {
-      url = (d.api_base.empty() ? std::string("https://api.openai.com/v1") : trim_slash(d.api_base)) + "/chat/completions";
+      url = (d.api_base.empty() ? std::string("https://api.openai.com/v1") : trim_slash(d.api_base)) +
+            std::string(api_path(api_));
     }
     auto target = http::parse_url(url);
     if (!target) return std::unexpected(target.error());
@@ -161,8 +196,8 @@ class OpenAiProvider : public Provider {
     // not OpenAI fields: OpenAI's and Azure's own APIs do not get them; other OpenAI-compatible
     // servers (some route to Anthropic models and use them) do.
     // (On a copy: the body is the request's, and a later attempt may go to an Anthropic deployment.)
-    const bool strip = (azure_ || is_openai_itself(d)) && has_cache_control(chat);
-    if (stream) {
+    const bool strip = api_ == CallApi::chat && (azure_ || is_openai_itself(d)) && has_cache_control(chat);
+    if (stream && api_streams(api_)) {
       chat["stream"] = true;
       auto& so = chat["stream_options"];
       if (!so.is_object()) so = json::object();
@@ -183,9 +218,16 @@ class OpenAiProvider : public Provider {
     auto v = json::parse(body, ec);
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
     auto& o = v.as_object();
+    Parsed p;
+    if (api_ == CallApi::embeddings) {
+      auto* data = o.if_contains("data");
+      if (!data || !data->is_array()) return std::unexpected("upstream embeddings response has no data");
+      p.usage = usage_from_openai_embeddings(o);
+      p.completion = std::move(o);
+      return p;
+    }
     auto* choices = o.if_contains("choices");
     if (!choices || !choices->is_array()) return std::unexpected("upstream response has no choices");
-    Parsed p;
     p.usage = usage_from_openai_response(o);
     p.completion = std::move(o);
     return p;
@@ -196,21 +238,41 @@ class OpenAiProvider : public Provider {
   }
 
   std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment&, bool include_usage) const override {
-    return std::make_unique<OpenAiStreamDecoder>(include_usage);
+    if (!api_streams(api_)) return nullptr;
+    return std::make_unique<OpenAiStreamDecoder>(include_usage);  // text_completion chunks share the shape
   }
 
  private:
   bool azure_;
+  CallApi api_;
 };
+
+const OpenAiProvider kOpenAi(false);
+const OpenAiProvider kAzure(true);
+const OpenAiProvider kOpenAiEmbeddings(false, CallApi::embeddings);
+const OpenAiProvider kAzureEmbeddings(true, CallApi::embeddings);
+const OpenAiProvider kOpenAiCompletions(false, CallApi::completions);
+const OpenAiProvider kAzureCompletions(true, CallApi::completions);
+
+/// LiteLLM's `text-completion-openai/` prefix: the deployment is called on /completions only.
+bool text_completion_only(const config::Deployment& d) { return d.provider_prefix == "text-completion-openai"; }
+
+const Provider* OpenAiProvider::for_api(const config::Deployment& d, CallApi api) const {
+  if (text_completion_only(d)) return api == CallApi::completions ? &kOpenAiCompletions : nullptr;
+  switch (api) {
+    case CallApi::chat: return azure_ ? &kAzure : &kOpenAi;
+    case CallApi::embeddings: return azure_ ? &kAzureEmbeddings : &kOpenAiEmbeddings;
+    case CallApi::completions: return azure_ ? &kAzureCompletions : &kOpenAiCompletions;
+    default: return nullptr;
+  }
+}
 
 }  // namespace
 
 const Provider& provider_for(config::ProviderKind kind) {
-  static const OpenAiProvider openai(false);
-  static const OpenAiProvider azure(true);
   switch (kind) {
-    case config::ProviderKind::openai: return openai;
-    case config::ProviderKind::azure: return azure;
+    case config::ProviderKind::openai: return kOpenAi;
+    case config::ProviderKind::azure: return kAzure;
     case config::ProviderKind::anthropic: return anthropic::adapter();
     case config::ProviderKind::gemini: return gemini::gemini_adapter();
     case config::ProviderKind::vertex_ai: return gemini::vertex_adapter();
@@ -221,7 +283,22 @@ const Provider& provider_for(config::ProviderKind kind) {
     case config::ProviderKind::cohere:
     case config::ProviderKind::unsupported: return unsupported_provider();
   }
-  return openai;
+  return kOpenAi;
+}
+
+const Provider* adapter_for(const config::Deployment& d, CallApi api) {
+  // model_info.mode (LiteLLM): an embedding model serves embeddings only; a chat or completion
+  // model no embeddings. Other modes (and none) leave it to the provider.
+  if (d.mode == "embedding" && api != CallApi::embeddings) return nullptr;
+  if ((d.mode == "chat" || d.mode == "completion") && api == CallApi::embeddings) return nullptr;
+  return provider_for(d.provider).for_api(d, api);
+}
+
+std::string operation_unsupported_message(const config::Deployment& d, CallApi api) {
+  std::string out = "deployment '" + (d.id.empty() ? d.model_name : d.id) + "' (" + d.provider_prefix +
+                    ") of model group '" + d.model_name + "' does not support " + std::string(api_name(api));
+  if (!d.mode.empty()) out += " (model_info.mode: " + d.mode + ")";
+  return out;
 }
 
 std::string_view provider_name(config::ProviderKind kind) {

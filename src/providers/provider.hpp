@@ -2,6 +2,32 @@
 /// Provider adapters: how one deployment's upstream API is called and read. Tollgate's internal
 /// request and response format is OpenAI Chat Completions (https://platform.openai.com/docs/api-reference/chat);
 /// adapters translate where the upstream speaks something else (Anthropic Messages).
+///
+/// ## Operations (client APIs other than chat)
+/// A call says which client API it speaks (providers/call_api.hpp `CallApi`; pipeline::ChatCall::api)
+/// and carries its body in that API's own shape. A `Provider` object serves ONE client API: the
+/// one returned by provider_for(kind) serves chat. For another API the attempt loop asks
+/// `adapter_for(d, api)` (= `provider_for(d.provider).for_api(d, api)`), which returns the adapter
+/// serving that API for deployment `d`, or nullptr when it cannot: the deployment is then never
+/// sent the call (no admission, no circuit), and when no deployment of the group can serve it
+/// the client gets 400 `operation_not_supported` ("deployment X (anthropic) does not support
+/// embeddings"). The operation adapter implements the same members with the API's meaning:
+///   - build_request: the upstream HTTP request from the call's body (in the client API's shape);
+///   - set_output_limit: writes the output bound into the body (embeddings: nothing to write);
+///   - parse_response: the answer in the CLIENT API's shape (OpenAI `list` of embeddings, a
+///     `text_completion`, ...) in Parsed::completion, and its usage; relays_openai_body() true
+///     when the upstream body already is that shape (relayed byte for byte);
+///   - parse_error: as for chat;
+///   - stream_decoder: chunk payloads in the client API's stream shape (`text_completion`
+///     chunks for completions); nullptr for an API that never streams (embeddings).
+/// How a provider adds an operation: (1) write a `Provider` subclass for it (one file, e.g.
+/// providers/gemini/embeddings.cpp), (2) override `for_api` in the provider's chat adapter to
+/// return a static instance of it for that CallApi (and for the deployments it fits), (3) add the
+/// simulator's wire format and an e2e test. The API layer (api/) decodes and validates the
+/// client's body once; budget/operation_bounds.hpp bounds its input; the sink (pipeline/sink.hpp)
+/// writes the answer as given.
+/// A client API that has a translation to chat (messages, responses) may, for a provider that
+/// does not serve it natively, be run as chat by the API layer or the attempt (h-responses).
 
 #include <expected>
 #include <memory>
@@ -16,6 +42,7 @@
 #include "http/client.hpp"
 #include "http/sse.hpp"
 #include "http/stream_frames.hpp"
+#include "providers/call_api.hpp"
 #include "policy/failure.hpp"
 #include "providers/usage.hpp"
 
@@ -100,10 +127,26 @@ class Provider {
   /// The step the attempt awaits before sending (Authorizer), or nullptr when the request built
   /// by build_request is complete (API keys in headers).
   virtual const Authorizer* authorizer() const { return nullptr; }
+  /// The adapter serving calls of client API `api` to deployment `d` (see "Operations" above):
+  /// this object for chat (the default), nullptr when this provider cannot serve `api` for `d`.
+  /// The returned adapter is a static instance (lives for the process).
+  virtual const Provider* for_api(const config::Deployment& d, CallApi api) const {
+    (void)d;
+    return api == CallApi::chat ? this : nullptr;
+  }
 };
 
 /// The adapter for a provider kind (static instances).
 const Provider& provider_for(config::ProviderKind kind);
+
+/// The adapter serving `api` for deployment `d`: provider_for(d.provider).for_api(d, api), except
+/// that a deployment whose `model_info.mode` is `embedding` serves embeddings only (LiteLLM's
+/// meaning of the mode), and one whose mode is `chat` or `completion` no embeddings. nullptr =
+/// not served (operation_unsupported_message says why). Cheap: no allocation.
+const Provider* adapter_for(const config::Deployment& d, CallApi api);
+
+/// "deployment 'X' (anthropic) of model group 'G' does not support embeddings".
+std::string operation_unsupported_message(const config::Deployment& d, CallApi api);
 
 /// "openai", "anthropic", "azure.ai.openai"-style names (OpenTelemetry `gen_ai.provider.name`).
 std::string_view provider_name(config::ProviderKind kind);

@@ -19,6 +19,8 @@ class UnsupportedProvider final : public Provider {
     return o;
   }
   std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment&, bool) const override { return nullptr; }
+  // Every API: the attempt fails as for chat (400 unsupported_provider / 500 misconfigured).
+  const Provider* for_api(const config::Deployment&, CallApi) const override { return this; }
 };
 
 }  // namespace
