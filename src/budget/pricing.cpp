@@ -24,10 +24,11 @@ constexpr std::string_view kBundledYaml =
     ;
 
 // Prefixes whose bare model names carry that provider's own list prices (docs/pricing.md).
+// vertex_ai: Vertex AI lists Gemini at the Gemini API's prices (LiteLLM keys them by the bare name too).
 // text-completion-openai/ is OpenAI's own /completions endpoint (LiteLLM): OpenAI's prices.
-constexpr std::array<std::string_view, 10> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic", "gemini",
-                                                                      "mistral", "groq",  "xai",      "deepseek",
-                                                                      "text-completion-openai"};
+constexpr std::array<std::string_view, 12> kKnownProviderPrefixes = {
+    "openai", "azure",   "azure_ai", "anthropic", "gemini",   "vertex_ai", "vertex_ai_beta",
+    "mistral", "groq",   "xai",      "deepseek",  "text-completion-openai"};
 
 // Every deployment cost key names a field of the table format.
 static_assert([] {

@@ -7,7 +7,9 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "config/wildcard.hpp"
 #include "config/yaml11.hpp"
@@ -33,6 +35,9 @@ constexpr std::array kProviders{
     ProviderInfo{"openai", ProviderKind::openai, "", {"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", "OPENAI_API_BASE"}, false},
     ProviderInfo{"azure", ProviderKind::azure, "", {"AZURE_API_KEY", "AZURE_OPENAI_API_KEY"}, {"AZURE_API_BASE", "AZURE_OPENAI_ENDPOINT"}, true},
     ProviderInfo{"anthropic", ProviderKind::anthropic, "", {"ANTHROPIC_API_KEY", ""}, {"ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL"}, false},
+    ProviderInfo{"gemini", ProviderKind::gemini, "", {"GEMINI_API_KEY", "GOOGLE_API_KEY"}, {"GEMINI_API_BASE", ""}, false},
+    ProviderInfo{"vertex_ai", ProviderKind::vertex_ai, "", {"", ""}, {"", ""}, false},
+    ProviderInfo{"vertex_ai_beta", ProviderKind::vertex_ai, "", {"", ""}, {"", ""}, false},
     // LiteLLM's text-completion-openai/: an OpenAI-compatible server called on /completions only.
     ProviderInfo{"text-completion-openai", ProviderKind::openai, "", {"OPENAI_API_KEY", ""}, {"OPENAI_BASE_URL", "OPENAI_API_BASE"}, false},
     ProviderInfo{"openai_compatible", ProviderKind::openai, "", {"", ""}, {"", ""}, true},
@@ -210,7 +215,7 @@ void read_api_base(LoadContext& c, Draft& x, const YAML::Node& v, const std::str
   }
 }
 
-const std::array<Field<Draft>, 25> kLitellmParams{{
+const std::array<Field<Draft>, 28> kLitellmParams{{
     {{"model_list[].litellm_params.model", "`provider/upstream-model`", "required", "The call LiteLLM makes",
       S::supported, "See Providers; a provider Tollgate cannot call loads with a warning (400 `unsupported_provider`)."},
      TG_READ {
@@ -315,7 +320,69 @@ const std::array<Field<Draft>, 25> kLitellmParams{{
      TG_READ {
        if (auto n = c.integer(v, p, l, 1); n && !x.d.default_max_tokens) x.d.default_max_tokens = n;
      }},
+    {{"model_list[].litellm_params.vertex_project", "string", "`VERTEXAI_PROJECT`", "Google Cloud project (vertex_ai)",
+      S::supported, "Without one a vertex_ai deployment loads with a warning and fails with 401 `deployment_misconfigured`."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.cloud.vertex_project = *s;
+     }},
+    {{"model_list[].litellm_params.vertex_location", "string", "`VERTEXAI_LOCATION`, else `us-central1`",
+      "Vertex AI region (vertex_ai)", S::supported, "`global` calls aiplatform.googleapis.com."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.cloud.vertex_location = *s;
+     }},
+    {{"model_list[].litellm_params.vertex_credentials", "path or JSON text", "`GOOGLE_APPLICATION_CREDENTIALS`",
+      "Service-account key (vertex_ai)", S::supported,
+      "The key file's path (read at load) or its JSON itself; the OAuth token is minted from it at call time and "
+      "refreshed before it expires. Missing or unreadable: a warning, and 401 `deployment_misconfigured` when called."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.cloud.vertex_credentials = *s;
+     }},
 }};
+
+/// The service-account key `value` names: JSON text as given, else the contents of the file at
+/// that path; nullopt when the file cannot be read.
+std::optional<std::string> read_credentials(const std::string& value) {
+  const auto first = value.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && value[first] == '{') return value;
+  std::ifstream in(value, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Vertex AI's project, location and key: litellm_params, else LiteLLM's environment variables;
+/// a deployment that lacks one still loads (LiteLLM's behaviour) with a warning, and fails with
+/// 401 deployment_misconfigured when called.
+void resolve_vertex(LoadContext& c, Deployment& d, const std::string& path, int line) {
+  auto& cloud = d.cloud;
+  for (std::string_view n : {"VERTEXAI_PROJECT", "VERTEX_PROJECT", "GOOGLE_CLOUD_PROJECT"})
+    if (cloud.vertex_project.empty())
+      if (auto e = c.lookup_env(n); e && !e->empty()) cloud.vertex_project = *e;
+  for (std::string_view n : {"VERTEXAI_LOCATION", "VERTEX_LOCATION"})
+    if (cloud.vertex_location.empty())
+      if (auto e = c.lookup_env(n); e && !e->empty()) cloud.vertex_location = *e;
+  std::string source = "vertex_credentials";
+  if (cloud.vertex_credentials.empty())
+    if (auto e = c.lookup_env("GOOGLE_APPLICATION_CREDENTIALS"); e && !e->empty()) {
+      cloud.vertex_credentials = *e;
+      source = "GOOGLE_APPLICATION_CREDENTIALS";
+    }
+  const char* consequence = ": requests routed to this deployment fail with 401 deployment_misconfigured";
+  if (!cloud.vertex_credentials.empty()) {
+    auto text = read_credentials(cloud.vertex_credentials);
+    if (!text) c.warn(join(path, "litellm_params.vertex_credentials"), line,
+                      source + " names a file that cannot be read (" + cloud.vertex_credentials + ")" + consequence);
+    cloud.vertex_credentials = text.value_or("");
+  } else {
+    c.warn(join(path, "litellm_params.vertex_credentials"), line,
+           std::string("vertex_ai deployment has no service-account credentials (vertex_credentials or "
+                       "GOOGLE_APPLICATION_CREDENTIALS)") + consequence);
+  }
+  if (cloud.vertex_project.empty())
+    c.warn(join(path, "litellm_params.vertex_project"), line,
+           std::string("vertex_ai deployment has no project (vertex_project or VERTEXAI_PROJECT)") + consequence);
+}
 
 const std::array<Field<Draft>, 22> kModelInfo{{
     {{"model_list[].model_info.id", "string", "`<model_name>/<n>`", "Deployment id", S::supported,
@@ -528,6 +595,7 @@ void load_deployment(LoadContext& c, const YAML::Node& entry, const std::string&
     if (auto b = from_env(info->base_env)) d.api_base = *b;
     else d.api_base = std::string(info->default_api_base);
   }
+  if (d.provider == ProviderKind::vertex_ai) resolve_vertex(c, d, path, x.model_line);
   if (d.provider == ProviderKind::azure && !x.has_api_version)
     if (auto v = c.lookup_env("AZURE_API_VERSION")) d.api_version = *v;
 

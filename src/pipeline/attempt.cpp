@@ -13,6 +13,7 @@
 #include "pipeline/stream_relay.hpp"
 #include "pipeline/upstream_errors.hpp"
 #include "providers/native.hpp"
+#include "providers/gemini/vertex_auth.hpp"
 #include "routing/backoff.hpp"
 
 namespace tollgate::pipeline {
@@ -91,6 +92,22 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   if ((st_.svc->spans || parent) && parent && !parent->tracestate.empty())
     req->headers.emplace_back("tracestate", parent->tracestate);
   const auto dl = attempt_deadline(d);
+  if (const auto* auth = provider.authorizer()) {
+    // Credentials minted at call time (Vertex AI's OAuth token): nothing is sent upstream
+    // unless they are in hand; a refusal is classified like the upstream's own answer.
+    auto granted = co_await auth->authorize(d, *req, *st_.svc->transport, dl);
+    if (!granted) {
+      const policy::Outcome& oc = granted.error();
+      r.failure = st_.table->classify(oc);
+      r.status = oc.status;
+      r.error = core::Error::gateway(oc.status > 0 ? oc.status : 502,
+                                     oc.status == 401 || oc.status == 403 ? "authentication_error" : "api_error",
+                                     "deployment " + d.id + ": " + oc.message, std::string(policy::to_string(r.failure)));
+      r.evidence = budget::Evidence::not_sent;
+      record(group, dep, 0, r.failure, started, 0, r.evidence);
+      co_return r;
+    }
+  }
   http::CancelToken token;
   st_.token = &token;
   auto started_ex = co_await st_.svc->transport->start(*req, dl, &token);
@@ -113,6 +130,8 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   if (status < 200 || status >= 300) {
     auto body = co_await ex->read_all(limit, dl);
     r = upstream_failure(d, provider, *ex, body ? std::move(*body) : std::string());
+    // Vertex refused the bearer token (revoked, or a key rotated): the next attempt mints anew.
+    if (status == 401 && d.provider == config::ProviderKind::vertex_ai) providers::gemini::forget_vertex_token(d);
     // A documented error answer (the API's JSON error body) is unbilled; anything else after
     // the send (an HTML page from a proxy, a body cut off) may have been processed.
     // A timeout status (408, 504) says the answer was not waited for, not that nothing was
@@ -197,7 +216,10 @@ AttemptResult Attempter::upstream_failure(const config::Deployment& d, const pro
   e.message = oc.message.empty() ? "upstream answered " + std::to_string(status) : oc.message;
   e.upstream_body = std::move(body);
   e.upstream_content_type = std::string(ex.header("content-type"));
-  e.upstream_api = d.provider == config::ProviderKind::anthropic ? "anthropic" : "openai";
+  // Google errors are rewritten in the caller's format (never relayed as if they were OpenAI's).
+  e.upstream_api = d.provider == config::ProviderKind::anthropic ? "anthropic"
+                   : d.provider == config::ProviderKind::gemini || d.provider == config::ProviderKind::vertex_ai ? "google"
+                                                                                                                 : "openai";
   const long long now_unix = static_cast<long long>(std::time(nullptr));
   if (auto v = ex.header("retry-after-ms"); !v.empty()) r.retry_after = routing::parse_retry_after_ms(v);
   if (!r.retry_after)

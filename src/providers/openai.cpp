@@ -6,9 +6,11 @@
 #include <cctype>
 
 #include "providers/anthropic/adapter.hpp"
+#include "providers/gemini/adapter.hpp"
 #include "providers/openai_errors.hpp"
 #include "providers/responses/native.hpp"
 #include "providers/tool_call_index.hpp"
+#include "providers/path_segment.hpp"
 #include "providers/unsupported.hpp"
 #include "providers/provider.hpp"
 
@@ -16,25 +18,6 @@ namespace tollgate::providers {
 namespace json = boost::json;
 
 namespace {
-
-/// `s` percent-encoded as one URL path segment: every byte but RFC 3986's unreserved ones
-/// (ALPHA / DIGIT / "-" / "." / "_" / "~") is written %XX; "." and ".." become %2E segments.
-std::string path_segment(std::string_view s) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  const bool dots = s == "." || s == "..";
-  std::string out;
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (!dots && (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~')) {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 0xF]);
-    }
-  }
-  return out;
-}
 
 class OpenAiStreamDecoder final : public StreamDecoder {
  public:
@@ -349,8 +332,8 @@ const Provider& provider_for(config::ProviderKind kind) {
     case config::ProviderKind::openai: return kOpenAi;
     case config::ProviderKind::azure: return kAzure;
     case config::ProviderKind::anthropic: return anthropic::adapter();
-    case config::ProviderKind::gemini:
-    case config::ProviderKind::vertex_ai:
+    case config::ProviderKind::gemini: return gemini::gemini_adapter();
+    case config::ProviderKind::vertex_ai: return gemini::vertex_adapter();
     case config::ProviderKind::bedrock:
     case config::ProviderKind::sagemaker:
     case config::ProviderKind::ollama:

@@ -74,6 +74,22 @@ class StreamDecoder {
 /// field where the deployment's API accepts it).
 enum class OutputField { none, max_tokens, max_completion_tokens };
 
+/// An asynchronous step between building an upstream request and sending it, for providers
+/// whose credentials are minted at call time (Vertex AI: an OAuth access token from a service
+/// account). It may make its own HTTP calls through `transport` (never to the deployment's
+/// upstream) and adds headers to `req`. A failure means nothing was sent upstream: the returned
+/// Outcome (status 401/403 for a credential the provider refuses or that is missing, the token
+/// endpoint's 5xx, or a transport event) is classified like an upstream answer.
+/// Thread-safe.
+class Authorizer {
+ public:
+  virtual ~Authorizer() = default;
+  virtual boost::asio::awaitable<std::expected<void, policy::Outcome>> authorize(const config::Deployment& d,
+                                                                                 http::OutgoingRequest& req,
+                                                                                 http::Transport& transport,
+                                                                                 http::SteadyTime deadline) const = 0;
+};
+
 /// One upstream API family. Stateless and thread-safe.
 class Provider {
  public:
@@ -113,6 +129,9 @@ class Provider {
   /// How this API frames its stream (the relay splits the bytes into events with it and checks
   /// the response's content-type against it). Default: SSE.
   virtual http::StreamFraming stream_framing(const config::Deployment&) const { return http::StreamFraming::sse; }
+  /// The step the attempt awaits before sending (Authorizer), or nullptr when the request built
+  /// by build_request is complete (API keys in headers).
+  virtual const Authorizer* authorizer() const { return nullptr; }
   /// The adapter serving calls of client API `api` to deployment `d` (see "Operations" above):
   /// this object for chat (the default), nullptr when this provider cannot serve `api` for `d`.
   /// The returned adapter is a static instance (lives for the process).

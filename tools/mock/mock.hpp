@@ -7,6 +7,8 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <expected>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -317,6 +319,44 @@ void record_request(std::string_view path, std::string_view model, std::string_v
 std::string recorded_requests_json();
 void recorded_requests_reset();
 inline constexpr std::size_t kMaxRecorded = 200;
+
+// ---- Google generateContent: Gemini API and Vertex AI (gemini.cpp) ----
+
+/// A generateContent URL: `/v1beta/models/{model}:{method}` (Gemini API) or
+/// `/v1/projects/{p}/locations/{l}/publishers/google/models/{model}:{method}` (Vertex AI).
+struct GoogleRoute {
+  bool vertex = false;
+  bool stream = false;  ///< streamGenerateContent
+  std::string model;    ///< percent-decoded (may carry `?directives`)
+};
+/// The route of `path`, nullopt when it is not a generateContent URL.
+std::optional<GoogleRoute> google_route(std::string_view path);
+
+/// A generateContent request made ready for the chat engine: the equivalent OpenAI chat body
+/// and the wire family that writes the answer in Google's shape (a forced function call, mode
+/// ANY, is answered with a call of `tool`).
+struct GoogleCall {
+  std::string chat_body;
+  std::string tool;
+  std::unique_ptr<Api> api;
+};
+/// Checks the credential (Gemini API: an `x-goog-api-key`, else 403 PERMISSION_DENIED; Vertex: a
+/// live bearer token minted by POST /token, else 401 UNAUTHENTICATED) and translates the body
+/// (400 INVALID_ARGUMENT when it is not a GenerateContentRequest).
+std::expected<GoogleCall, Reply> google_prepare(const GoogleRoute& route, std::string_view body,
+                                                std::string_view api_key, std::string_view authorization);
+/// POST /token (Google's OAuth token endpoint for service accounts): the form's grant_type must
+/// be jwt-bearer and its assertion a well-formed RS256 JWT with iss, scope (cloud-platform),
+/// aud, iat and exp (at most an hour later, not expired); → {access_token, expires_in,
+/// token_type}; else 400 invalid_grant. The query may set `expires_in` (default 3600) or override a
+/// form field (e.g. a wrong grant_type, to test a refusal).
+Reply google_token(std::string_view query, std::string_view form);
+/// Whether `authorization` is "Bearer <a live token minted here>".
+bool google_token_valid(std::string_view authorization);
+/// GET /mock/google/tokens: {"minted": n, "rejected": n}.
+std::string google_token_stats();
+/// Forgets tokens and counts (POST /mock/reset).
+void google_reset();
 
 // ---- small shared helpers (util.cpp) ----
 std::string random_token(std::size_t len);  ///< [A-Za-z0-9]

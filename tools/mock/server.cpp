@@ -529,7 +529,10 @@ Reply handle_script(const Request& req) {
 
 // ---------------------------------------------------------------- routing
 
-enum class Route { none, openai, azure, anthropic, responses, stored_response, models, stats, reset, script, health, requests };
+enum class Route {
+  none, openai, azure, anthropic, responses, stored_response, google, token, token_stats,
+  models, stats, reset, script, health, requests
+};
 
 // Where a Responses API path ends in a response id: `/v1/responses/{id}` and Azure's
 // `/openai/responses/{id}`, `/openai/v1/responses/{id}`.
@@ -564,6 +567,9 @@ Route route_of(std::string_view path, std::string& deployment, Operation& op) {
   if (path == "/mock/reset") return Route::reset;
   if (path == "/mock/script") return Route::script;
   if (path == "/health" || path == "/mock/health") return Route::health;
+  if (path == "/token") return Route::token;
+  if (path == "/mock/google/tokens") return Route::token_stats;
+  if (google_route(path)) return Route::google;
   constexpr std::string_view prefix = "/openai/deployments/";
   constexpr std::pair<std::string_view, Operation> kAzureOps[] = {{"/chat/completions", Operation::chat},
                                                                   {"/completions", Operation::completions},
@@ -641,6 +647,29 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
       }
       co_return co_await handle_chat(s, req, api, anthropic, deployment, cfg, keep, op);
     }
+    case Route::google: {
+      auto gr = google_route(path);
+      auto header = [&req](auto name) {
+        auto it = req.find(name);
+        return it == req.end() ? std::string_view() : std::string_view(it->value());
+      };
+      auto call = google_prepare(*gr, req.body(), header("x-goog-api-key"), header(http::field::authorization));
+      if (!is_post || !call) {
+        stats_request_begin(nullptr, false);
+        r = call ? control_error(405, "Method Not Allowed") : call.error();
+        break;
+      }
+      req.body() = std::move(call->chat_body);
+      co_return co_await handle_chat(s, req, *call->api, false, gr->model, cfg, keep);
+    }
+    case Route::token:
+      r = is_post ? google_token(target.find('?') == std::string_view::npos ? std::string_view() : target.substr(target.find('?') + 1),
+                                 req.body())
+                  : control_error(405, "Method Not Allowed");
+      break;
+    case Route::token_stats:
+      r = json_reply(200, google_token_stats());
+      break;
     case Route::models:
     case Route::stats:
     case Route::requests:
@@ -668,6 +697,7 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
         script_reset();
         recorded_requests_reset();
         stored_responses_reset();
+        google_reset();
         r = json_reply(200, R"({"ok":true})");
       } else {
         r = handle_script(req);
