@@ -6,6 +6,8 @@
 #include <cctype>
 
 #include "providers/anthropic/adapter.hpp"
+#include "providers/bedrock/adapter.hpp"
+#include "providers/sagemaker/adapter.hpp"
 #include "providers/openai_errors.hpp"
 #include "providers/unsupported.hpp"
 #include "providers/provider.hpp"
@@ -222,6 +224,10 @@ class OpenAiProvider : public Provider {
 
 }  // namespace
 
+std::unique_ptr<StreamDecoder> openai_stream_decoder(bool include_usage) {
+  return std::make_unique<OpenAiStreamDecoder>(include_usage);
+}
+
 const Provider& provider_for(config::ProviderKind kind) {
   static const OpenAiProvider openai(false);
   static const OpenAiProvider azure(true);
@@ -229,10 +235,10 @@ const Provider& provider_for(config::ProviderKind kind) {
     case config::ProviderKind::openai: return openai;
     case config::ProviderKind::azure: return azure;
     case config::ProviderKind::anthropic: return anthropic::adapter();
+    case config::ProviderKind::bedrock: return bedrock::adapter();
+    case config::ProviderKind::sagemaker: return sagemaker::adapter();
     case config::ProviderKind::gemini:
     case config::ProviderKind::vertex_ai:
-    case config::ProviderKind::bedrock:
-    case config::ProviderKind::sagemaker:
     case config::ProviderKind::ollama:
     case config::ProviderKind::ollama_chat:
     case config::ProviderKind::cohere:

@@ -18,6 +18,21 @@ std::optional<std::string> base64_decode(std::string_view in) {
   return out;
 }
 
+std::string base64_encode(std::string_view in) {
+  static constexpr char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < in.size(); i += 3) {
+    const auto b = [&](std::size_t k) { return i + k < in.size() ? static_cast<unsigned char>(in[i + k]) : 0u; };
+    const unsigned v = (b(0) << 16) | (b(1) << 8) | b(2);
+    out.push_back(abc[(v >> 18) & 63]);
+    out.push_back(abc[(v >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? abc[(v >> 6) & 63] : '=');
+    out.push_back(i + 2 < in.size() ? abc[v & 63] : '=');
+  }
+  return out;
+}
+
 std::optional<std::string> data_url_decode(std::string_view url, std::string* media_type) {
   while (!url.empty() && std::isspace(static_cast<unsigned char>(url.front()))) url.remove_prefix(1);
   const auto parts = budget::parse_base64_data_url(url);

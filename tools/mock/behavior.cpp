@@ -150,6 +150,20 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
   } else if (key == "content") {
     if (!v.is_string()) return bad("a string");
     b.content = std::string(v.get_string());
+  } else if (key == "tool_call") {
+    if (!v.is_string() || v.get_string().empty()) return bad("a non-empty string");
+    b.tool_call = std::string(v.get_string());
+  } else if (key == "tool_arguments") {
+    if (v.is_string()) {
+      boost::system::error_code ec;
+      auto parsed = boost::json::parse(v.get_string(), ec);
+      if (ec || !parsed.is_object()) return bad("a JSON object (or its text)");
+      b.tool_arguments = boost::json::serialize(parsed);
+    } else if (v.is_object()) {
+      b.tool_arguments = boost::json::serialize(v);
+    } else {
+      return bad("a JSON object (or its text)");
+    }
   } else if (auto* flag = bool_field(b, key)) {
     if (!v.is_bool()) return bad("a boolean");
     *flag = v.get_bool();
@@ -176,7 +190,7 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
 // Query values are text; numbers are recognised so numeric fields accept them.
 boost::json::value query_value(std::string_view key, std::string_view text) {
   if (key == "error" || key == "fault" || key == "content" || key == "service_tier" ||
-      key == "usage_style")
+      key == "usage_style" || key == "tool_call" || key == "tool_arguments")
     return boost::json::value(text);
   if (key == "retry_after") {
     double d = 0;
@@ -249,6 +263,8 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
   override_with(m.ignore_max_tokens, high.ignore_max_tokens);
   override_with(m.fill_max_tokens, high.fill_max_tokens);
   override_with(m.echo_params, high.echo_params);
+  override_with(m.tool_call, high.tool_call);
+  override_with(m.tool_arguments, high.tool_arguments);
   override_with(m.reasoning_tokens, high.reasoning_tokens);
   override_with(m.reasoning_outside, high.reasoning_outside);
   override_with(m.cache_write_tokens, high.cache_write_tokens);

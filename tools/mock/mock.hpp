@@ -63,6 +63,10 @@ struct Behavior {
   /// top_p, seed, presence_penalty, frequency_penalty, stop, max_tokens, max_completion_tokens:
   /// those present), so a test sees what the gateway sent.
   std::optional<bool> echo_params;
+  /// The answer also calls this tool (Bedrock family: a toolUse block, stopReason tool_use),
+  /// with `tool_arguments` (a JSON object's text; default `{}`) as its input.
+  std::optional<std::string> tool_call;
+  std::optional<std::string> tool_arguments;
 
   bool has_outcome() const { return status || error || fault || retry_after || retry_after_ms; }
 };
@@ -113,6 +117,7 @@ enum class Outcome { succeeded, failed, cancelled };
 struct Bill {
   std::string model;
   bool anthropic = false;
+  std::string family;  ///< the wire family when neither OpenAI nor Anthropic ("bedrock")
   bool stream = false;
   std::string service_tier;
   std::string request_id;                     ///< the reply's request-id / x-request-id header
@@ -163,6 +168,8 @@ struct Completion {
   std::string service_tier;  ///< as reported
   UsageStyle usage_style = UsageStyle::normal;
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
+  std::string tool_name;       ///< behaviour tool_call (empty: no tool call)
+  std::string tool_arguments;  ///< its input, JSON object text
 
   /// The text of token i (a word plus a separating space unless last).
   std::string piece(std::int64_t i) const;
@@ -223,6 +230,8 @@ std::int64_t anthropic_image_tokens(const std::optional<ImageSize>& size);
 /// Decodes standard or URL-safe base64; ASCII whitespace is skipped, `=` padding optional.
 /// nullopt on any other byte or a malformed tail. The output never exceeds 3/4 of the input.
 std::optional<std::string> base64_decode(std::string_view in);
+/// Standard base64 with `=` padding (SageMaker stream PayloadPart bytes).
+std::string base64_encode(std::string_view in);
 /// The decoded payload of a `data:<type>[;…];base64,<data>` URL (`media_type` set to the
 /// lower-cased `<type>` when given); nullopt for other URLs or undecodable data.
 std::optional<std::string> data_url_decode(std::string_view url, std::string* media_type = nullptr);
@@ -271,11 +280,39 @@ class Api {
   virtual std::string stream_done(const Completion& c) const = 0;
   /// One SSE event whose data is not JSON (fault `malformed_event`).
   virtual std::string stream_malformed() const = 0;
+  /// The family's name in /mock/stats bills when it is not "openai"/"anthropic" (empty: those).
+  virtual std::string_view family() const { return {}; }
+  /// The content-type of a stream reply.
+  virtual std::string_view stream_content_type() const { return "text/event-stream; charset=utf-8"; }
   virtual Reply error(const ErrorSpec& e) const = 0;
 };
 
 const Api& openai_api();
 const Api& anthropic_api();
+
+// ---- Amazon Bedrock Converse / ConverseStream and SageMaker (bedrock.cpp) ----
+
+/// The Bedrock Converse wire family: JSON bodies, AWS event-stream frames for streams
+/// (Api::stream_content_type), AWS errors (x-amzn-ErrorType header, {"message"} body).
+const Api& bedrock_api();
+/// A 403 reply when `authorization` is not a SigV4 header (absent: UnrecognizedClientException
+/// "Missing Authentication Token"; garbled: InvalidSignatureException), else nullopt.
+std::optional<Reply> aws_signature_error(std::string_view authorization, std::string_view amz_date);
+/// A Converse request body → the Anthropic Messages body the shared answer builder reads
+/// (model := `model`, `stream`, max_tokens := inferenceConfig.maxTokens or 4096). False with
+/// `err` when the body is not a Converse request.
+bool converse_to_messages_body(std::string_view converse, const std::string& model, bool stream, std::string& out,
+                               std::string& err);
+/// SageMaker endpoint containers (sagemaker.cpp): Hugging Face TGI (`{"inputs"}` →
+/// `[{"generated_text"}]`) and OpenAI-compatible chat; streams as InvokeEndpointWithResponseStream
+/// `PayloadPart` events carrying the container's SSE bytes; errors as bedrock_api()'s.
+const Api& sagemaker_tgi_api();
+const Api& sagemaker_chat_api();
+/// An InvokeEndpoint body → the OpenAI chat body the shared answer builder reads (model :=
+/// `endpoint`, `stream`); sets `tgi` when the body is TGI's `{"inputs", "parameters"}`. False with
+/// `err` when it is neither.
+bool sagemaker_to_chat_body(std::string_view body, const std::string& endpoint, bool stream, std::string& out, bool& tgi,
+                            std::string& err);
 
 // ---- small shared helpers (util.cpp) ----
 std::string random_token(std::size_t len);  ///< [A-Za-z0-9]

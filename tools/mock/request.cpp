@@ -311,6 +311,10 @@ bool build_completion(const json::object& body, bool anthropic, const Behavior& 
     }
   }
   c.service_tier = service_tier_of(body, b, anthropic);
+  if (b.tool_call) {
+    c.tool_name = *b.tool_call;
+    c.tool_arguments = b.tool_arguments.value_or("{}");
+  }
   c.usage_style = b.usage_style.value_or(UsageStyle::normal);
   return true;
 }
