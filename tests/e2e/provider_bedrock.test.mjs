@@ -67,7 +67,7 @@ e2e('non-streaming chat (openai SDK): Converse answer translated, cache usage pr
   assert.equal(bill, 255_750);
   await expectSpend(gw, key.key, bill);
   const row = await spendLogRow(gw, response);
-  assert.equal(row.custom_llm_provider ?? 'bedrock', 'bedrock');
+  assert.equal(row.decision.steps.find((s) => s.step === 'attempt').evidence, 'answered');
 });
 
 e2e('streaming chat with a tool call (openai SDK): ConverseStream event-stream decoded, tool call reassembled, spend == bill', async (ctx) => {
@@ -135,36 +135,35 @@ e2e('Anthropic SDK through a bedrock deployment: tool_use non-streaming and stre
   await expectSpend(gw, key.key, await mockBillNanos(mock, upstream, PRICES));
 });
 
-e2e('AWS errors are classified (429 throttling, 503, 500, 403 auth, 404, context overflow), unbilled, and answered in OpenAI shape', async (ctx) => {
+e2e('AWS errors are classified (429 throttling, 503, 500, 403 auth, 404, context overflow), unbilled, and answered with their status', async (ctx) => {
   const { mock } = state;
-  const gw = await ctx.gateway(gatewayConfig({ model_list: [bedrock(mock, 'claude-br')] }));
-  const key = await gw.generateKey({ max_budget: 1 });
-  const client = gw.openai({ apiKey: key.key });
   const cases = [
-    ['rate_limit_exceeded', 429, 'retryable_capacity', 'ThrottlingException'],
-    ['overloaded', 503, 'retryable_capacity', 'ServiceUnavailableException'],
-    ['server_error', 500, 'transient_provider_error', 'InternalServerException'],
-    ['invalid_api_key', 403, 'deployment_misconfigured', 'UnrecognizedClientException'],
-    ['not_found', 404, 'deployment_misconfigured', 'ResourceNotFoundException'],
-    ['context_length_exceeded', 400, 'context_overflow', 'ValidationException'],
-    ['invalid_request', 400, 'caller_fix_required', 'ValidationException'],
+    ['rate_limit_exceeded', 429, 'retryable_capacity'],
+    ['overloaded', 503, 'retryable_capacity'],
+    ['server_error', 500, 'transient_provider_error'],
+    ['timeout', 408, 'retryable_capacity'],
+    ['invalid_api_key', 403, 'deployment_misconfigured'],
+    ['not_found', 404, 'deployment_misconfigured'],
+    ['context_length_exceeded', 400, 'context_overflow'],
+    ['invalid_request', 400, 'caller_fix_required'],
   ];
-  for (const [error, status, cls, type] of cases) {
-    await mock.script(MODEL, [{ error }]);
-    let err;
-    try {
-      await client.chat.completions.create({ model: 'claude-br', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
-    } catch (e) { err = e; }
-    assert.ok(err, `${error}: the call should fail`);
-    assert.equal(err.status, status, `${error}: status`);
-    assert.equal(err.error?.type ?? err.type, type, `${error}: error type`);
-    const row = await spendLogRow(gw, { headers: err.headers instanceof Headers ? err.headers : new Headers(err.headers) });
+  // One deployment (and upstream model) per case: a misconfigured one opens its own circuit only.
+  const gw = await ctx.gateway(gatewayConfig({ model_list: cases.map((c, i) => bedrock(mock, `br-${i}`, `${MODEL}-e${i}`)) }));
+  const key = await gw.generateKey({ max_budget: 1 });
+  for (const [i, [error, status, cls]] of cases.entries()) {
+    await mock.script(`${MODEL}-e${i}`, [{ error }]);
+    const r = await gw.fetch('/v1/chat/completions', { auth: key.key, body: { model: `br-${i}`, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
+    assert.equal(r.status, status, `${error}: ${r.text}`);
+    assert.ok(r.json?.error?.message, `${error}: an OpenAI-shaped error body`);
+    const row = await spendLogRow(gw, r);
     const attempt = row.decision.steps.find((s) => s.step === 'attempt');
     assert.equal(attempt.failure_class, cls, `${error}: class`);
-    assert.equal(attempt.evidence, 'error_body', `${error}: evidence`);
+    assert.equal(attempt.evidence, 'error_response', `${error}: evidence`);
+    assert.equal((await mock.model(`${MODEL}-e${i}`)).requests, 1, `${error}: sent once`);
   }
   // The simulator billed nothing; nothing was charged.
-  assert.equal(await mockBillNanos(mock, MODEL, PRICES), 0);
+  const s = await mock.stats();
+  assert.equal((s.bills ?? []).length, 0);
   await expectSpend(gw, key.key, 0);
 });
 
@@ -186,7 +185,8 @@ e2e('missing AWS credentials: config check warns; a call is 401 deployment_misco
   assert.match(r.json.error.message, /aws_secret_access_key/);
   assert.equal((await mock.model(MODEL)).requests, 0, 'nothing was sent');
   const circuits = await gw.admin('/tollgate/circuits');
-  assert.match(JSON.stringify(circuits), /claude-nocreds\.bedrock/);
+  const c = circuits.deployments.find((x) => x.id === 'claude-nocreds.bedrock');
+  assert.ok(c && c.state === 'open', `the deployment is cooled down: ${JSON.stringify(circuits.deployments)}`);
   assert.equal(nanosOf(await gw.admin('/global/spend')), 0);
 });
 

@@ -313,7 +313,7 @@ TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreWarningsAndTheDeployme
   LoadResult r = load(R"(model_list:
   - model_name: a
     litellm_params:
-      model: bedrock/anthropic.claude-v2
+      model: replicate/meta/llama-2-7b
   - model_name: b
     litellm_params:
       model: hosted_vllm/llama
@@ -330,7 +330,7 @@ TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreWarningsAndTheDeployme
 )");
   // As LiteLLM: the file loads; each of these deployments fails only when it is called.
   EXPECT_TRUE(r.ok()) << r.errors.front().to_string();
-  EXPECT_THAT(only(r.warnings, "model_list[0].litellm_params.model").message, HasSubstr("\"bedrock\" is not supported"));
+  EXPECT_THAT(only(r.warnings, "model_list[0].litellm_params.model").message, HasSubstr("\"replicate\" is not supported"));
   EXPECT_THAT(only(r.warnings, "model_list[1].litellm_params.api_base").message, HasSubstr("api_base is required"));
   EXPECT_THAT(only(r.warnings, "model_list[2].litellm_params.api_base").message, HasSubstr("api_base is required"));
   EXPECT_THAT(only(r.warnings, "model_list[3].litellm_params.api_base").message, HasSubstr("http://"));

@@ -12,6 +12,7 @@
 
 using namespace tollgate;
 using namespace tollgate::providers;
+using namespace tollgate::providers::bedrock;
 namespace json = boost::json;
 
 namespace {
