@@ -73,7 +73,7 @@ e2e('non-streaming chat (openai SDK): Converse answer translated, cache usage pr
 e2e('streaming chat with a tool call (openai SDK): ConverseStream event-stream decoded, tool call reassembled, spend == bill', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({ model_list: [bedrock(mock, 'claude-br', MODEL, { converse: true })] }));
-  await mock.script(MODEL, [{ content: 'let me check', completion_tokens: 3, tool_call: 'get_weather', tool_arguments: ARGS, cache_write_tokens: 10 }]);
+  await mock.script(MODEL, [{ content: 'let me check', completion_tokens: 3, tool_call: 'get_weather', tool_arguments: ARGS, cache_write_tokens: 10, prompt_tokens: 40 }]);
   const key = await gw.generateKey({ max_budget: 1 });
   const client = gw.openai({ apiKey: key.key });
   const stream = await client.chat.completions.create({
@@ -141,7 +141,8 @@ e2e('AWS errors are classified (429 throttling, 503, 500, 403 auth, 404, context
     ['rate_limit_exceeded', 429, 'retryable_capacity'],
     ['overloaded', 503, 'retryable_capacity'],
     ['server_error', 500, 'transient_provider_error'],
-    ['timeout', 408, 'retryable_capacity'],
+    // A timeout status says the answer was not waited for: its outcome (and bill) is unknown.
+    ['timeout', 408, 'retryable_capacity', 'unreadable'],
     ['invalid_api_key', 403, 'deployment_misconfigured'],
     ['not_found', 404, 'deployment_misconfigured'],
     ['context_length_exceeded', 400, 'context_overflow'],
@@ -150,21 +151,24 @@ e2e('AWS errors are classified (429 throttling, 503, 500, 403 auth, 404, context
   // One deployment (and upstream model) per case: a misconfigured one opens its own circuit only.
   const gw = await ctx.gateway(gatewayConfig({ model_list: cases.map((c, i) => bedrock(mock, `br-${i}`, `${MODEL}-e${i}`)) }));
   const key = await gw.generateKey({ max_budget: 1 });
-  for (const [i, [error, status, cls]] of cases.entries()) {
+  let unknown = 0;
+  for (const [i, [error, status, cls, evidence = 'error_response']] of cases.entries()) {
     await mock.script(`${MODEL}-e${i}`, [{ error }]);
     const r = await gw.fetch('/v1/chat/completions', { auth: key.key, body: { model: `br-${i}`, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } });
     assert.equal(r.status, status, `${error}: ${r.text}`);
     assert.ok(r.json?.error?.message, `${error}: an OpenAI-shaped error body`);
     const row = await spendLogRow(gw, r);
     const attempt = row.decision.steps.find((s) => s.step === 'attempt');
-    assert.equal(attempt.failure_class, cls, `${error}: class`);
-    assert.equal(attempt.evidence, 'error_response', `${error}: evidence`);
+    assert.equal(attempt.class, cls, `${error}: class`);
+    assert.equal(attempt.evidence, evidence, `${error}: evidence`);
+    unknown += unknownCharges(row);
     assert.equal((await mock.model(`${MODEL}-e${i}`)).requests, 1, `${error}: sent once`);
   }
-  // The simulator billed nothing; nothing was charged.
+  // The simulator billed nothing; only the timeout's reservation was charged (marked unknown).
   const s = await mock.stats();
   assert.equal((s.bills ?? []).length, 0);
-  await expectSpend(gw, key.key, 0);
+  assert.ok(unknown > 0);
+  await expectSpend(gw, key.key, unknown);
 });
 
 e2e('missing AWS credentials: config check warns; a call is 401 deployment_misconfigured, nothing sent, nothing charged', async (ctx) => {
@@ -316,6 +320,6 @@ e2e('sagemaker errors are AWS errors: a 429 throttling is retryable capacity, un
   const r = await gw.fetch('/v1/chat/completions', { auth: key.key, body: { model: 'sm-chat', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } });
   assert.equal(r.status, 429, r.text);
   const row = await spendLogRow(gw, r);
-  assert.equal(row.decision.steps.find((x) => x.step === 'attempt').failure_class, 'retryable_capacity');
+  assert.equal(row.decision.steps.find((x) => x.step === 'attempt').class, 'retryable_capacity');
   await expectSpend(gw, key.key, 0);
 });
