@@ -26,9 +26,21 @@ constexpr std::string_view kBundledYaml =
 // Prefixes whose bare model names carry that provider's own list prices (docs/pricing.md).
 // vertex_ai: Vertex AI lists Gemini at the Gemini API's prices (LiteLLM keys them by the bare name too).
 // text-completion-openai/ is OpenAI's own /completions endpoint (LiteLLM): OpenAI's prices.
-constexpr std::array<std::string_view, 12> kKnownProviderPrefixes = {
+constexpr std::array<std::string_view, 13> kKnownProviderPrefixes = {
     "openai", "azure",   "azure_ai", "anthropic", "gemini",   "vertex_ai", "vertex_ai_beta",
-    "mistral", "groq",   "xai",      "deepseek",  "text-completion-openai"};
+    "mistral", "groq",   "xai",      "deepseek",  "text-completion-openai", "bedrock"};
+
+/// Bedrock cross-region inference profile ids are the model id behind a geography
+/// ("us.anthropic.claude-3-5-sonnet-20241022-v2:0"); they are billed at the model's price.
+constexpr std::array<std::string_view, 8> kBedrockGeoPrefixes = {"us.", "eu.", "apac.", "us-gov.", "global.", "jp.", "au.", "ca."};
+
+std::string_view strip_bedrock_geo(std::string_view model) {
+  if (!model.starts_with("bedrock/")) return {};
+  const std::string_view id = model.substr(8);
+  for (auto geo : kBedrockGeoPrefixes)
+    if (id.starts_with(geo)) return id.substr(geo.size());
+  return {};
+}
 
 // Every deployment cost key names a field of the table format.
 static_assert([] {
@@ -309,6 +321,10 @@ std::optional<ModelPrice> PriceTable::lookup(std::string_view model) const {
   if (auto it = entries_.find(stripped); it != entries_.end()) return it->second;
   if (const auto* p = longest_prefix(entries_, full)) return *p;
   if (const auto* p = longest_prefix(entries_, stripped)) return *p;
+  if (const std::string_view g = strip_bedrock_geo(full); !g.empty()) {
+    if (auto it = entries_.find(g); it != entries_.end()) return it->second;
+    if (const auto* p = longest_prefix(entries_, g)) return *p;
+  }
   return std::nullopt;
 }
 

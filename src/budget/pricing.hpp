@@ -161,9 +161,11 @@ class PriceTable {
   ///
   /// Resolution (case-insensitive, first hit wins), `m` = the model, `s` = `m` without a known
   /// provider prefix (openai/, azure/, azure_ai/, anthropic/, gemini/, mistral/, groq/, xai/,
-  /// deepseek/):
+  /// deepseek/, bedrock/):
   ///   1. exact key `m`;  2. exact key `s`;
-  ///   3. longest key K with `m` = K + ('-' | '@') + rest;  4. the same for `s`.
+  ///   3. longest key K with `m` = K + ('-' | '@') + rest;  4. the same for `s`;
+  ///   5./6. for `bedrock/` models, rules 2 and 4 for `s` without a cross-region inference
+  ///   profile's geography (`us.`, `eu.`, `apac.`, `us-gov.`, `global.`, `jp.`, `au.`, `ca.`).
   /// So "gpt-4o-2024-11-20" → "gpt-4o", "gpt-4o-mini-2024-07-18" → "gpt-4o-mini" (longest wins),
   /// "openai/gpt-4o" → "gpt-4o", "azure/gpt-4o-mini" → "azure/gpt-4o-mini", "gpt-4o1" → none.
   /// Unknown prefixes (vllm/, ollama/, ...) are not stripped: self-hosted models stay unpriced.

@@ -55,6 +55,10 @@ constexpr std::array kProviders{
     ProviderInfo{"openrouter", ProviderKind::openai, "https://openrouter.ai/api/v1", {"OPENROUTER_API_KEY", ""}, {"OPENROUTER_API_BASE", ""}, false},
     ProviderInfo{"deepinfra", ProviderKind::openai, "https://api.deepinfra.com/v1/openai", {"DEEPINFRA_API_KEY", ""}, {"", ""}, false},
     ProviderInfo{"cerebras", ProviderKind::openai, "https://api.cerebras.ai/v1", {"CEREBRAS_API_KEY", ""}, {"", ""}, false},
+    // AWS: SigV4 credentials, not an api_key (aws_* params or AWS_* variables; see load_aws).
+    ProviderInfo{"bedrock", ProviderKind::bedrock, "", {"", ""}, {"AWS_BEDROCK_RUNTIME_ENDPOINT", ""}, false},
+    ProviderInfo{"sagemaker", ProviderKind::sagemaker, "", {"", ""}, {"", ""}, false},
+    ProviderInfo{"sagemaker_chat", ProviderKind::sagemaker, "", {"", ""}, {"", ""}, false},
 };
 
 const ProviderInfo* find_provider(std::string_view prefix) {
@@ -215,7 +219,7 @@ void read_api_base(LoadContext& c, Draft& x, const YAML::Node& v, const std::str
   }
 }
 
-const std::array<Field<Draft>, 28> kLitellmParams{{
+const std::array<Field<Draft>, 31> kLitellmParams{{
     {{"model_list[].litellm_params.model", "`provider/upstream-model`", "required", "The call LiteLLM makes",
       S::supported, "See Providers; a provider Tollgate cannot call loads with a warning (400 `unsupported_provider`)."},
      TG_READ {
@@ -230,6 +234,30 @@ const std::array<Field<Draft>, 28> kLitellmParams{{
      read_api_base},
     {{"model_list[].litellm_params.base_url", "URL", "provider default", "Alias of api_base", S::supported,
       "As `api_base`."},
+     read_api_base},
+    {{"model_list[].litellm_params.aws_access_key_id", "string", "`AWS_ACCESS_KEY_ID`", "AWS key id (bedrock/, sagemaker/)",
+      S::supported, "Signs requests with AWS Signature V4; without a key id, secret and region the deployment "
+      "loads with a warning and fails 401 `deployment_misconfigured`, nothing sent."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.cloud.aws_access_key_id = *s;
+     }},
+    {{"model_list[].litellm_params.aws_secret_access_key", "string", "`AWS_SECRET_ACCESS_KEY`", "AWS secret key",
+      S::supported, "As `aws_access_key_id`."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.cloud.aws_secret_access_key = *s;
+     }},
+    {{"model_list[].litellm_params.aws_session_token", "string", "`AWS_SESSION_TOKEN`", "AWS STS session token",
+      S::supported, "Sent (and signed) as `x-amz-security-token`."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.cloud.aws_session_token = *s;
+     }},
+    {{"model_list[].litellm_params.aws_region_name", "string", "`AWS_REGION`, else `AWS_DEFAULT_REGION`",
+      "AWS region", S::supported, "The endpoint's region and the signature's scope."},
+     TG_READ {
+       if (auto s = c.str(v, p, l)) x.d.cloud.aws_region_name = *s;
+     }},
+    {{"model_list[].litellm_params.aws_bedrock_runtime_endpoint", "URL", "`AWS_BEDROCK_RUNTIME_ENDPOINT`, else "
+      "`https://bedrock-runtime.<region>.amazonaws.com`", "Bedrock endpoint", S::supported, "As `api_base`."},
      read_api_base},
     {{"model_list[].litellm_params.api_key", "string", "provider env var", "Provider key", S::supported,
       "Usually `os.environ/...`; an unset variable leaves the deployment uncallable (500 "
@@ -488,6 +516,35 @@ const std::array<Field<Draft>, 5> kEntry{{
 
 #undef TG_READ
 
+/// AWS deployments (bedrock/, sagemaker/, sagemaker_chat/): credentials the params did not give
+/// come from the standard AWS variables (as boto3 and LiteLLM read them); LiteLLM's
+/// `bedrock/converse/<model>` form names the Converse route Tollgate always uses. A deployment
+/// that cannot be signed for loads with a warning and fails each call with 401.
+void load_aws(LoadContext& c, Deployment& d, const std::string& mpath, int line) {
+  auto env = [&](std::string& field, std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names) {
+      if (!field.empty()) return;
+      if (auto v = c.lookup_env(n); v && !v->empty()) field = *v;
+    }
+  };
+  const bool key_from_env = d.cloud.aws_access_key_id.empty();
+  env(d.cloud.aws_access_key_id, {"AWS_ACCESS_KEY_ID"});
+  env(d.cloud.aws_secret_access_key, {"AWS_SECRET_ACCESS_KEY"});
+  if (key_from_env) env(d.cloud.aws_session_token, {"AWS_SESSION_TOKEN"});  // the token goes with its key
+  env(d.cloud.aws_region_name, {"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_REGION_NAME"});
+  if (d.provider == ProviderKind::bedrock && starts_with(d.upstream_model, "converse/"))
+    d.upstream_model = d.upstream_model.substr(9);
+  std::string missing;
+  if (d.cloud.aws_access_key_id.empty()) missing += "aws_access_key_id (AWS_ACCESS_KEY_ID)";
+  if (d.cloud.aws_secret_access_key.empty())
+    missing += std::string(missing.empty() ? "" : ", ") + "aws_secret_access_key (AWS_SECRET_ACCESS_KEY)";
+  if (d.cloud.aws_region_name.empty())
+    missing += std::string(missing.empty() ? "" : ", ") + "aws_region_name (AWS_REGION)";
+  if (!missing.empty())
+    c.warn(mpath, line, "AWS credentials missing: " + missing +
+                            ": requests routed to this deployment fail with 401 deployment_misconfigured, nothing sent");
+}
+
 }  // namespace
 
 void load_deployment(LoadContext& c, const YAML::Node& entry, const std::string& path, int line_in, Config& cfg) {
@@ -598,6 +655,8 @@ void load_deployment(LoadContext& c, const YAML::Node& entry, const std::string&
   if (d.provider == ProviderKind::vertex_ai) resolve_vertex(c, d, path, x.model_line);
   if (d.provider == ProviderKind::azure && !x.has_api_version)
     if (auto v = c.lookup_env("AZURE_API_VERSION")) d.api_version = *v;
+
+  if (d.provider == ProviderKind::bedrock || d.provider == ProviderKind::sagemaker) load_aws(c, d, mpath, x.model_line);
 
   while (!d.api_base.empty() && d.api_base.back() == '/') d.api_base.pop_back();
   const std::string bpath = join(path, "litellm_params.api_base");

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string>
 
+#include "http/aws_eventstream.hpp"
+
 namespace tollgate::http {
 
 namespace {
@@ -54,6 +56,39 @@ class NdjsonFrames final : public FrameParser {
   bool failed_ = false;
 };
 
+/// AWS event-stream messages as events: `event` = `:event-type` for events, `:exception-type`
+/// for exceptions (`id` = "exception"), `:error-code` for errors (`id` = "error", `data` = the
+/// `:error-message` as `{"message":...}`); `data` = the payload.
+class AwsEventStreamFrames final : public FrameParser {
+ public:
+  bool feed(std::string_view bytes, const std::function<void(const SseEvent&)>& on_event) override {
+    return parser_.feed(bytes, [&](const EventStreamMessage& m) {
+      const std::string_view type = m.header(":message-type");
+      ev_.id.clear();
+      if (type == "exception") {
+        ev_.event = std::string(m.header(":exception-type"));
+        ev_.id = "exception";
+        ev_.data = m.payload;
+      } else if (type == "error") {
+        ev_.event = std::string(m.header(":error-code"));
+        ev_.id = "error";
+        std::string msg;
+        for (const char c : m.header(":error-message"))
+          if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) msg.push_back(c);
+        ev_.data = "{\"message\":\"" + msg + "\"}";
+      } else {
+        ev_.event = std::string(m.header(":event-type"));
+        ev_.data = m.payload;
+      }
+      on_event(ev_);
+    });
+  }
+
+ private:
+  EventStreamParser parser_;
+  SseEvent ev_;
+};
+
 /// Substring match, case-insensitive: as lenient as the relay always was with SSE
 /// ("text/event-stream; charset=utf-8", odd spacing and case all pass).
 bool media_is(std::string_view content_type, std::string_view want) {
@@ -68,7 +103,7 @@ std::unique_ptr<FrameParser> make_frame_parser(StreamFraming framing) {
   switch (framing) {
     case StreamFraming::sse: return std::make_unique<SseFrames>();
     case StreamFraming::ndjson: return std::make_unique<NdjsonFrames>();
-    case StreamFraming::aws_eventstream: break;  // implemented with Bedrock (issue 12)
+    case StreamFraming::aws_eventstream: return std::make_unique<AwsEventStreamFrames>();
   }
   return nullptr;
 }

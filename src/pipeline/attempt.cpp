@@ -52,6 +52,15 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   st_.attempt_span_id = telemetry::new_span_id();
   st_.attempt_start_unix_nano = wall_ns();
 
+  if (auto why = provider.credentials_error(d)) {
+    // Nothing can be signed: nothing is sent (settles at 0); the deployment is cooled down.
+    r.failure = FailureClass::deployment_misconfigured;
+    r.error = core::Error::gateway(401, "authentication_error",
+                                   "deployment " + d.model_name + " (" + d.id + ") has no credentials: " + *why,
+                                   "deployment_misconfigured");
+    record(group, dep, 0, r.failure, started, 0, r.evidence);
+    co_return r;
+  }
   std::expected<http::OutgoingRequest, std::string> req;
   if (native) {
     req = build_native(d, provider);
@@ -205,7 +214,9 @@ AttemptResult Attempter::upstream_failure(const config::Deployment& d, const pro
   AttemptResult r;
   const int status = ex.status();
   r.status = status;
-  policy::Outcome oc = p.parse_error(status, body);
+  const auto type_header = p.error_type_header();
+  policy::Outcome oc = type_header.empty() ? p.parse_error(status, body)
+                                           : p.parse_typed_error(status, body, ex.header(type_header));
   r.failure = st_.table->classify(oc);
   r.error_body = oc.error_body;
   core::Error& e = r.error;

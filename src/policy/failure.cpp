@@ -62,22 +62,32 @@ config::ClassRuleConfig rule(FC c, std::vector<int> status, std::vector<std::str
 ClassTable build_defaults() {
   using TE = TransportEvent;
   const std::vector<config::ClassRuleConfig> rules = {
+      // AWS exception names (Bedrock, SageMaker: x-amzn-ErrorType) beside the OpenAI/Anthropic codes.
       rule(FC::retryable_capacity, {408, 429, 503, 504, 529},
-           {"rate_limit_exceeded", "rate_limit_error", "overloaded_error"}, {}, {}, Action::retry_then_fallback),
-      rule(FC::transient_provider_error, {500, 502}, {}, {},
+           {"rate_limit_exceeded", "rate_limit_error", "overloaded_error", "ThrottlingException",
+            "ModelNotReadyException", "ServiceUnavailableException", "ModelTimeoutException",
+            "ServiceQuotaExceededException"},
+           {}, {}, Action::retry_then_fallback),
+      rule(FC::transient_provider_error, {500, 502},
+           {"InternalServerException", "ModelErrorException", "ModelStreamErrorException"}, {},
            {TE::connect_failed, TE::failed_before_send, TE::malformed_body, TE::oversized_body},
            Action::retry_with_circuit),
       rule(FC::caller_fix_required, {400, 404, 413, 422}, {}, {}, {}, Action::fail_fast),
       // Providers without a code say it in words (Anthropic: "prompt is too long: N tokens > M maximum").
       rule(FC::context_overflow, {}, {"context_length_exceeded"},
-           {"context length", "context window", "prompt is too long", "too many tokens"}, {}, Action::fallback),
+           {"context length", "context window", "prompt is too long", "too many tokens",
+            "input is too long", "too many input tokens"},
+           {}, Action::fallback),
       rule(FC::content_policy, {}, {"content_filter", "content_policy_violation"},
            {"content management policy", "content policy", "content filtering policy"}, {}, Action::fallback),
       rule(FC::commercial_limit, {402},
            {"insufficient_quota", "billing_error", "organization_spend_limit_exceeded", "billing_hard_limit_reached",
             "billing_not_active", "quota_exceeded"},
            {}, {}, Action::stop_and_alert),
-      rule(FC::deployment_misconfigured, {401, 403}, {}, {}, {}, Action::next_deployment),
+      rule(FC::deployment_misconfigured, {401, 403},
+           {"AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException",
+            "ExpiredTokenException", "IncompleteSignatureException", "ResourceNotFoundException"},
+           {}, {}, Action::next_deployment),
       rule(FC::unknown_outcome, {}, {}, {}, {TE::reset_after_send, TE::timeout_after_send},
            Action::retry_then_fallback),
   };

@@ -7,6 +7,8 @@
 
 #include "providers/anthropic/adapter.hpp"
 #include "providers/gemini/adapter.hpp"
+#include "providers/bedrock/adapter.hpp"
+#include "providers/sagemaker/adapter.hpp"
 #include "providers/openai_errors.hpp"
 #include "providers/responses/native.hpp"
 #include "providers/tool_call_index.hpp"
@@ -327,6 +329,10 @@ const Provider* OpenAiProvider::for_api(const config::Deployment& d, CallApi api
 
 }  // namespace
 
+std::unique_ptr<StreamDecoder> openai_stream_decoder(bool include_usage) {
+  return std::make_unique<OpenAiStreamDecoder>(include_usage);
+}
+
 const Provider& provider_for(config::ProviderKind kind) {
   switch (kind) {
     case config::ProviderKind::openai: return kOpenAi;
@@ -334,8 +340,8 @@ const Provider& provider_for(config::ProviderKind kind) {
     case config::ProviderKind::anthropic: return anthropic::adapter();
     case config::ProviderKind::gemini: return gemini::gemini_adapter();
     case config::ProviderKind::vertex_ai: return gemini::vertex_adapter();
-    case config::ProviderKind::bedrock:
-    case config::ProviderKind::sagemaker:
+    case config::ProviderKind::bedrock: return bedrock::adapter();
+    case config::ProviderKind::sagemaker: return sagemaker::adapter();
     case config::ProviderKind::ollama:
     case config::ProviderKind::ollama_chat:
     case config::ProviderKind::cohere:

@@ -124,6 +124,17 @@ class Provider {
   virtual std::expected<Parsed, std::string> parse_response(const config::Deployment& d, std::string_view body) const = 0;
   /// Reads an error response into the classifier's terms (status, provider type/code/message).
   virtual policy::Outcome parse_error(int status, std::string_view body) const = 0;
+  /// The response header that names the error type, for APIs that put it there (AWS:
+  /// `x-amzn-ErrorType`); empty: none (the default).
+  virtual std::string_view error_type_header() const { return {}; }
+  /// parse_error, given the value of error_type_header() (empty when absent). Default: parse_error.
+  virtual policy::Outcome parse_typed_error(int status, std::string_view body, std::string_view /*type_header*/) const {
+    return parse_error(status, body);
+  }
+  /// Why deployment `d` cannot be called for want of credentials (no AWS key or region, no
+  /// service account), checked before anything is built or sent; nullopt when it can be (the
+  /// default). The attempt then fails 401 `deployment_misconfigured`.
+  virtual std::optional<std::string> credentials_error(const config::Deployment&) const { return std::nullopt; }
   /// A decoder for this API's stream. `include_usage`: the client asked for the usage chunk.
   virtual std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment& d, bool include_usage) const = 0;
   /// How this API frames its stream (the relay splits the bytes into events with it and checks
@@ -140,6 +151,10 @@ class Provider {
     return api == CallApi::chat ? this : nullptr;
   }
 };
+
+/// The decoder of an OpenAI Chat Completions chunk stream (SSE `data:` payloads, `[DONE]`),
+/// for adapters whose upstream streams OpenAI chunks inside another framing (SageMaker).
+std::unique_ptr<StreamDecoder> openai_stream_decoder(bool include_usage);
 
 /// The adapter for a provider kind (static instances).
 const Provider& provider_for(config::ProviderKind kind);

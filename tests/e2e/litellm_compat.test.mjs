@@ -13,9 +13,10 @@ import { paidDeployment, chat, hi, spendNanos, expectSpend, mockBillNanos, IN_PR
 const state = useMock();
 const BIN = path.resolve(process.env.TOLLGATE_BIN ?? 'build/tollgate');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-compat-'));
-const sagemaker = (group, extra = {}) => ({
+// A provider prefix Tollgate does not implement (LiteLLM's replicate/).
+const unsupported = (group, extra = {}) => ({
   model_name: group,
-  litellm_params: { model: 'sagemaker/jumpstart-dft-meta-textgeneration-llama-2-7b', input_cost_per_token: '0.000001', output_cost_per_token: '0.000002', ...extra },
+  litellm_params: { model: 'replicate/meta/llama-2-7b-chat', input_cost_per_token: '0.000001', output_cost_per_token: '0.000002', ...extra },
 });
 
 function check(name, text) {
@@ -29,22 +30,22 @@ e2e('a provider Tollgate cannot call: the config loads, that deployment answers 
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({
     model_list: [
-      sagemaker('lonely'),
-      sagemaker('only-sm'),
+      unsupported('lonely'),
+      unsupported('only-sm'),
       paidDeployment(mock, 'backup', 'uc-backup'),
-      sagemaker('mixed'),
+      unsupported('mixed'),
       paidDeployment(mock, 'mixed', 'uc-mixed'),
       { model_name: 'noconf', litellm_params: { model: 'azure/gpt-4o', api_key: 'sk-x' } },
       { model_name: 'noenv', litellm_params: { model: 'openai/gpt-4o', api_key: 'os.environ/TOLLGATE_E2E_SURELY_UNSET_KEY' } },
     ],
     litellm_settings: { fallbacks: [{ 'only-sm': ['backup'] }] },
   }));
-  assert.match(gw.logs(), /sagemaker.*not supported by tollgate/, 'the start says which deployment will not serve');
+  assert.match(gw.logs(), /replicate.*not supported by tollgate/, 'the start says which deployment will not serve');
   const k = await gw.generateKey({ max_budget: 1 });
   const lonely = await chat(gw, k.key, hi('lonely'));
   assert.equal(lonely.status, 400, lonely.text);
   assert.equal(lonely.json.error.code, 'unsupported_provider');
-  assert.match(lonely.json.error.message, /sagemaker/);
+  assert.match(lonely.json.error.message, /replicate/);
   const again = await chat(gw, k.key, hi('lonely'));
   assert.equal(again.status, 400, 'no circuit turns it into a vaguer 503');
   assert.equal(again.json.error.code, 'unsupported_provider');
@@ -128,9 +129,9 @@ test_config_check();
 
 function test_config_check() {
   e2e('config check: an unsupported provider is a warning (exit 0); PyYAML numbers load; an unclosed quote is an error with line and column', async () => {
-    const sm = check('sm.yaml', 'model_list:\n  - model_name: m\n    litellm_params:\n      model: sagemaker/x\n');
+    const sm = check('sm.yaml', 'model_list:\n  - model_name: m\n    litellm_params:\n      model: replicate/x\n');
     assert.equal(sm.code, 0, sm.out);
-    assert.match(sm.out, /model_list\[0\]\.litellm_params\.model.*sagemaker.*not supported/);
+    assert.match(sm.out, /model_list\[0\]\.litellm_params\.model.*replicate.*not supported/);
     const nums = check('nums.yaml',
       'model_list:\n  - model_name: m\n    litellm_params:\n      model: openai/m\n      api_base: http://127.0.0.1:9/v1\n      tpm: 20_000\n      rpm: 1_000\n      input_cost_per_token: 0.000_001\n');
     assert.equal(nums.code, 0, nums.out);

@@ -155,10 +155,16 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
       return bad("a non-empty function name of at most 64 characters");
     b.tool_call = std::string(v.get_string());
   } else if (key == "tool_arguments") {
-    boost::system::error_code jec;
-    if (!v.is_string() || !boost::json::parse(v.get_string(), jec).is_object() || jec)
-      return bad("a string holding a JSON object");
-    b.tool_arguments = std::string(v.get_string());
+    if (v.is_string()) {
+      boost::system::error_code ec;
+      auto parsed = boost::json::parse(v.get_string(), ec);
+      if (ec || !parsed.is_object()) return bad("a JSON object (or its text)");
+      b.tool_arguments = boost::json::serialize(parsed);
+    } else if (v.is_object()) {
+      b.tool_arguments = boost::json::serialize(v);
+    } else {
+      return bad("a JSON object (or its text)");
+    }
   } else if (auto* flag = bool_field(b, key)) {
     if (!v.is_bool()) return bad("a boolean");
     *flag = v.get_bool();

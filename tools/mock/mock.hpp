@@ -125,6 +125,7 @@ enum class Outcome { succeeded, failed, cancelled };
 struct Bill {
   std::string model;
   bool anthropic = false;
+  std::string family;  ///< the wire family when neither OpenAI nor Anthropic ("bedrock")
   bool stream = false;
   std::string service_tier;
   std::string request_id;                     ///< the reply's request-id / x-request-id header
@@ -248,6 +249,8 @@ std::int64_t anthropic_image_tokens(const std::optional<ImageSize>& size);
 /// Decodes standard or URL-safe base64; ASCII whitespace is skipped, `=` padding optional.
 /// nullopt on any other byte or a malformed tail. The output never exceeds 3/4 of the input.
 std::optional<std::string> base64_decode(std::string_view in);
+/// Standard base64 with `=` padding (SageMaker stream PayloadPart bytes).
+std::string base64_encode(std::string_view in);
 /// The decoded payload of a `data:<type>[;…];base64,<data>` URL (`media_type` set to the
 /// lower-cased `<type>` when given); nullopt for other URLs or undecodable data.
 std::optional<std::string> data_url_decode(std::string_view url, std::string* media_type = nullptr);
@@ -296,6 +299,10 @@ class Api {
   virtual std::string stream_done(const Completion& c) const = 0;
   /// One SSE event whose data is not JSON (fault `malformed_event`).
   virtual std::string stream_malformed() const = 0;
+  /// The family's name in /mock/stats bills when it is not "openai"/"anthropic" (empty: those).
+  virtual std::string_view family() const { return {}; }
+  /// The content-type of a stream reply.
+  virtual std::string_view stream_content_type() const { return "text/event-stream; charset=utf-8"; }
   virtual Reply error(const ErrorSpec& e) const = 0;
 };
 
@@ -357,6 +364,30 @@ bool google_token_valid(std::string_view authorization);
 std::string google_token_stats();
 /// Forgets tokens and counts (POST /mock/reset).
 void google_reset();
+
+// ---- Amazon Bedrock Converse / ConverseStream and SageMaker (bedrock.cpp) ----
+
+/// The Bedrock Converse wire family: JSON bodies, AWS event-stream frames for streams
+/// (Api::stream_content_type), AWS errors (x-amzn-ErrorType header, {"message"} body).
+const Api& bedrock_api();
+/// A 403 reply when `authorization` is not a SigV4 header (absent: UnrecognizedClientException
+/// "Missing Authentication Token"; garbled: InvalidSignatureException), else nullopt.
+std::optional<Reply> aws_signature_error(std::string_view authorization, std::string_view amz_date);
+/// A Converse request body → the Anthropic Messages body the shared answer builder reads
+/// (model := `model`, `stream`, max_tokens := inferenceConfig.maxTokens or 4096). False with
+/// `err` when the body is not a Converse request.
+bool converse_to_messages_body(std::string_view converse, const std::string& model, bool stream, std::string& out,
+                               std::string& err);
+/// SageMaker endpoint containers (sagemaker.cpp): Hugging Face TGI (`{"inputs"}` →
+/// `[{"generated_text"}]`) and OpenAI-compatible chat; streams as InvokeEndpointWithResponseStream
+/// `PayloadPart` events carrying the container's SSE bytes; errors as bedrock_api()'s.
+const Api& sagemaker_tgi_api();
+const Api& sagemaker_chat_api();
+/// An InvokeEndpoint body → the OpenAI chat body the shared answer builder reads (model :=
+/// `endpoint`, `stream`); sets `tgi` when the body is TGI's `{"inputs", "parameters"}`. False with
+/// `err` when it is neither.
+bool sagemaker_to_chat_body(std::string_view body, const std::string& endpoint, bool stream, std::string& out, bool& tgi,
+                            std::string& err);
 
 // ---- small shared helpers (util.cpp) ----
 std::string random_token(std::size_t len);  ///< [A-Za-z0-9]

@@ -19,6 +19,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
+#include <boost/url/pct_string_view.hpp>
 
 #include <sys/socket.h>
 
@@ -259,7 +260,7 @@ awaitable<bool> answer_stream(tcp::socket& s, const Api& api, const Call& call, 
   const Completion& c = call.c;
   const std::string fault = b.fault.value_or("");
   std::string extra = api.success_headers(c, rid) + "cache-control: no-cache\r\n";
-  std::string h = head(200, "text/event-stream; charset=utf-8", extra, std::nullopt, keep);
+  std::string h = head(200, api.stream_content_type(), extra, std::nullopt, keep);
   if (!co_await write_all(s, h)) {
     call.end_cancelled();
     co_return false;
@@ -444,6 +445,7 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
   }
   call.meta.model = model;
   call.meta.anthropic = anthropic;
+  call.meta.family = std::string(api.family());
   call.meta.stream = stream;
   call.meta.service_tier = c.service_tier;
   call.meta.request_id = rid;
@@ -531,8 +533,37 @@ Reply handle_script(const Request& req) {
 
 enum class Route {
   none, openai, azure, anthropic, responses, stored_response, google, token, token_stats,
-  models, stats, reset, script, health, requests
+  bedrock, bedrock_stream, sagemaker, sagemaker_stream, models, stats, reset, script, health, requests
 };
+
+/// `/endpoints/{EndpointName}/invocations[-response-stream]` (SageMaker runtime).
+Route sagemaker_route(std::string_view path, std::string& endpoint) {
+  constexpr std::string_view prefix = "/endpoints/";
+  if (!path.starts_with(prefix)) return Route::none;
+  const auto slash = path.find('/', prefix.size());
+  if (slash == std::string_view::npos || slash == prefix.size()) return Route::none;
+  const auto op = path.substr(slash + 1);
+  if (op != "invocations" && op != "invocations-response-stream") return Route::none;
+  auto name = boost::urls::make_pct_string_view(path.substr(prefix.size(), slash - prefix.size()));
+  if (!name) return Route::none;
+  endpoint = name->decode();
+  return op == "invocations" ? Route::sagemaker : Route::sagemaker_stream;
+}
+
+/// `/model/{modelId}/converse[-stream]` (Bedrock runtime): the model id, percent-decoded.
+Route bedrock_route(std::string_view path, std::string& model) {
+  constexpr std::string_view prefix = "/model/";
+  if (!path.starts_with(prefix)) return Route::none;
+  const auto slash = path.rfind('/');
+  if (slash <= prefix.size()) return Route::none;
+  const auto op = path.substr(slash + 1);
+  if (op != "converse" && op != "converse-stream") return Route::none;
+  auto id = boost::urls::make_pct_string_view(path.substr(prefix.size(), slash - prefix.size()));
+  if (!id) return Route::none;
+  model = id->decode();
+  return op == "converse" ? Route::bedrock : Route::bedrock_stream;
+}
+
 
 // Where a Responses API path ends in a response id: `/v1/responses/{id}` and Azure's
 // `/openai/responses/{id}`, `/openai/v1/responses/{id}`.
@@ -547,6 +578,8 @@ std::string_view stored_response_id(std::string_view path) {
 
 Route route_of(std::string_view path, std::string& deployment, Operation& op) {
   op = Operation::chat;
+  if (Route r = bedrock_route(path, deployment); r != Route::none) return r;
+  if (Route r = sagemaker_route(path, deployment); r != Route::none) return r;
   if (path == "/v1/chat/completions" || path == "/chat/completions") return Route::openai;
   if (path == "/v1/completions" || path == "/completions") {
     op = Operation::completions;
@@ -670,6 +703,74 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
     case Route::token_stats:
       r = json_reply(200, google_token_stats());
       break;
+    case Route::bedrock:
+    case Route::bedrock_stream: {
+      const Api& api = bedrock_api();
+      if (!is_post) {
+        ErrorSpec e;
+        e.status = 405;
+        e.request_id = api.new_request_id();
+        e.message = "Method Not Allowed";
+        r = api.error(e);
+        break;
+      }
+      auto header = [&req](const char* name) {
+        auto it = req.find(name);
+        return it == req.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size());
+      };
+      if (auto denied = aws_signature_error(header("authorization"), header("x-amz-date"))) {
+        stats_request_begin(nullptr, false);
+        r = *denied;
+        break;
+      }
+      std::string body, err;
+      if (!converse_to_messages_body(req.body(), deployment, route == Route::bedrock_stream, body, err)) {
+        stats_request_begin(nullptr, false);
+        ErrorSpec e;
+        e.name = "invalid_request";
+        e.request_id = api.new_request_id();
+        e.message = err;
+        r = api.error(e);
+        break;
+      }
+      req.body() = std::move(body);
+      co_return co_await handle_chat(s, req, api, true, deployment, cfg, keep);
+    }
+    case Route::sagemaker:
+    case Route::sagemaker_stream: {
+      const Api& errors = bedrock_api();
+      if (!is_post) {
+        ErrorSpec e;
+        e.status = 405;
+        e.request_id = errors.new_request_id();
+        e.message = "Method Not Allowed";
+        r = errors.error(e);
+        break;
+      }
+      auto header = [&req](const char* name) {
+        auto it = req.find(name);
+        return it == req.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size());
+      };
+      if (auto denied = aws_signature_error(header("authorization"), header("x-amz-date"))) {
+        stats_request_begin(nullptr, false);
+        r = *denied;
+        break;
+      }
+      std::string body, err;
+      bool tgi = false;
+      if (!sagemaker_to_chat_body(req.body(), deployment, route == Route::sagemaker_stream, body, tgi, err)) {
+        stats_request_begin(nullptr, false);
+        ErrorSpec e;
+        e.name = "ValidationError";
+        e.status = 400;
+        e.request_id = errors.new_request_id();
+        e.message = err;
+        r = errors.error(e);
+        break;
+      }
+      req.body() = std::move(body);
+      co_return co_await handle_chat(s, req, tgi ? sagemaker_tgi_api() : sagemaker_chat_api(), false, deployment, cfg, keep);
+    }
     case Route::models:
     case Route::stats:
     case Route::requests:

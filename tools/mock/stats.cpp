@@ -110,7 +110,7 @@ boost::json::object bill_json(const BillEntry& e) {
   const Counts& k = b.counts;
   boost::json::object o;
   o["model"] = b.model;
-  o["family"] = b.anthropic ? "anthropic" : "openai";
+  o["family"] = !b.family.empty() ? b.family : b.anthropic ? "anthropic" : "openai";
   o["stream"] = b.stream;
   o["outcome"] = outcome_name(e.outcome);
   o["service_tier"] = b.service_tier;

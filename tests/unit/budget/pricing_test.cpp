@@ -63,6 +63,22 @@ TEST(PricingBundled, ParsesAndCoversTheRequiredModels) {
   }
 }
 
+TEST(PricingBundled, BedrockModelIdsAndCrossRegionProfilesResolve) {
+  EXPECT_EQ(key_of("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0"), "anthropic.claude-3-5-sonnet");
+  EXPECT_EQ(key_of("bedrock/us.anthropic.claude-3-5-sonnet-20241022-v2:0"), "anthropic.claude-3-5-sonnet");
+  EXPECT_EQ(key_of("bedrock/eu.amazon.nova-pro-v1:0"), "amazon.nova-pro");
+  EXPECT_EQ(key_of("bedrock/amazon.titan-embed-text-v2:0"), "amazon.titan-embed-text-v2:0");
+  EXPECT_EQ(key_of("bedrock/meta.llama3-1-70b-instruct-v1:0"), "meta.llama3-1-70b-instruct");
+  // The geography is stripped only from bedrock/ models, and only a known one.
+  EXPECT_EQ(key_of("us.anthropic.claude-3-5-sonnet-20241022-v2:0"), "<unpriced>");
+  EXPECT_EQ(key_of("bedrock/xx.anthropic.claude-3-5-sonnet-20241022-v2:0"), "<unpriced>");
+  EXPECT_EQ(key_of("sagemaker/my-endpoint"), "<unpriced>");
+  const auto c = table().lookup("bedrock/anthropic.claude-3-5-haiku-20241022-v1:0").value();
+  EXPECT_EQ(c.input.picos, 800'000);
+  EXPECT_EQ(c.output.picos, 4'000'000);
+  EXPECT_EQ(c.cached_input->picos, 80'000);
+}
+
 TEST(PricingBundled, CurrentModelsHaveTheirOwnPrice) {
   // gpt-5: $1.25 / $10, cached $0.125, priority $2.50 / $20, flex $0.625 / $5 per 1M tokens.
   const auto g = table().lookup("gpt-5").value();
@@ -141,7 +157,7 @@ TEST(PricingBundled, EveryEntryHasSourceDateAndSanePrices) {
     EXPECT_EQ(p.as_of.size(), 10u) << key;
     EXPECT_GT(p.input.picos, 0) << key;
     EXPECT_TRUE(p.max_input_tokens.has_value()) << key;
-    if (!key.contains("embedding")) {
+    if (!key.contains("embed")) {  // embedding models (text-embedding-*, amazon.titan-embed-*, cohere.embed-*) have no output
       EXPECT_GT(p.output.picos, 0) << key;
       EXPECT_TRUE(p.max_output_tokens.has_value()) << key;
     }

@@ -313,7 +313,7 @@ TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreWarningsAndTheDeployme
   LoadResult r = load(R"(model_list:
   - model_name: a
     litellm_params:
-      model: bedrock/anthropic.claude-v2
+      model: replicate/meta/llama-2-7b
   - model_name: b
     litellm_params:
       model: hosted_vllm/llama
@@ -330,7 +330,7 @@ TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreWarningsAndTheDeployme
 )");
   // As LiteLLM: the file loads; each of these deployments fails only when it is called.
   EXPECT_TRUE(r.ok()) << r.errors.front().to_string();
-  EXPECT_THAT(only(r.warnings, "model_list[0].litellm_params.model").message, HasSubstr("\"bedrock\" is not supported"));
+  EXPECT_THAT(only(r.warnings, "model_list[0].litellm_params.model").message, HasSubstr("\"replicate\" is not supported"));
   EXPECT_THAT(only(r.warnings, "model_list[1].litellm_params.api_base").message, HasSubstr("api_base is required"));
   EXPECT_THAT(only(r.warnings, "model_list[2].litellm_params.api_base").message, HasSubstr("api_base is required"));
   EXPECT_THAT(only(r.warnings, "model_list[3].litellm_params.api_base").message, HasSubstr("http://"));
@@ -339,6 +339,48 @@ TEST(ConfigLoader, UnsupportedProviderAndMissingApiBaseAreWarningsAndTheDeployme
   for (const auto& d : r.config->model_list) EXPECT_EQ(d.provider, ProviderKind::unsupported) << d.model_name;
   EXPECT_TRUE(r.config->model_list[0].unusable.empty()) << "an unimplemented provider: unsupported_provider";
   EXPECT_FALSE(r.config->model_list[1].unusable.empty()) << "a misconfigured one: deployment_misconfigured";
+}
+
+TEST(ConfigLoader, AwsDeploymentsReadAwsParamsElseTheAwsEnvironment) {
+  LoadResult r = load(R"(model_list:
+  - model_name: a
+    litellm_params:
+      model: bedrock/converse/us.anthropic.claude-3-5-sonnet-20241022-v2:0
+      aws_access_key_id: AKIDPARAM
+      aws_secret_access_key: os.environ/MY_SECRET
+      aws_region_name: eu-west-1
+      aws_bedrock_runtime_endpoint: http://127.0.0.1:9/
+  - model_name: b
+    litellm_params:
+      model: sagemaker_chat/my-endpoint
+  - model_name: c
+    litellm_params:
+      model: bedrock/amazon.nova-pro-v1:0
+)",
+                      {{"MY_SECRET", "s3cr3t"}, {"AWS_ACCESS_KEY_ID", "AKIDENV"}, {"AWS_SECRET_ACCESS_KEY", "envsecret"},
+                       {"AWS_SESSION_TOKEN", "tok"}, {"AWS_DEFAULT_REGION", "us-west-2"}});
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front().to_string();
+  const auto& m = r.config->model_list;
+  EXPECT_EQ(m[0].provider, ProviderKind::bedrock);
+  EXPECT_EQ(m[0].upstream_model, "us.anthropic.claude-3-5-sonnet-20241022-v2:0") << "LiteLLM's converse/ route prefix is dropped";
+  EXPECT_EQ(m[0].cloud.aws_access_key_id, "AKIDPARAM");
+  EXPECT_EQ(m[0].cloud.aws_secret_access_key, "s3cr3t");
+  EXPECT_EQ(m[0].cloud.aws_session_token, "") << "the environment's token belongs to the environment's key";
+  EXPECT_EQ(m[0].cloud.aws_region_name, "eu-west-1");
+  EXPECT_EQ(m[0].api_base, "http://127.0.0.1:9");
+  EXPECT_EQ(m[1].provider, ProviderKind::sagemaker);
+  EXPECT_EQ(m[1].provider_prefix, "sagemaker_chat");
+  EXPECT_EQ(m[1].cloud.aws_access_key_id, "AKIDENV");
+  EXPECT_EQ(m[1].cloud.aws_session_token, "tok");
+  EXPECT_EQ(m[1].cloud.aws_region_name, "us-west-2");
+  EXPECT_EQ(m[2].upstream_model, "amazon.nova-pro-v1:0");
+
+  LoadResult bare = load("model_list:\n  - model_name: x\n    litellm_params:\n      model: bedrock/amazon.nova-pro-v1:0\n");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare.config->model_list.at(0).provider, ProviderKind::bedrock) << "kept callable: each call fails 401";
+  EXPECT_THAT(only(bare.warnings, "model_list[0].litellm_params.model").message,
+              HasSubstr("AWS credentials missing: aws_access_key_id (AWS_ACCESS_KEY_ID), aws_secret_access_key"));
 }
 
 TEST(ConfigLoader, CustomLlmProviderActsAsThePrefix) {

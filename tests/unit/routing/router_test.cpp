@@ -179,11 +179,11 @@ TEST(Router, ADeploymentTollgateCannotCallIsChosenOnlyWhenItsGroupHasNoCallableO
   auto cfg = load(R"(
 model_list:
   - model_name: g
-    litellm_params: {model: sagemaker/x}
+    litellm_params: {model: replicate/x}
   - model_name: g
     litellm_params: {model: openai/a, api_base: "http://127.0.0.1:1/v1"}
   - model_name: only
-    litellm_params: {model: bedrock/y}
+    litellm_params: {model: replicate/y}
 )");
   core::ManualClock clock;
   policy::Circuits circuits(policy::Circuits::setup_from(*cfg), clock);
