@@ -24,8 +24,9 @@ constexpr std::string_view kBundledYaml =
     ;
 
 // Prefixes whose bare model names carry that provider's own list prices (docs/pricing.md).
-constexpr std::array<std::string_view, 9> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic", "gemini",
-                                                                     "mistral", "groq",  "xai",      "deepseek"};
+constexpr std::array<std::string_view, 12> kKnownProviderPrefixes = {"openai",  "azure", "azure_ai", "anthropic", "gemini",
+                                                                      "mistral", "groq",  "xai",      "deepseek",
+                                                                      "mistralai", "cohere", "cohere_chat"};
 
 // Every deployment cost key names a field of the table format.
 static_assert([] {
@@ -397,6 +398,11 @@ ResolvedPrice resolve_deployment_price(const config::Deployment& d, const PriceT
   } else if (from_table) {
     r.price = *from_table;
     r.how = "table: " + from_table->matched_key;
+  } else if (d.provider == config::ProviderKind::ollama || d.provider == config::ProviderKind::ollama_chat) {
+    // A model served by the operator's own Ollama: LiteLLM prices ollama/* at 0 (its table's
+    // ollama/ entries are all 0); an explicit 0, not an unknown price.
+    r.price.source = "ollama (self-hosted)";
+    r.how = "free: ollama (self-hosted)";
   } else {
     return ResolvedPrice{PriceStatus::unpriced, {}, "unpriced"};
   }

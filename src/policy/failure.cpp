@@ -77,7 +77,8 @@ ClassTable build_defaults() {
            {"insufficient_quota", "billing_error", "organization_spend_limit_exceeded", "billing_hard_limit_reached",
             "billing_not_active", "quota_exceeded"},
            {}, {}, Action::stop_and_alert),
-      rule(FC::deployment_misconfigured, {401, 403}, {}, {}, {}, Action::next_deployment),
+      // Ollama's 404 "model ... not found": the model is the deployment's (providers/ollama).
+      rule(FC::deployment_misconfigured, {401, 403}, {"ollama_model_not_found"}, {}, {}, Action::next_deployment),
       rule(FC::unknown_outcome, {}, {}, {}, {TE::reset_after_send, TE::timeout_after_send},
            Action::retry_then_fallback),
   };

@@ -6,6 +6,8 @@
 #include <cctype>
 
 #include "providers/anthropic/adapter.hpp"
+#include "providers/cohere/adapter.hpp"
+#include "providers/ollama/adapter.hpp"
 #include "providers/openai_errors.hpp"
 #include "providers/unsupported.hpp"
 #include "providers/provider.hpp"
@@ -233,9 +235,9 @@ const Provider& provider_for(config::ProviderKind kind) {
     case config::ProviderKind::vertex_ai:
     case config::ProviderKind::bedrock:
     case config::ProviderKind::sagemaker:
-    case config::ProviderKind::ollama:
-    case config::ProviderKind::ollama_chat:
-    case config::ProviderKind::cohere:
+    case config::ProviderKind::ollama: return ollama::generate_adapter();
+    case config::ProviderKind::ollama_chat: return ollama::chat_adapter();
+    case config::ProviderKind::cohere: return cohere::adapter();
     case config::ProviderKind::unsupported: return unsupported_provider();
   }
   return openai;

@@ -163,6 +163,9 @@ struct Completion {
   std::string service_tier;  ///< as reported
   UsageStyle usage_style = UsageStyle::normal;
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
+  /// Non-empty: the answer is a call of this function whose arguments are `{"text": <the
+  /// text>}` (families that answer tool requests with a call: Ollama, Cohere; Api::tool_to_call).
+  std::string tool_name;
 
   /// The text of token i (a word plus a separating space unless last).
   std::string piece(std::int64_t i) const;
@@ -272,10 +275,22 @@ class Api {
   /// One SSE event whose data is not JSON (fault `malformed_event`).
   virtual std::string stream_malformed() const = 0;
   virtual Reply error(const ErrorSpec& e) const = 0;
+  /// Content type of a streaming answer.
+  virtual std::string stream_content_type() const { return "text/event-stream; charset=utf-8"; }
+  /// The request in the OpenAI/Anthropic shape build_completion reads (messages with content,
+  /// max_tokens, stream), for families whose bodies differ (Ollama, Cohere); nullopt = as is.
+  virtual std::optional<boost::json::object> request_view(const boost::json::object&) const { return std::nullopt; }
+  /// The function the answer calls (Completion::tool_name) for a request with tools; "" = text.
+  virtual std::string tool_to_call(const boost::json::object&) const { return {}; }
 };
 
 const Api& openai_api();
 const Api& anthropic_api();
+/// Ollama's native /api/chat and /api/generate (ollama.cpp).
+const Api& ollama_chat_api();
+const Api& ollama_generate_api();
+/// Cohere's v2 /v2/chat (cohere.cpp).
+const Api& cohere_api();
 
 // ---- small shared helpers (util.cpp) ----
 std::string random_token(std::size_t len);  ///< [A-Za-z0-9]

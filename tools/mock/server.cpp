@@ -258,7 +258,7 @@ awaitable<bool> answer_stream(tcp::socket& s, const Api& api, const Call& call, 
   const Completion& c = call.c;
   const std::string fault = b.fault.value_or("");
   std::string extra = api.success_headers(c, rid) + "cache-control: no-cache\r\n";
-  std::string h = head(200, "text/event-stream; charset=utf-8", extra, std::nullopt, keep);
+  std::string h = head(200, api.stream_content_type(), extra, std::nullopt, keep);
   if (!co_await write_all(s, h)) {
     call.end_cancelled();
     co_return false;
@@ -340,7 +340,8 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
     Reply r = api.error(invalid);
     co_return co_await send_reply(s, r, keep) && keep;
   }
-  const json::object& body = parsed.get_object();
+  const std::optional<json::object> view = api.request_view(parsed.get_object());
+  const json::object& body = view ? *view : parsed.get_object();
 
   std::string full_model;
   if (auto* m = body.if_contains("model"); m && m->is_string()) full_model = m->get_string();
@@ -407,6 +408,7 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& api, bool a
     Reply r = reject(std::move(err));
     co_return co_await send_reply(s, r, keep) && keep;
   }
+  c.tool_name = api.tool_to_call(body);
   c.id = api.new_completion_id();
   c.created = unix_now();
   c.model = model;
@@ -497,11 +499,14 @@ Reply handle_script(const Request& req) {
 
 // ---------------------------------------------------------------- routing
 
-enum class Route { none, openai, azure, anthropic, models, stats, reset, script, health };
+enum class Route { none, openai, azure, anthropic, ollama_chat, ollama_generate, cohere, models, stats, reset, script, health };
 
 Route route_of(std::string_view path, std::string& deployment) {
   if (path == "/v1/chat/completions" || path == "/chat/completions") return Route::openai;
   if (path == "/v1/messages") return Route::anthropic;
+  if (path == "/api/chat") return Route::ollama_chat;
+  if (path == "/api/generate") return Route::ollama_generate;
+  if (path == "/v2/chat") return Route::cohere;
   if (path == "/v1/models" || path == "/models") return Route::models;
   if (path == "/mock/stats") return Route::stats;
   if (path == "/mock/reset") return Route::reset;
@@ -542,9 +547,16 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
       break;
     case Route::openai:
     case Route::azure:
-    case Route::anthropic: {
+    case Route::anthropic:
+    case Route::ollama_chat:
+    case Route::ollama_generate:
+    case Route::cohere: {
       bool anthropic = route == Route::anthropic;
-      const Api& api = anthropic ? anthropic_api() : openai_api();
+      const Api& api = anthropic                         ? anthropic_api()
+                       : route == Route::ollama_chat     ? ollama_chat_api()
+                       : route == Route::ollama_generate ? ollama_generate_api()
+                       : route == Route::cohere          ? cohere_api()
+                                                         : openai_api();
       if (!is_post) {
         std::string rid = api.new_request_id();
         ErrorSpec e;
