@@ -196,9 +196,10 @@ const ERRORS = [
 
 e2e('errors in each provider\'s own shape land in their documented classes and are not charged', async (ctx) => {
   const { mock } = state;
-  const gw = await ctx.gateway(config(mock, ['oc', 'og', 'co']));
-  const k = await gw.generateKey({ max_budget: 10 });
   for (const [group, behavior, status, cls] of ERRORS) {
+    // A gateway per case: a misconfigured deployment's circuit opens (next_deployment).
+    const gw = await ctx.gateway(config(mock, [group]));
+    const k = await gw.generateKey({ max_budget: 10 });
     await mock.script(PROVIDERS[group].upstream, [behavior]);
     const r = await gw.fetch('/v1/chat/completions', { auth: k.key, body: ask(group) });
     const what = `${group} ${JSON.stringify(behavior)}: ${r.status} ${r.text.slice(0, 200)}`;
@@ -208,8 +209,9 @@ e2e('errors in each provider\'s own shape land in their documented classes and a
     assert.equal(steps[0].class, cls, what);
     assert.equal(steps[0].status, status, what);
     assert.equal(nanos(row.spend), 0, what);
+    await expectSpend(gw, k.key, 0, `${what}: error answers are unbilled`);
+    await gw.stop();
   }
-  await expectSpend(gw, k.key, 0, 'error answers are unbilled');
 });
 
 e2e('ollama cached prompt (no prompt_eval_count): usage unknown, still free; a cut stream is still free', async (ctx) => {
