@@ -26,9 +26,10 @@ constexpr std::string_view kBundledYaml =
 // Prefixes whose bare model names carry that provider's own list prices (docs/pricing.md).
 // vertex_ai: Vertex AI lists Gemini at the Gemini API's prices (LiteLLM keys them by the bare name too).
 // text-completion-openai/ is OpenAI's own /completions endpoint (LiteLLM): OpenAI's prices.
-constexpr std::array<std::string_view, 13> kKnownProviderPrefixes = {
-    "openai", "azure",   "azure_ai", "anthropic", "gemini",   "vertex_ai", "vertex_ai_beta",
-    "mistral", "groq",   "xai",      "deepseek",  "text-completion-openai", "bedrock"};
+constexpr std::array<std::string_view, 16> kKnownProviderPrefixes = {
+    "openai", "azure",     "azure_ai", "anthropic", "gemini",      "vertex_ai",
+    "vertex_ai_beta",      "mistral",  "mistralai", "groq",        "xai",
+    "deepseek",            "text-completion-openai", "bedrock",    "cohere", "cohere_chat"};
 
 /// Bedrock cross-region inference profile ids are the model id behind a geography
 /// ("us.anthropic.claude-3-5-sonnet-20241022-v2:0"); they are billed at the model's price.
@@ -416,6 +417,11 @@ ResolvedPrice resolve_deployment_price(const config::Deployment& d, const PriceT
   } else if (from_table) {
     r.price = *from_table;
     r.how = "table: " + from_table->matched_key;
+  } else if (d.provider == config::ProviderKind::ollama || d.provider == config::ProviderKind::ollama_chat) {
+    // A model served by the operator's own Ollama: LiteLLM prices ollama/* at 0 (its table's
+    // ollama/ entries are all 0); an explicit 0, not an unknown price.
+    r.price.source = "ollama (self-hosted)";
+    r.how = "free: ollama (self-hosted)";
   } else {
     return ResolvedPrice{PriceStatus::unpriced, {}, "unpriced"};
   }

@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "config/huggingface.hpp"
 #include "config/wildcard.hpp"
 #include "config/yaml11.hpp"
 
@@ -49,6 +50,15 @@ constexpr std::array kProviders{
     ProviderInfo{"together_ai", ProviderKind::openai, "https://api.together.xyz/v1", {"TOGETHERAI_API_KEY", "TOGETHER_API_KEY"}, {"", ""}, false},
     ProviderInfo{"deepseek", ProviderKind::openai, "https://api.deepseek.com/v1", {"DEEPSEEK_API_KEY", ""}, {"DEEPSEEK_API_BASE", ""}, false},
     ProviderInfo{"mistral", ProviderKind::openai, "https://api.mistral.ai/v1", {"MISTRAL_API_KEY", ""}, {"MISTRAL_API_BASE", ""}, false},
+    // LiteLLM's alias of mistral/ (same base, key and prices).
+    ProviderInfo{"mistralai", ProviderKind::openai, "https://api.mistral.ai/v1", {"MISTRAL_API_KEY", ""}, {"MISTRAL_API_BASE", ""}, false},
+    ProviderInfo{"ollama", ProviderKind::ollama, "http://localhost:11434", {"OLLAMA_API_KEY", ""}, {"OLLAMA_API_BASE", ""}, false},
+    ProviderInfo{"ollama_chat", ProviderKind::ollama_chat, "http://localhost:11434", {"OLLAMA_API_KEY", ""}, {"OLLAMA_API_BASE", ""}, false},
+    ProviderInfo{"cohere", ProviderKind::cohere, "https://api.cohere.com", {"COHERE_API_KEY", "CO_API_KEY"}, {"COHERE_API_BASE", ""}, false},
+    ProviderInfo{"cohere_chat", ProviderKind::cohere, "https://api.cohere.com", {"COHERE_API_KEY", "CO_API_KEY"}, {"COHERE_API_BASE", ""}, false},
+    // Hugging Face (TGI, Inference Endpoints, the HF router): OpenAI-compatible; the URL and
+    // model rules are LiteLLM's (config/huggingface.hpp).
+    ProviderInfo{"huggingface", ProviderKind::openai, "", {"HF_TOKEN", "HUGGINGFACE_API_KEY"}, {"HF_API_BASE", "HUGGINGFACE_API_BASE"}, false},
     ProviderInfo{"fireworks_ai", ProviderKind::openai, "https://api.fireworks.ai/inference/v1", {"FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"}, {"", ""}, false},
     ProviderInfo{"perplexity", ProviderKind::openai, "https://api.perplexity.ai", {"PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"}, {"", ""}, false},
     ProviderInfo{"xai", ProviderKind::openai, "https://api.x.ai/v1", {"XAI_API_KEY", ""}, {"XAI_API_BASE", ""}, false},
@@ -659,6 +669,7 @@ void load_deployment(LoadContext& c, const YAML::Node& entry, const std::string&
   if (d.provider == ProviderKind::bedrock || d.provider == ProviderKind::sagemaker) load_aws(c, d, mpath, x.model_line);
 
   while (!d.api_base.empty() && d.api_base.back() == '/') d.api_base.pop_back();
+  if (prefix == "huggingface") apply_huggingface_routes(d);
   const std::string bpath = join(path, "litellm_params.api_base");
   if (d.api_base.empty() && info->requires_api_base) {
     keep_unusable(bpath, "api_base is required for provider \"" + prefix + "\"");

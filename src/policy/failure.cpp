@@ -86,7 +86,9 @@ ClassTable build_defaults() {
            {}, {}, Action::stop_and_alert),
       rule(FC::deployment_misconfigured, {401, 403},
            {"AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException",
-            "ExpiredTokenException", "IncompleteSignatureException", "ResourceNotFoundException"},
+            "ExpiredTokenException", "IncompleteSignatureException", "ResourceNotFoundException",
+            // Ollama's 404 "model ... not found": the model is the deployment's (providers/ollama).
+            "ollama_model_not_found"},
            {}, {}, Action::next_deployment),
       rule(FC::unknown_outcome, {}, {}, {}, {TE::reset_after_send, TE::timeout_after_send},
            Action::retry_then_fallback),

@@ -9,6 +9,8 @@
 #include "providers/gemini/adapter.hpp"
 #include "providers/bedrock/adapter.hpp"
 #include "providers/sagemaker/adapter.hpp"
+#include "providers/cohere/adapter.hpp"
+#include "providers/ollama/adapter.hpp"
 #include "providers/openai_errors.hpp"
 #include "providers/responses/native.hpp"
 #include "providers/tool_call_index.hpp"
@@ -342,9 +344,9 @@ const Provider& provider_for(config::ProviderKind kind) {
     case config::ProviderKind::vertex_ai: return gemini::vertex_adapter();
     case config::ProviderKind::bedrock: return bedrock::adapter();
     case config::ProviderKind::sagemaker: return sagemaker::adapter();
-    case config::ProviderKind::ollama:
-    case config::ProviderKind::ollama_chat:
-    case config::ProviderKind::cohere:
+    case config::ProviderKind::ollama: return ollama::generate_adapter();
+    case config::ProviderKind::ollama_chat: return ollama::chat_adapter();
+    case config::ProviderKind::cohere: return cohere::adapter();
     case config::ProviderKind::unsupported: return unsupported_provider();
   }
   return kOpenAi;

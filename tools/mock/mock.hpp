@@ -176,7 +176,7 @@ struct Completion {
   std::string service_tier;  ///< as reported
   UsageStyle usage_style = UsageStyle::normal;
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
-  std::string tool_name;           ///< behaviour tool_call: the function called after the text; empty = none
+  std::string tool_name;           ///< the function the answer calls: behaviour tool_call, or (Ollama, Cohere) Api::tool_to_call; empty = none
   std::string tool_arguments;      ///< its arguments, JSON text
   int tool_calls = 0;               ///< OpenAI family: tool calls instead of text (tokens = argument pieces)
   std::vector<std::string> quirks;  ///< server deviations to reproduce (kQuirks)
@@ -304,6 +304,13 @@ class Api {
   /// The content-type of a stream reply.
   virtual std::string_view stream_content_type() const { return "text/event-stream; charset=utf-8"; }
   virtual Reply error(const ErrorSpec& e) const = 0;
+  /// Content type of a streaming answer.
+  virtual std::string stream_content_type() const { return "text/event-stream; charset=utf-8"; }
+  /// The request in the OpenAI/Anthropic shape build_completion reads (messages with content,
+  /// max_tokens, stream), for families whose bodies differ (Ollama, Cohere); nullopt = as is.
+  virtual std::optional<boost::json::object> request_view(const boost::json::object&) const { return std::nullopt; }
+  /// The function the answer calls (Completion::tool_name) for a request with tools; "" = text.
+  virtual std::string tool_to_call(const boost::json::object&) const { return {}; }
 };
 
 const Api& openai_api();
@@ -388,6 +395,11 @@ const Api& sagemaker_chat_api();
 /// `err` when it is neither.
 bool sagemaker_to_chat_body(std::string_view body, const std::string& endpoint, bool stream, std::string& out, bool& tgi,
                             std::string& err);
+/// Ollama's native /api/chat and /api/generate (ollama.cpp).
+const Api& ollama_chat_api();
+const Api& ollama_generate_api();
+/// Cohere's v2 /v2/chat (cohere.cpp).
+const Api& cohere_api();
 
 // ---- small shared helpers (util.cpp) ----
 std::string random_token(std::size_t len);  ///< [A-Za-z0-9]

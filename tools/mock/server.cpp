@@ -362,9 +362,11 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
     co_return co_await send_reply(s, r, keep) && keep;
   }
   const bool responses = &api == &responses_api();
-  // The Responses API is measured through its chat-shaped view (same counting, same behaviours).
-  const json::object chat_view = responses ? responses_as_chat(parsed.get_object()) : json::object{};
-  const json::object& body = responses ? chat_view : parsed.get_object();
+  // The Responses API is measured through its chat-shaped view (same counting, same behaviours);
+  // other families may read their native body as a chat one (Api::request_view).
+  const std::optional<json::object> view =
+      responses ? std::optional<json::object>(responses_as_chat(parsed.get_object())) : api.request_view(parsed.get_object());
+  const json::object& body = view ? *view : parsed.get_object();
 
   std::string full_model;
   if (auto* m = body.if_contains("model"); m && m->is_string()) full_model = m->get_string();
@@ -435,6 +437,9 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
     Reply r = reject(std::move(err));
     co_return co_await send_reply(s, r, keep) && keep;
   }
+  // Families that answer a tool request with a call (Ollama, Cohere) name it from the request;
+  // else the behaviour's tool_call (build_completion) stands.
+  if (auto called = api.tool_to_call(body); !called.empty()) c.tool_name = std::move(called);
   c.id = api.new_completion_id();
   c.created = unix_now();
   c.model = model;
@@ -533,7 +538,8 @@ Reply handle_script(const Request& req) {
 
 enum class Route {
   none, openai, azure, anthropic, responses, stored_response, google, token, token_stats,
-  bedrock, bedrock_stream, sagemaker, sagemaker_stream, models, stats, reset, script, health, requests
+  bedrock, bedrock_stream, sagemaker, sagemaker_stream, ollama_chat, ollama_generate, cohere,
+  models, stats, reset, script, health, requests
 };
 
 /// `/endpoints/{EndpointName}/invocations[-response-stream]` (SageMaker runtime).
@@ -595,6 +601,9 @@ Route route_of(std::string_view path, std::string& deployment, Operation& op) {
     return Route::responses;
   if (!stored_response_id(path).empty()) return Route::stored_response;
   if (path == "/mock/requests") return Route::requests;
+  if (path == "/api/chat") return Route::ollama_chat;
+  if (path == "/api/generate") return Route::ollama_generate;
+  if (path == "/v2/chat") return Route::cohere;
   if (path == "/v1/models" || path == "/models") return Route::models;
   if (path == "/mock/stats") return Route::stats;
   if (path == "/mock/reset") return Route::reset;
@@ -665,9 +674,18 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
     case Route::openai:
     case Route::azure:
     case Route::responses:
-    case Route::anthropic: {
+    case Route::anthropic:
+    case Route::ollama_chat:
+    case Route::ollama_generate:
+    case Route::cohere: {
       bool anthropic = route == Route::anthropic;
-      const Api& api = anthropic ? anthropic_api() : route == Route::responses ? responses_api() : openai_api();  // a non-chat operation's: in handle_chat
+      // A non-chat operation's family: in handle_chat.
+      const Api& api = anthropic                         ? anthropic_api()
+                       : route == Route::responses       ? responses_api()
+                       : route == Route::ollama_chat     ? ollama_chat_api()
+                       : route == Route::ollama_generate ? ollama_generate_api()
+                       : route == Route::cohere          ? cohere_api()
+                                                         : openai_api();
       if (!is_post) {
         std::string rid = api.new_request_id();
         ErrorSpec e;

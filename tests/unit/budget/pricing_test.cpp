@@ -739,3 +739,38 @@ TEST(WorstCaseCost, BoundsActualCost) {
 
 }  // namespace
 }  // namespace tollgate::budget
+
+// ------------------------------------------------------------------ issue 12 providers
+
+namespace tollgate::budget {
+
+TEST(PricingCompat, OllamaIsFreeNotUnknown) {
+  auto d = deployment("ollama_chat", "llama3.1");
+  d.provider = config::ProviderKind::ollama_chat;
+  const auto r = resolve_deployment_price(d, table());
+  EXPECT_EQ(r.status, PriceStatus::priced_zero) << r.how;
+  EXPECT_EQ(r.how, "free: ollama (self-hosted)");
+  auto g = deployment("ollama", "llama2");
+  g.provider = config::ProviderKind::ollama;
+  EXPECT_EQ(resolve_deployment_price(g, table()).status, PriceStatus::priced_zero);
+  // An operator's price still wins.
+  g.input_cost_per_token = "0.000001";
+  g.output_cost_per_token = "0.000002";
+  EXPECT_EQ(resolve_deployment_price(g, table()).status, PriceStatus::priced);
+  // The same model name elsewhere is unknown, not free.
+  auto v = deployment("vllm", "llama2");
+  EXPECT_EQ(resolve_deployment_price(v, table()).status, PriceStatus::unpriced);
+}
+
+TEST(PricingCompat, CohereAndMistralAliasFromTheTable) {
+  const auto r = resolve_deployment_price(deployment("cohere", "command-r-08-2024"), table());
+  ASSERT_EQ(r.status, PriceStatus::priced) << r.how;
+  EXPECT_EQ(r.how, "table: command-r");
+  EXPECT_EQ(resolve_deployment_price(deployment("cohere", "command-a-03-2025"), table()).how, "table: command-a");
+  const auto m = resolve_deployment_price(deployment("mistralai", "mistral-small-latest"), table());
+  const auto n = resolve_deployment_price(deployment("mistral", "mistral-small-latest"), table());
+  ASSERT_EQ(m.status, PriceStatus::priced) << m.how;
+  EXPECT_EQ(m.how, n.how);
+}
+
+}  // namespace tollgate::budget
