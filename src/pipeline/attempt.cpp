@@ -12,6 +12,7 @@
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/stream_relay.hpp"
 #include "pipeline/upstream_errors.hpp"
+#include "providers/embeddings_answer.hpp"
 #include "providers/native.hpp"
 #include "providers/gemini/vertex_auth.hpp"
 #include "routing/backoff.hpp"
@@ -44,6 +45,14 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
                                       d.id + " cannot express it)",
                                   "tools", "unsupported_parameter");
     co_return r;
+  }
+  if (st_.call.api == providers::CallApi::embeddings && !native) {
+    // Nothing is sent: this provider embeds text only (token ids are OpenAI's and Azure's).
+    if (auto why = providers::embeddings_input_refusal(d, st_.call.body)) {
+      r.failure = FailureClass::caller_fix_required;
+      r.error = core::Error::caller(400, "invalid_request_error", *why, "input", "unsupported_input");
+      co_return r;
+    }
   }
   const auto& provider = *adapter;
   const auto started = st_.svc->clock->now();
@@ -177,6 +186,11 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
       record(group, dep, status, r.failure, started, 0, r.evidence);
       co_return r;
     }
+    // An embeddings answer translated from another provider's vectors: base64 when asked, as
+    // OpenAI writes it (OpenAI's own answer is relayed as the upstream encoded it).
+    if (st_.call.api == providers::CallApi::embeddings && !provider.relays_openai_body() &&
+        providers::wants_base64_embeddings(st_.call.body))
+      providers::encode_embeddings_base64(parsed->completion);
     auto* completion = &parsed->completion;
     note_completion(st_, *completion);
     Usage u = parsed->usage;

@@ -255,6 +255,9 @@ std::optional<GoogleRoute> google_route(std::string_view path) {
   if (colon == std::string_view::npos || rest.find('/') != std::string_view::npos) return std::nullopt;
   const auto method = rest.substr(colon + 1);
   if (method == "streamGenerateContent") r.stream = true;
+  else if (method == "embedContent" && !r.vertex) r.embed = EmbedWire::gemini;
+  else if (method == "batchEmbedContents" && !r.vertex) r.embed = EmbedWire::gemini_batch;
+  else if (method == "predict" && r.vertex) r.embed = EmbedWire::vertex;
   else if (method != "generateContent") return std::nullopt;
   r.model = percent_decode(rest.substr(0, colon));
   if (r.model.empty()) return std::nullopt;
@@ -278,6 +281,12 @@ std::expected<GoogleCall, Reply> google_prepare(const GoogleRoute& route, std::s
   auto v = json::parse(body, ec);
   if (ec || !v.is_object())
     return std::unexpected(google_error(400, "INVALID_ARGUMENT", "Invalid JSON payload received."));
+  if (route.embed) {  // read by the embeddings engine (embeddings.cpp), answered in Google's shape
+    GoogleCall call;
+    call.chat_body = std::string(body);
+    call.api = std::make_unique<Google>(route.vertex, "");
+    return call;
+  }
   const auto& g = v.get_object();
   json::array messages;
   if (const auto* si = g.if_contains("systemInstruction"); si && si->is_object())

@@ -304,8 +304,6 @@ class Api {
   /// The content-type of a stream reply.
   virtual std::string_view stream_content_type() const { return "text/event-stream; charset=utf-8"; }
   virtual Reply error(const ErrorSpec& e) const = 0;
-  /// Content type of a streaming answer.
-  virtual std::string stream_content_type() const { return "text/event-stream; charset=utf-8"; }
   /// The request in the OpenAI/Anthropic shape build_completion reads (messages with content,
   /// max_tokens, stream), for families whose bodies differ (Ollama, Cohere); nullopt = as is.
   virtual std::optional<boost::json::object> request_view(const boost::json::object&) const { return std::nullopt; }
@@ -338,12 +336,25 @@ inline constexpr std::size_t kMaxRecorded = 200;
 
 /// A generateContent URL: `/v1beta/models/{model}:{method}` (Gemini API) or
 /// `/v1/projects/{p}/locations/{l}/publishers/google/models/{model}:{method}` (Vertex AI).
+/// The wire format of an embeddings answer (embeddings.cpp; README "Embeddings"): OpenAI's, or
+/// a provider's native endpoint read and answered in its own shape.
+enum class EmbedWire {
+  openai,        ///< POST /v1/embeddings
+  gemini,        ///< Gemini API {model}:embedContent
+  gemini_batch,  ///< Gemini API {model}:batchEmbedContents
+  vertex,        ///< Vertex AI {model}:predict
+  ollama,        ///< Ollama POST /api/embed
+  cohere,        ///< Cohere POST /v2/embed
+};
+
 struct GoogleRoute {
   bool vertex = false;
   bool stream = false;  ///< streamGenerateContent
   std::string model;    ///< percent-decoded (may carry `?directives`)
+  /// Set for :embedContent / :batchEmbedContents (Gemini API) and :predict (Vertex AI).
+  std::optional<EmbedWire> embed;
 };
-/// The route of `path`, nullopt when it is not a generateContent URL.
+/// The route of `path`, nullopt when it is not a generateContent (or embeddings) URL.
 std::optional<GoogleRoute> google_route(std::string_view path);
 
 /// A generateContent request made ready for the chat engine: the equivalent OpenAI chat body
@@ -357,6 +368,8 @@ struct GoogleCall {
 /// Checks the credential (Gemini API: an `x-goog-api-key`, else 403 PERMISSION_DENIED; Vertex: a
 /// live bearer token minted by POST /token, else 401 UNAUTHENTICATED) and translates the body
 /// (400 INVALID_ARGUMENT when it is not a GenerateContentRequest).
+/// An embeddings route's body is passed on as it is (embeddings.cpp reads it), with the family
+/// (Google errors and headers) in `api`.
 std::expected<GoogleCall, Reply> google_prepare(const GoogleRoute& route, std::string_view body,
                                                 std::string_view api_key, std::string_view authorization);
 /// POST /token (Google's OAuth token endpoint for service accounts): the form's grant_type must

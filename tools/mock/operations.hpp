@@ -45,7 +45,9 @@ class OperationApi : public Api {
 
 /// Legacy completions (`text_completion` objects and chunks; completions.cpp).
 std::unique_ptr<OperationApi> text_completion_api();
-/// Embeddings (a `list` of `embedding` objects, never streamed; embeddings.cpp).
-std::unique_ptr<OperationApi> embeddings_api();
+/// Embeddings (never streamed; embeddings.cpp): a `list` of `embedding` objects for the OpenAI
+/// wire; a provider's native request and answer for the others, with the errors and headers of
+/// `family` (that provider's chat family: Google, Ollama, Cohere; null: OpenAI's).
+std::unique_ptr<OperationApi> embeddings_api(EmbedWire wire = EmbedWire::openai, const Api* family = nullptr);
 
 }  // namespace tollgate::mock

@@ -340,10 +340,11 @@ awaitable<bool> answer_stream(tcp::socket& s, const Api& api, const Call& call, 
 
 awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, bool anthropic,
                             std::string deployment, const ServerConfig& cfg, bool keep,
-                            Operation op = Operation::chat) {
+                            Operation op = Operation::chat, EmbedWire wire = EmbedWire::openai) {
   // A non-chat operation answers through its own per-request wire format.
   std::unique_ptr<OperationApi> operation = op == Operation::completions  ? text_completion_api()
-                                            : op == Operation::embeddings ? embeddings_api()
+                                            : op == Operation::embeddings
+                                                ? embeddings_api(wire, wire == EmbedWire::openai ? nullptr : &family)
                                                                           : nullptr;
   const Api& api = operation ? *operation : family;
   std::string rid = api.new_request_id();
@@ -604,6 +605,14 @@ Route route_of(std::string_view path, std::string& deployment, Operation& op) {
   if (path == "/api/chat") return Route::ollama_chat;
   if (path == "/api/generate") return Route::ollama_generate;
   if (path == "/v2/chat") return Route::cohere;
+  if (path == "/api/embed") {  // Ollama's and Cohere's embeddings endpoints (embeddings.cpp)
+    op = Operation::embeddings;
+    return Route::ollama_chat;
+  }
+  if (path == "/v2/embed") {
+    op = Operation::embeddings;
+    return Route::cohere;
+  }
   if (path == "/v1/models" || path == "/models") return Route::models;
   if (path == "/mock/stats") return Route::stats;
   if (path == "/mock/reset") return Route::reset;
@@ -696,7 +705,11 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
         r.headers += "allow: POST\r\n";
         break;
       }
-      co_return co_await handle_chat(s, req, api, anthropic, deployment, cfg, keep, op);
+      const EmbedWire wire = op != Operation::embeddings     ? EmbedWire::openai
+                             : route == Route::ollama_chat ? EmbedWire::ollama
+                             : route == Route::cohere      ? EmbedWire::cohere
+                                                           : EmbedWire::openai;
+      co_return co_await handle_chat(s, req, api, anthropic, deployment, cfg, keep, op, wire);
     }
     case Route::google: {
       auto gr = google_route(path);
@@ -711,7 +724,8 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
         break;
       }
       req.body() = std::move(call->chat_body);
-      co_return co_await handle_chat(s, req, *call->api, false, gr->model, cfg, keep);
+      co_return co_await handle_chat(s, req, *call->api, false, gr->model, cfg, keep,
+                                     gr->embed ? Operation::embeddings : Operation::chat, gr->embed.value_or(EmbedWire::openai));
     }
     case Route::token:
       r = is_post ? google_token(target.find('?') == std::string_view::npos ? std::string_view() : target.substr(target.find('?') + 1),

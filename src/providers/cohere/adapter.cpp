@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "providers/cohere/embeddings.hpp"
 #include "providers/cohere/translate.hpp"
 
 namespace tollgate::providers::cohere {
@@ -67,6 +68,11 @@ class CohereProvider final : public Provider {
 
   std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment& d, bool include_usage) const override {
     return std::make_unique<Decoder>(d.upstream_model, include_usage);
+  }
+
+  const Provider* for_api(const config::Deployment&, CallApi api) const override {
+    if (api == CallApi::chat) return this;
+    return api == CallApi::embeddings ? &embeddings_adapter() : nullptr;  // /v2/embed
   }
 };
 

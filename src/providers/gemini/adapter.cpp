@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "providers/gemini/embeddings.hpp"
 #include "providers/gemini/errors.hpp"
 #include "providers/gemini/stream.hpp"
 #include "providers/gemini/translate.hpp"
@@ -21,6 +22,29 @@ std::string trimmed(std::string s) {
   return s;
 }
 
+}  // namespace
+
+std::string model_url(const config::Deployment& d, bool vertex, std::string_view method) {
+  std::string url;
+  if (vertex) {
+    const std::string location = d.cloud.vertex_location.empty() ? std::string(kDefaultLocation) : d.cloud.vertex_location;
+    std::string base = trimmed(d.api_base);
+    if (base.empty())
+      base = location == "global" ? std::string("https://aiplatform.googleapis.com")
+                                  : "https://" + path_segment(location) + "-aiplatform.googleapis.com";
+    if (!base.ends_with("/v1") && !base.ends_with("/v1beta1")) base += "/v1";
+    url = base + "/projects/" + path_segment(d.cloud.vertex_project) + "/locations/" + path_segment(location) +
+          "/publishers/google/models/" + path_segment(d.upstream_model);
+  } else {
+    std::string base = d.api_base.empty() ? std::string(kGeminiBase) : trimmed(d.api_base);
+    if (!base.ends_with("/v1beta") && !base.ends_with("/v1")) base += "/v1beta";
+    url = base + "/models/" + path_segment(d.upstream_model);
+  }
+  return url + std::string(method);
+}
+
+namespace {
+
 class GeminiProvider final : public Provider {
  public:
   explicit GeminiProvider(bool vertex) : vertex_(vertex) {}
@@ -33,22 +57,7 @@ class GeminiProvider final : public Provider {
 
   std::expected<http::OutgoingRequest, std::string> build_request(const config::Deployment& d, json::object& chat,
                                                                   bool stream) const override {
-    const std::string method = stream ? ":streamGenerateContent?alt=sse" : ":generateContent";
-    std::string url;
-    if (vertex_) {
-      const std::string location = d.cloud.vertex_location.empty() ? std::string(kDefaultLocation) : d.cloud.vertex_location;
-      std::string base = trimmed(d.api_base);
-      if (base.empty())
-        base = location == "global" ? std::string("https://aiplatform.googleapis.com")
-                                    : "https://" + path_segment(location) + "-aiplatform.googleapis.com";
-      if (!base.ends_with("/v1") && !base.ends_with("/v1beta1")) base += "/v1";
-      url = base + "/projects/" + path_segment(d.cloud.vertex_project) + "/locations/" + path_segment(location) +
-            "/publishers/google/models/" + path_segment(d.upstream_model) + method;
-    } else {
-      std::string base = d.api_base.empty() ? std::string(kGeminiBase) : trimmed(d.api_base);
-      if (!base.ends_with("/v1beta") && !base.ends_with("/v1")) base += "/v1beta";
-      url = base + "/models/" + path_segment(d.upstream_model) + method;
-    }
+    const auto url = model_url(d, vertex_, stream ? ":streamGenerateContent?alt=sse" : ":generateContent");
     auto target = http::parse_url(url);
     if (!target) return std::unexpected(target.error());
     http::OutgoingRequest req;
@@ -80,6 +89,12 @@ class GeminiProvider final : public Provider {
   }
 
   const Authorizer* authorizer() const override { return vertex_? &vertex_authorizer() : nullptr; }
+
+  const Provider* for_api(const config::Deployment&, CallApi api) const override {
+    if (api == CallApi::chat) return this;
+    if (api == CallApi::embeddings) return vertex_ ? &vertex_embeddings_adapter() : &gemini_embeddings_adapter();
+    return nullptr;
+  }
 
  private:
   bool vertex_;

@@ -17,4 +17,10 @@ const Provider& gemini_adapter();
 /// The `vertex_ai/` adapter (static instance).
 const Provider& vertex_adapter();
 
+/// The URL of deployment `d`'s model on the Gemini API (`{base}/v1beta/models/{model}`) or on
+/// Vertex AI (`{base}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}`)
+/// with `method` appended (":generateContent", ":embedContent", ":predict", ...). Path segments
+/// are percent-encoded.
+std::string model_url(const config::Deployment& d, bool vertex, std::string_view method);
+
 }  // namespace tollgate::providers::gemini

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "providers/ollama/embeddings.hpp"
 #include "providers/ollama/translate.hpp"
 #include "providers/openai_errors.hpp"
 
@@ -71,6 +72,11 @@ class OllamaProvider final : public Provider {
   }
 
   http::StreamFraming stream_framing(const config::Deployment&) const override { return http::StreamFraming::ndjson; }
+
+  const Provider* for_api(const config::Deployment&, CallApi api) const override {
+    if (api == CallApi::chat) return this;
+    return api == CallApi::embeddings ? &embeddings_adapter() : nullptr;  // /api/embed, whichever prefix
+  }
 
  private:
   bool generate_;
