@@ -20,12 +20,18 @@ namespace tollgate::pipeline {
 
 using Usage = providers::Usage;
 
+const providers::Provider* Attempter::native_adapter(const config::Deployment& d) const {
+  if (!st_.call.native_body) return nullptr;
+  if (st_.cache_store && st_.call.native_only_feature.empty()) return nullptr;
+  return providers::native_adapter_for(d, st_.call.native_api);
+}
+
 net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t dep) {
   // A wildcard deployment was bound to `group` by the walk before admission (try_group).
   const auto& d = st_.deployment(dep);
   // A call whose client API this deployment speaks itself is sent the caller's own body; the
   // others get the adapter of the call's API (its chat translation for messages / responses).
-  const auto* native = st_.call.native_body ? providers::native_adapter_for(d, st_.call.native_api) : nullptr;
+  const auto* native = native_adapter(d);
   // The walk (try_group) sends nothing to a deployment without an adapter, so null here is a
   // bug guard, answered as the caller's 400.
   const auto* adapter = native ? native : providers::adapter_for(d, st_.call.api);
@@ -127,6 +133,9 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     r.failure = st_.table->classify(oc);
     r.error = transport_error(started_ex.error(), d);
     r.evidence = started_ex.error().sent ? budget::Evidence::no_answer : budget::Evidence::not_sent;
+    // Sent, and no answer within the call's limit (not the request's deadline): a silent upstream.
+    r.silent = started_ex.error().kind == http::TransportError::Kind::timeout && started_ex.error().sent &&
+               !st_.attempt_cut_by_deadline;
     record(group, dep, 0, r.failure, started, 0, r.evidence);
     co_return r;
   }
@@ -203,7 +212,8 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
 
 core::SteadyTime Attempter::attempt_deadline(const config::Deployment& d) {
   auto dl = st_.deadline;
-  const auto& t = st_.call.stream && d.stream_timeout ? d.stream_timeout : d.timeout;
+  // The deployment's own timeouts, else LiteLLM's per-call timeout (router_settings.timeout).
+  const auto& t = st_.call.stream && d.stream_timeout ? d.stream_timeout : d.timeout ? d.timeout : st_.cfg.call_timeout;
   if (t) dl = std::min(dl, st_.svc->clock->now() + *t);
   st_.attempt_cut_by_deadline = dl == st_.deadline;
   return dl;

@@ -54,6 +54,12 @@ class Attempter {
   /// when the caller set no limit.
   void write_output_bound(const config::Deployment& d, const providers::Provider& provider);
 
+  /// The native adapter `d` is called through (the caller's own body, ChatCall::native_body), or
+  /// null when the attempt goes through the adapter of the call's API (the chat translation).
+  /// A request the response cache will store goes through the translation (the cache keeps chat
+  /// completions), unless it carries a feature only the native API serves.
+  const providers::Provider* native_adapter(const config::Deployment& d) const;
+
   /// The upstream request of a native attempt (ChatCall::native_body): a copy of the caller's own
   /// body with the attempt's output bound (or the deployment's default max_tokens, as
   /// write_output_bound) written by `provider` (its native adapter), built by it.

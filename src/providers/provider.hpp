@@ -68,6 +68,12 @@ class StreamDecoder {
   /// usage report, from a server that never sends `[DONE]` (tools/mock/README.md "Quirks
   /// catalogue") — and finished() is true from then on. Default: false (the stream was cut).
   virtual bool accept_end_without_terminator() { return false; }
+  /// Whether `chunk` (one payload this decoder emitted) carries output — text, reasoning or a
+  /// tool call — rather than a preamble (role, ids, empty deltas): the relay holds preamble
+  /// chunks back until the first output, so that a first-token limit or a failure before it can
+  /// still move the request elsewhere unseen (issue 13). Default: an OpenAI chat chunk's rule
+  /// (chat_chunk_carries_output); decoders that relay another API's events override it.
+  virtual bool carries_output(std::string_view chunk) const;
 };
 
 /// Which output-limit field the caller used in its request (the bound is written in the same

@@ -134,6 +134,9 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
   } else if (key == "latency_ms") {
     if (!to_int(v, i)) return bad("an integer");
     b.latency_ms = clamp64(i, 0, kMaxDelayMs);
+  } else if (key == "first_token_ms") {
+    if (!to_int(v, i)) return bad("an integer");
+    b.first_token_ms = clamp64(i, 0, kMaxDelayMs);
   } else if (key == "tokens_per_second") {
     double d = 0;
     if (!to_double(v, d) || d < 0) return bad("a non-negative number");
@@ -286,6 +289,7 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
     m.retry_after_ms = high.retry_after_ms;
   }
   override_with(m.latency_ms, high.latency_ms);
+  override_with(m.first_token_ms, high.first_token_ms);
   override_with(m.tokens_per_second, high.tokens_per_second);
   override_with(m.completion_tokens, high.completion_tokens);
   override_with(m.content, high.content);

@@ -37,6 +37,9 @@ struct Behavior {
   std::optional<std::string> retry_after;  ///< seconds (integer text) or verbatim HTTP-date
   std::optional<std::int64_t> retry_after_ms;
   std::optional<std::int64_t> latency_ms;
+  /// Streams: delay after the opening events before the first token event (a slow first token
+  /// behind an early role chunk); 0-3600000 ms.
+  std::optional<std::int64_t> first_token_ms;
   std::optional<double> tokens_per_second;
   std::optional<std::int64_t> completion_tokens;
   std::optional<std::string> content;

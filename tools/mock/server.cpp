@@ -287,6 +287,11 @@ awaitable<bool> answer_stream(tcp::socket& s, const Api& api, const Call& call, 
   std::int64_t malformed_at = fault == "malformed_event" ? c.tokens / 2 : -1;
   auto interval = token_interval(b);
   for (std::int64_t i = 0; i < to_send; ++i) {
+    if (i == 0 && b.first_token_ms.value_or(0) > 0 &&
+        co_await sleep_watch(s, std::chrono::milliseconds(*b.first_token_ms))) {
+      cancelled();
+      co_return false;
+    }
     if (i > 0 && interval.count() > 0 && co_await sleep_watch(s, interval)) {
       cancelled();
       co_return false;
