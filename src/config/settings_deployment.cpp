@@ -229,7 +229,7 @@ void read_api_base(LoadContext& c, Draft& x, const YAML::Node& v, const std::str
   }
 }
 
-const std::array<Field<Draft>, 31> kLitellmParams{{
+const std::array<Field<Draft>, 33> kLitellmParams{{
     {{"model_list[].litellm_params.model", "`provider/upstream-model`", "required", "The call LiteLLM makes",
       S::supported, "See Providers; a provider Tollgate cannot call loads with a warning (400 `unsupported_provider`)."},
      TG_READ {

@@ -309,8 +309,6 @@ class Api {
   /// The content-type of a stream reply.
   virtual std::string_view stream_content_type() const { return "text/event-stream; charset=utf-8"; }
   virtual Reply error(const ErrorSpec& e) const = 0;
-  /// Content type of a streaming answer.
-  virtual std::string stream_content_type() const { return "text/event-stream; charset=utf-8"; }
   /// The request in the OpenAI/Anthropic shape build_completion reads (messages with content,
   /// max_tokens, stream), for families whose bodies differ (Ollama, Cohere); nullopt = as is.
   virtual std::optional<boost::json::object> request_view(const boost::json::object&) const { return std::nullopt; }

@@ -31,7 +31,7 @@ class Ollama final : public Api {
   std::string new_completion_id() const override { return "ollama-" + random_token(16); }
   std::string base_headers(std::string_view) const override { return {}; }
   std::string success_headers(const Completion&, std::string_view rid) const override { return base_headers(rid); }
-  std::string stream_content_type() const override { return "application/x-ndjson"; }
+  std::string_view stream_content_type() const override { return "application/x-ndjson"; }
 
   std::optional<json::object> request_view(const json::object& body) const override {
     json::object v;
