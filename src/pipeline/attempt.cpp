@@ -46,19 +46,22 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
                                   "tools", "unsupported_parameter");
     co_return r;
   }
-  if (auto why = native ? std::nullopt : adapter->refuse_request(d, st_.call.body)) {
-    // Nothing is sent: this deployment's API cannot carry the request as the caller wrote it.
-    r.failure = FailureClass::caller_fix_required;
-    r.error = core::Error::caller(400, "invalid_request_error", "deployment " + d.id + ": " + why->message, why->param,
-                                  "unsupported_parameter");
-    co_return r;
-  }
   const auto& provider = *adapter;
   const auto started = st_.svc->clock->now();
   st_.svc->router->on_attempt_start(dep);
   st_.last_dep = dep;
   st_.attempt_span_id = telemetry::new_span_id();
   st_.attempt_start_unix_nano = wall_ns();
+
+  if (auto why = native ? std::nullopt : provider.refuse_request(d, st_.call.body)) {
+    // Nothing is sent (settles at 0): this deployment's API cannot carry the request as the
+    // caller wrote it. Recorded (the trace shows why), never counted against the deployment.
+    r.failure = FailureClass::caller_fix_required;
+    r.error = core::Error::caller(400, "invalid_request_error", "deployment " + d.id + ": " + why->message, why->param,
+                                  "unsupported_parameter");
+    record(group, dep, 0, r.failure, started, 0, r.evidence);
+    co_return r;
+  }
 
   if (auto why = provider.credentials_error(d)) {
     // Nothing can be signed: nothing is sent (settles at 0); the deployment is cooled down.

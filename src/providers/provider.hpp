@@ -138,9 +138,9 @@ class Provider {
   }
   /// Why this adapter cannot express the caller's request `body` (in the client API's shape)
   /// for deployment `d` — e.g. Titan embeddings take one text per call, no token ids — checked
-  /// before anything is reserved or sent; nullopt when it can (the default). The attempt then
+  /// before anything is sent (the reservation settles at 0); nullopt when it can (the default). The attempt then
   /// fails as the caller's to fix: 400 `invalid_request_error` with this message, `param` and
-  /// code `unsupported_parameter`, nothing sent, no circuit touched.
+  /// code `unsupported_parameter`, nothing sent, recorded in the trace, not counted against the circuit.
   struct Refusal {
     std::string message;
     std::string param;

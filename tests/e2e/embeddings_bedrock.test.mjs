@@ -105,6 +105,8 @@ e2e('Titan v2: a one-item array and dimensions 512 are sent; several inputs, oth
     assert.equal(r.error.type, 'invalid_request_error');
     assert.equal(r.error.param, param);
     assert.match(r.error.message, message);
+    const row = await spendLogOf(gw, r.headers);
+    assert.ok(row.decision.steps.some((s) => s.step === 'attempt' && s.class === 'caller_fix_required' && s.evidence === 'not_sent'));
   }
   assert.equal((await mock.model(TITAN)).requests, 1, 'nothing more was sent');
   await expectSpend(gw, k.key, await mockBillNanos(mock, TITAN, PRICES));

@@ -82,7 +82,7 @@ TEST(BedrockEmbeddings, RefusalsNameTheLimit) {
   auto over = embeddings_refusal(EmbedFamily::cohere, json::object{{"input", texts}});
   ASSERT_TRUE(over);
   EXPECT_NE(over->message.find("at most 96"), std::string::npos);
-  // Through the adapter (the attempt asks it before anything is reserved or sent).
+  // Through the adapter (the attempt asks it before anything is sent).
   const auto d = deployment("amazon.titan-embed-text-v2:0");
   EXPECT_TRUE(adapter_for(d, CallApi::embeddings)->refuse_request(d, obj(R"({"input":["a","b"]})")));
 }
