@@ -12,6 +12,7 @@
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/stream_relay.hpp"
 #include "pipeline/upstream_errors.hpp"
+#include "providers/embeddings_list.hpp"
 #include "providers/native.hpp"
 #include "providers/gemini/vertex_auth.hpp"
 #include "routing/backoff.hpp"
@@ -57,6 +58,16 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   st_.last_dep = dep;
   st_.attempt_span_id = telemetry::new_span_id();
   st_.attempt_start_unix_nano = wall_ns();
+
+  if (auto why = native ? std::nullopt : provider.refuse_request(d, st_.call.body)) {
+    // Nothing is sent (settles at 0): this deployment's API cannot carry the request as the
+    // caller wrote it. Recorded (the trace shows why), never counted against the deployment.
+    r.failure = FailureClass::caller_fix_required;
+    r.error = core::Error::caller(400, "invalid_request_error", "deployment " + d.id + ": " + why->message, why->param,
+                                  "unsupported_parameter");
+    record(group, dep, 0, r.failure, started, 0, r.evidence);
+    co_return r;
+  }
 
   if (auto why = provider.credentials_error(d)) {
     // Nothing can be signed: nothing is sent (settles at 0); the deployment is cooled down.
@@ -186,7 +197,12 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
       record(group, dep, status, r.failure, started, 0, r.evidence);
       co_return r;
     }
+    if (parsed->failure) co_return blocked_answer(group, dep, started, std::move(*parsed));
     auto* completion = &parsed->completion;
+    // Embeddings answered in another API's shape are built with float vectors; the caller's
+    // encoding_format is applied here, once for every such adapter.
+    if (st_.call.api == providers::CallApi::embeddings && !provider.relays_openai_body())
+      providers::apply_encoding_format(st_.call.body, *completion);
     note_completion(st_, *completion);
     Usage u = parsed->usage;
     count_search_calls(dep, u);
@@ -208,6 +224,27 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   }
 
   co_return co_await relay_stream(st_, *this, group, dep, std::move(ex), started, dl);
+}
+
+AttemptResult Attempter::blocked_answer(const std::string& group, std::size_t dep, core::SteadyTime started,
+                                       providers::Provider::Parsed parsed) {
+  AttemptResult r;
+  const policy::Outcome& oc = *parsed.failure;
+  r.status = 200;
+  r.failure = st_.table->classify(oc);
+  core::Error& e = r.error;
+  e.status = 400;
+  e.origin = core::ErrorOrigin::upstream;
+  e.type = "invalid_request_error";
+  e.code = oc.error_code;
+  e.message = oc.message;
+  e.upstream_api = "google";  // a 2xx body, not an error to relay: written in the caller's format
+  // Answered: the provider billed what its usage says (a blocked prompt's tokens); unreadable
+  // usage charges the reservation.
+  r.usage = parsed.usage;
+  r.evidence = parsed.usage.reported ? budget::Evidence::answered : budget::Evidence::unreadable;
+  record(group, dep, 200, r.failure, started, parsed.usage.prompt_tokens + parsed.usage.billed_output_tokens(), r.evidence);
+  return r;
 }
 
 core::SteadyTime Attempter::attempt_deadline(const config::Deployment& d) {

@@ -28,6 +28,12 @@ class Attempter {
   AttemptResult upstream_failure(const config::Deployment& d, const providers::Provider& p, http::UpstreamExchange& ex,
                                  std::string body);
 
+  /// The failure of an attempt answered 2xx with Provider::Parsed::failure set (a blocked
+  /// prompt): classified from that outcome, the caller's error a 400 in its API's format,
+  /// charged by the answer's usage (the reservation when unreadable).
+  AttemptResult blocked_answer(const std::string& group, std::size_t dep, core::SteadyTime started,
+                               providers::Provider::Parsed parsed);
+
   /// Keeps a full (not degraded) answer for the stale_cache mode of the requested group.
   void remember_answer(const json::object& completion, const std::string& raw);
 

@@ -199,8 +199,12 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       r.error.code = err->error_code;
       r.error.message = err->message;
       r.error.origin = core::ErrorOrigin::upstream;
+      if (err->status == 200) r.error.status = 400;  // a 2xx refusal (Gemini's blocked prompt): the caller's 400
       st.exchange = nullptr;
-      r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
+      // Answered 2xx, but no usable stream: charged the reservation, unless the decoder read a
+      // final usage with the refusal (a blocked prompt's tokens): that is the bill.
+      r.usage = decoder->usage();
+      r.evidence = decoder->usage_final() ? budget::Evidence::answered : budget::Evidence::unreadable;
         at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
       co_return r;
     }

@@ -100,13 +100,30 @@ std::string float_base64(const std::vector<float>& v) {
   return base64_encode(bytes);
 }
 
-/// One embeddings request: its inputs (seed texts), vector size and encoding.
+/// One embeddings request: its inputs (seed texts), vector size and encoding; answered in
+/// OpenAI's wire format, or Titan's / Cohere-on-Bedrock's (`op_`).
 class EmbeddingsApi final : public OperationApi {
  public:
+  explicit EmbeddingsApi(Operation op) : op_(op) {}
   bool build(const json::object& body, const Behavior& b, Completion& c, std::string& err) override;
-  std::string new_completion_id() const override { return "emb-" + random_token(29); }
+  std::string new_completion_id() const override { return (bedrock() ? "" : "emb-") + random_token(bedrock() ? 32 : 29); }
+
+  // Bedrock's answers carry its request id header and errors (bedrock.cpp).
+  std::string new_request_id() const override {
+    return bedrock() ? bedrock_api().new_request_id() : OperationApi::new_request_id();
+  }
+  std::string success_headers(const Completion& c, std::string_view rid) const override {
+    return bedrock() ? bedrock_api().success_headers(c, rid) : OperationApi::success_headers(c, rid);
+  }
+  std::string base_headers(std::string_view rid) const override {
+    return bedrock() ? bedrock_api().base_headers(rid) : OperationApi::base_headers(rid);
+  }
+  Reply error(const ErrorSpec& e) const override { return bedrock() ? bedrock_api().error(e) : OperationApi::error(e); }
+  std::string_view family() const override { return bedrock() ? "bedrock" : ""; }
 
   std::string body(const Completion& c) const override {
+    if (op_ == Operation::titan_embeddings) return titan_body(c);
+    if (op_ == Operation::cohere_embeddings) return cohere_body(c);
     std::string out = R"({"object":"list","data":[)";
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       if (i) out += ',';
@@ -131,6 +148,30 @@ class EmbeddingsApi final : public OperationApi {
   std::string stream_done(const Completion&) const override { return {}; }
 
  private:
+  bool bedrock() const { return op_ != Operation::embeddings; }
+
+  // Titan: {"embedding": [..], "inputTextTokenCount": n} (one input).
+  std::string titan_body(const Completion& c) const {
+    std::string out = R"({"embedding":)" + float_json(vector_of(inputs_.front(), dimensions_));
+    const bool q = c.usage_style == UsageStyle::string_counts;
+    if (c.usage_style == UsageStyle::null) out += R"(,"inputTextTokenCount":null)";
+    else if (c.usage_style != UsageStyle::omit) out += R"(,"inputTextTokenCount":)" + count_json(c.prompt_tokens, q);
+    return out + "}";
+  }
+
+  // Cohere Embed on Bedrock: {"embeddings": [[..]], "id", "response_type", "texts"}; no usage.
+  std::string cohere_body(const Completion& c) const {
+    std::string out = R"({"embeddings":[)";
+    std::string texts;
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      if (i) out += ',', texts += ',';
+      out += float_json(vector_of(inputs_[i], dimensions_));
+      texts += json_quote(inputs_[i]);
+    }
+    return out + R"(],"id":)" + json_quote(c.id) + R"(,"response_type":"embeddings_floats","texts":[)" + texts + "]}";
+  }
+
+  Operation op_;
   std::vector<std::string> inputs_;  ///< one seed per input: its text, or its token ids joined by commas
   std::int64_t dimensions_ = 0;
   bool base64_ = false;
@@ -164,7 +205,14 @@ bool EmbeddingsApi::build(const json::object& body, const Behavior& b, Completio
     }
     base64_ = f->get_string() == "base64";
   }
+  // Titan Text Embeddings take 8,192 tokens; Cohere Embed v3 512 (Bedrock's truncate NONE: an error).
+  const std::int64_t limit = op_ == Operation::cohere_embeddings ? 512 : kMaxInputTokens;
   for (const auto t : tokens) {
+    if (t > limit && bedrock()) {
+      err = "Input is too long for requested model. Too many input tokens. Max input tokens: " + std::to_string(limit) +
+            ", request input token count: " + std::to_string(t);
+      return false;
+    }
     if (t > kMaxInputTokens) {
       err = "This model's maximum context length is " + std::to_string(kMaxInputTokens) +
             " tokens, however you requested " + std::to_string(t) + " tokens (" + std::to_string(t) +
@@ -183,6 +231,6 @@ bool EmbeddingsApi::build(const json::object& body, const Behavior& b, Completio
 
 }  // namespace
 
-std::unique_ptr<OperationApi> embeddings_api() { return std::make_unique<EmbeddingsApi>(); }
+std::unique_ptr<OperationApi> embeddings_api(Operation op) { return std::make_unique<EmbeddingsApi>(op); }
 
 }  // namespace tollgate::mock
