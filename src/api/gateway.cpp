@@ -349,15 +349,15 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
 
 
 /// Request budgets (issue 4 §3): the key's metadata `tollgate_request_budget`
-/// ({max_retries, max_fallbacks, deadline_ms, max_request_cost}) and the request's x-tollgate-*
+/// ({max_retries, max_fallbacks, deadline_ms, max_request_cost, first_token_timeout_ms,
+/// stream_idle_timeout_ms}) and the request's x-tollgate-*
 /// headers. Both may only tighten the group's budget (the attempt loop keeps the smaller value).
 /// A malformed header is the caller's error (400); malformed key metadata is logged and ignored.
 std::optional<core::Error> read_budget_overrides(const http::Request& req, pipeline::ChatCall& call) {
   if (call.principal && call.principal->key)
     for (const auto& bad : policy::read_key_budget(call.principal->key->metadata, call.key_budget))
       spdlog::warn("key {}: metadata {} (ignored)", call.principal->key->key_alias, bad);
-  for (const char* header : {policy::kHeaderMaxRetries, policy::kHeaderMaxFallbacks, policy::kHeaderDeadlineMs,
-                             policy::kHeaderMaxRequestCost}) {
+  for (const char* header : policy::kOverrideHeaders) {
     auto it = req.find(header);
     if (it == req.end()) continue;
     const std::string_view value(it->value().data(), it->value().size());

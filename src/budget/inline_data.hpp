@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <string>
 #include <string_view>
 
 namespace tollgate::budget {
@@ -27,11 +26,6 @@ struct DataUrl {
 /// character except trailing '=' padding is assumed to carry 6 bits, so whitespace or invalid
 /// characters only make the bound larger.
 [[nodiscard]] std::int64_t base64_decoded_size_bound(std::string_view base64) noexcept;
-
-/// Standard base64 (RFC 4648 §4, alphabet `A-Za-z0-9+/`) of `bytes`, with `=` padding: the
-/// encoder for base64 fields the gateway writes (embedding vectors as float32 bytes, as OpenAI's
-/// `encoding_format: "base64"`), and the simulator's.
-[[nodiscard]] std::string base64_encode(std::string_view bytes);
 
 /// Sequential decoder over a base64 view (standard or URL-safe alphabet). ASCII whitespace is
 /// skipped; decoding stops at '=' padding or at the first character outside the alphabet (then

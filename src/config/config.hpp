@@ -108,6 +108,10 @@ struct Deployment {
   std::string api_version;     ///< Azure `api-version` query parameter / Anthropic `anthropic-version`
   std::optional<milliseconds> timeout;        ///< `litellm_params.timeout` (s in YAML): whole non-streaming attempt
   std::optional<milliseconds> stream_timeout; ///< `litellm_params.stream_timeout` (s): time to first byte when streaming
+  /// `model_info.first_token_timeout_ms` / `stream_idle_timeout_ms`: this deployment's stream
+  /// limits (policy::RequestBudget has the meaning); the smaller of these and the request's wins.
+  std::optional<milliseconds> first_token_timeout;
+  std::optional<milliseconds> stream_idle_timeout;
   std::optional<std::int64_t> rpm;            ///< requests per minute this deployment may receive
   std::optional<std::int64_t> tpm;            ///< tokens per minute this deployment may receive
   /// Price overrides with LiteLLM's key names, from `litellm_params` (which wins) or `model_info`:
@@ -442,8 +446,12 @@ struct Config {
   /// Effective retries per group: router_settings.num_retries if set in YAML,
   /// else litellm_settings.num_retries, else 2 (LiteLLM's default).
   int effective_num_retries = 2;
-  /// Effective whole-request deadline: router_settings.timeout, else
-  /// litellm_settings.request_timeout, else 600 s (LiteLLM's default).
+  /// LiteLLM's per-call timeout (each upstream attempt): router_settings.timeout, else
+  /// litellm_settings.request_timeout; nullopt = none given (an attempt is bounded by the request's
+  /// deadline alone). A deployment's `timeout` / `stream_timeout` wins over it.
+  std::optional<milliseconds> call_timeout;
+  /// Default whole-request deadline (all attempts; `fallback_policy` budgets.deadline_ms
+  /// overrides it per group): 600 s, or the per-call timeout when that is longer.
   milliseconds effective_timeout{600000};
 
   /// Model groups in first-appearance order (unique `model_name`s).

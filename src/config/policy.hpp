@@ -111,6 +111,8 @@ struct RequestBudgetConfig {
   std::optional<milliseconds> deadline;        ///< `deadline_ms`: whole request, all attempts
   std::optional<milliseconds> min_time_left;   ///< `min_time_left_ms`: no attempt starts with less left
   std::optional<std::string> max_request_cost; ///< decimal dollars: all attempts' reservations together
+  std::optional<milliseconds> first_token_timeout;  ///< `first_token_timeout_ms`: streams, to the first content delta
+  std::optional<milliseconds> stream_idle_timeout;  ///< `stream_idle_timeout_ms`: streams, longest silence
 };
 
 /// `circuit:` — the deployment circuit of each deployment in the group (issue 4 §4).

@@ -287,10 +287,14 @@ const std::array<Field<Draft>, 33> kLitellmParams{{
        }
      }},
     {{"model_list[].litellm_params.timeout", "seconds > 0", "none (the request deadline applies)",
-      "Timeout of one call", S::supported, "Whole non-streaming attempt."},
+      "Timeout of one call", S::supported,
+      "Whole non-streaming attempt; for a stream without `stream_timeout`, as `stream_timeout`. Wins over "
+      "`router_settings.timeout`."},
      TG_READ { x.d.timeout = c.seconds(v, p, l, false); }},
     {{"model_list[].litellm_params.stream_timeout", "seconds > 0", "none", "Timeout of a streaming call",
-      S::supported, "Time to the first byte when streaming."},
+      S::supported,
+      "Streams, as LiteLLM's read timeout: time to the first byte, then the longest silence between two "
+      "reads (the stream's idle limit is the smaller of this and `stream_idle_timeout_ms`)."},
      TG_READ { x.d.stream_timeout = c.seconds(v, p, l, false); }},
     {{"model_list[].litellm_params.rpm", "integer ≥ 0", "unlimited", "Requests per minute of the deployment",
       S::supported, "The router skips the deployment for the rest of the minute once reached."},
@@ -422,7 +426,7 @@ void resolve_vertex(LoadContext& c, Deployment& d, const std::string& path, int 
            std::string("vertex_ai deployment has no project (vertex_project or VERTEXAI_PROJECT)") + consequence);
 }
 
-const std::array<Field<Draft>, 22> kModelInfo{{
+const std::array<Field<Draft>, 24> kModelInfo{{
     {{"model_list[].model_info.id", "string", "`<model_name>/<n>`", "Deployment id", S::supported,
       "Unique (a duplicate is an error). A generated id uses n = the deployment's index in its group, so it is "
       "stable while the file's order is; a clash with an explicit id gets a `~2`, `~3` … suffix."},
@@ -477,6 +481,19 @@ const std::array<Field<Draft>, 22> kModelInfo{{
       "How long `GET /health` (and a background round) waits for this deployment's answer before listing it "
       "unhealthy with a timeout."},
      TG_READ { x.d.health_check_timeout = c.seconds(v, p, l, false); }},
+    {{"model_list[].model_info.first_token_timeout_ms", "ms ≥ 1", "none", "Stream: time to the first token",
+      S::supported,
+      "Tollgate's: this deployment's limit to the first content or tool-call delta of a stream (as "
+      "`fallback_policy.<layer>.budgets.first_token_timeout_ms`; the smaller applies)."},
+     TG_READ {
+       if (auto d = c.millis(v, p, l, 1)) x.d.first_token_timeout = *d;
+     }},
+    {{"model_list[].model_info.stream_idle_timeout_ms", "ms ≥ 1", "none", "Stream: longest silence", S::supported,
+      "Tollgate's: this deployment's limit on the silence between two stream events (as "
+      "`fallback_policy.<layer>.budgets.stream_idle_timeout_ms`; the smaller applies)."},
+     TG_READ {
+       if (auto d = c.millis(v, p, l, 1)) x.d.stream_idle_timeout = *d;
+     }},
     {{"model_list[].model_info.description", "string", "—", "Shown in LiteLLM's UI", S::no_effect, ""}},
     {{"model_list[].model_info.metadata", "map", "—", "Free-form", S::no_effect, ""}},
     {{"model_list[].model_info.db_model", "bool", "false", "Set by LiteLLM for models in its database",

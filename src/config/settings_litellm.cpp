@@ -184,7 +184,7 @@ const std::array<Field<Config>, 32> kLitellmSettings{{
       S::supported, "Retries within a group; `router_settings.num_retries` wins."},
      TG_READ { cfg.litellm_settings.num_retries = c.small_int(v, p, l); }},
     {{"litellm_settings.request_timeout", "seconds > 0", "—", "Timeout of a call",
-      S::supported, "Whole-request deadline when `router_settings.timeout` is absent."},
+      S::supported, "Per-call timeout (each upstream attempt) when `router_settings.timeout` is absent."},
      TG_READ { cfg.litellm_settings.request_timeout = c.seconds(v, p, l, false); }},
     {{"litellm_settings.fallbacks", kFallbackShape, "[]", "Groups tried when a group fails", S::supported,
       "Generic failures (the failure classes that fall back: docs/failure_policy.md)."},
@@ -336,7 +336,10 @@ const std::array<Field<Config>, 25> kRouterSettings{{
        if (auto d = c.seconds(v, p, l, true)) cfg.router_settings.retry_after = *d;
      }},
     {{"router_settings.timeout", "seconds > 0", "600", "Timeout of a call", S::supported,
-      "Whole-request deadline (retries and fallbacks included). Wins over `litellm_settings.request_timeout`."},
+      "Per-call timeout, as in LiteLLM: each upstream attempt (a retry or fallback gets its own); a "
+      "deployment's `timeout` / `stream_timeout` wins. Wins over `litellm_settings.request_timeout`. The "
+      "whole request's deadline is `fallback_policy` budgets.deadline_ms (default 600 s, or this timeout when "
+      "longer)."},
      TG_READ {
        if (auto d = c.seconds(v, p, l, false)) {
          cfg.router_settings.timeout = *d;
@@ -686,10 +689,14 @@ void finish_litellm_sections(LoadContext& c, Config& cfg) {
                               : ls.num_retries      ? *ls.num_retries
                                                     : 2;
   cfg.router_settings.num_retries = cfg.effective_num_retries;
-  cfg.effective_timeout = c.router_timeout ? cfg.router_settings.timeout
-                          : ls.request_timeout ? *ls.request_timeout
-                                               : milliseconds{600000};
-  cfg.router_settings.timeout = cfg.effective_timeout;
+  // LiteLLM's timeouts bound each call (litellm.completion(timeout=...)), not the request: a
+  // retry or a fallback after a timed-out call gets its own.
+  if (c.router_timeout)
+    cfg.call_timeout = cfg.router_settings.timeout;
+  else if (ls.request_timeout)
+    cfg.call_timeout = *ls.request_timeout;
+  cfg.effective_timeout = std::max(milliseconds{600000}, cfg.call_timeout.value_or(milliseconds{0}));
+  cfg.router_settings.timeout = cfg.call_timeout.value_or(cfg.effective_timeout);
   if (!c.router_allowed_fails && ls.allowed_fails) cfg.router_settings.allowed_fails = *ls.allowed_fails;
 }
 

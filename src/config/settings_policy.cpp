@@ -97,7 +97,7 @@ const std::array<Field<ClassRuleConfig>, 5> kClassRule{{
 
 // ---- budgets, circuits ------------------------------------------------------------------
 
-const std::array<Field<RequestBudgetConfig>, 5> kBudgets{{
+const std::array<Field<RequestBudgetConfig>, 7> kBudgets{{
     {{"fallback_policy.<layer>.budgets.max_retries", "integer ≥ 0", "effective `num_retries`", "", S::supported,
       "Retries per request, all groups together."},
      TG_READ(RequestBudgetConfig) {
@@ -122,6 +122,21 @@ const std::array<Field<RequestBudgetConfig>, 5> kBudgets{{
       "All attempts' reservations together."},
      TG_READ(RequestBudgetConfig) {
        if (auto d = c.decimal(v, p, l)) t.max_request_cost = *d;
+     }},
+    {{"fallback_policy.<layer>.budgets.first_token_timeout_ms", "ms ≥ 1", "none", "", S::supported,
+      "Streams: from an attempt's start to its first content or tool-call delta (an empty first chunk does "
+      "not count). Hit before anything reached the client, the request goes to the group's next deployment "
+      "or its fallback at once (docs/streaming.md). Tightened by `model_info.first_token_timeout_ms`, key "
+      "metadata and `x-tollgate-first-token-timeout-ms`."},
+     TG_READ(RequestBudgetConfig) {
+       if (auto d = c.millis(v, p, l, 1)) t.first_token_timeout = *d;
+     }},
+    {{"fallback_policy.<layer>.budgets.stream_idle_timeout_ms", "ms ≥ 1", "none", "", S::supported,
+      "Streams: the longest silence between two upstream events. Before the client got anything, as "
+      "`first_token_timeout_ms`; after, the stream ends with an error event (a cut). Tightened as "
+      "`first_token_timeout_ms` (`x-tollgate-stream-idle-timeout-ms`)."},
+     TG_READ(RequestBudgetConfig) {
+       if (auto d = c.millis(v, p, l, 1)) t.stream_idle_timeout = *d;
      }},
 }};
 

@@ -12,7 +12,7 @@
 #include "pipeline/run_metrics.hpp"
 #include "pipeline/stream_relay.hpp"
 #include "pipeline/upstream_errors.hpp"
-#include "providers/embeddings_answer.hpp"
+#include "providers/embeddings_list.hpp"
 #include "providers/native.hpp"
 #include "providers/gemini/vertex_auth.hpp"
 #include "routing/backoff.hpp"
@@ -21,12 +21,18 @@ namespace tollgate::pipeline {
 
 using Usage = providers::Usage;
 
+const providers::Provider* Attempter::native_adapter(const config::Deployment& d) const {
+  if (!st_.call.native_body) return nullptr;
+  if (st_.cache_store && st_.call.native_only_feature.empty()) return nullptr;
+  return providers::native_adapter_for(d, st_.call.native_api);
+}
+
 net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t dep) {
   // A wildcard deployment was bound to `group` by the walk before admission (try_group).
   const auto& d = st_.deployment(dep);
   // A call whose client API this deployment speaks itself is sent the caller's own body; the
   // others get the adapter of the call's API (its chat translation for messages / responses).
-  const auto* native = st_.call.native_body ? providers::native_adapter_for(d, st_.call.native_api) : nullptr;
+  const auto* native = native_adapter(d);
   // The walk (try_group) sends nothing to a deployment without an adapter, so null here is a
   // bug guard, answered as the caller's 400.
   const auto* adapter = native ? native : providers::adapter_for(d, st_.call.api);
@@ -46,20 +52,22 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
                                   "tools", "unsupported_parameter");
     co_return r;
   }
-  if (st_.call.api == providers::CallApi::embeddings && !native) {
-    // Nothing is sent: this provider embeds text only (token ids are OpenAI's and Azure's).
-    if (auto why = providers::embeddings_input_refusal(d, st_.call.body)) {
-      r.failure = FailureClass::caller_fix_required;
-      r.error = core::Error::caller(400, "invalid_request_error", *why, "input", "unsupported_input");
-      co_return r;
-    }
-  }
   const auto& provider = *adapter;
   const auto started = st_.svc->clock->now();
   st_.svc->router->on_attempt_start(dep);
   st_.last_dep = dep;
   st_.attempt_span_id = telemetry::new_span_id();
   st_.attempt_start_unix_nano = wall_ns();
+
+  if (auto why = native ? std::nullopt : provider.refuse_request(d, st_.call.body)) {
+    // Nothing is sent (settles at 0): this deployment's API cannot carry the request as the
+    // caller wrote it. Recorded (the trace shows why), never counted against the deployment.
+    r.failure = FailureClass::caller_fix_required;
+    r.error = core::Error::caller(400, "invalid_request_error", "deployment " + d.id + ": " + why->message, why->param,
+                                  "unsupported_parameter");
+    record(group, dep, 0, r.failure, started, 0, r.evidence);
+    co_return r;
+  }
 
   if (auto why = provider.credentials_error(d)) {
     // Nothing can be signed: nothing is sent (settles at 0); the deployment is cooled down.
@@ -136,6 +144,9 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     r.failure = st_.table->classify(oc);
     r.error = transport_error(started_ex.error(), d);
     r.evidence = started_ex.error().sent ? budget::Evidence::no_answer : budget::Evidence::not_sent;
+    // Sent, and no answer within the call's limit (not the request's deadline): a silent upstream.
+    r.silent = started_ex.error().kind == http::TransportError::Kind::timeout && started_ex.error().sent &&
+               !st_.attempt_cut_by_deadline;
     record(group, dep, 0, r.failure, started, 0, r.evidence);
     co_return r;
   }
@@ -186,12 +197,12 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
       record(group, dep, status, r.failure, started, 0, r.evidence);
       co_return r;
     }
-    // An embeddings answer translated from another provider's vectors: base64 when asked, as
-    // OpenAI writes it (OpenAI's own answer is relayed as the upstream encoded it).
-    if (st_.call.api == providers::CallApi::embeddings && !provider.relays_openai_body() &&
-        providers::wants_base64_embeddings(st_.call.body))
-      providers::encode_embeddings_base64(parsed->completion);
+    if (parsed->failure) co_return blocked_answer(group, dep, started, std::move(*parsed));
     auto* completion = &parsed->completion;
+    // Embeddings answered in another API's shape are built with float vectors; the caller's
+    // encoding_format is applied here, once for every such adapter.
+    if (st_.call.api == providers::CallApi::embeddings && !provider.relays_openai_body())
+      providers::apply_encoding_format(st_.call.body, *completion);
     note_completion(st_, *completion);
     Usage u = parsed->usage;
     count_search_calls(dep, u);
@@ -215,9 +226,31 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   co_return co_await relay_stream(st_, *this, group, dep, std::move(ex), started, dl);
 }
 
+AttemptResult Attempter::blocked_answer(const std::string& group, std::size_t dep, core::SteadyTime started,
+                                       providers::Provider::Parsed parsed) {
+  AttemptResult r;
+  const policy::Outcome& oc = *parsed.failure;
+  r.status = 200;
+  r.failure = st_.table->classify(oc);
+  core::Error& e = r.error;
+  e.status = 400;
+  e.origin = core::ErrorOrigin::upstream;
+  e.type = "invalid_request_error";
+  e.code = oc.error_code;
+  e.message = oc.message;
+  e.upstream_api = "google";  // a 2xx body, not an error to relay: written in the caller's format
+  // Answered: the provider billed what its usage says (a blocked prompt's tokens); unreadable
+  // usage charges the reservation.
+  r.usage = parsed.usage;
+  r.evidence = parsed.usage.reported ? budget::Evidence::answered : budget::Evidence::unreadable;
+  record(group, dep, 200, r.failure, started, parsed.usage.prompt_tokens + parsed.usage.billed_output_tokens(), r.evidence);
+  return r;
+}
+
 core::SteadyTime Attempter::attempt_deadline(const config::Deployment& d) {
   auto dl = st_.deadline;
-  const auto& t = st_.call.stream && d.stream_timeout ? d.stream_timeout : d.timeout;
+  // The deployment's own timeouts, else LiteLLM's per-call timeout (router_settings.timeout).
+  const auto& t = st_.call.stream && d.stream_timeout ? d.stream_timeout : d.timeout ? d.timeout : st_.cfg.call_timeout;
   if (t) dl = std::min(dl, st_.svc->clock->now() + *t);
   st_.attempt_cut_by_deadline = dl == st_.deadline;
   return dl;

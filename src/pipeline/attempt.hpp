@@ -28,6 +28,12 @@ class Attempter {
   AttemptResult upstream_failure(const config::Deployment& d, const providers::Provider& p, http::UpstreamExchange& ex,
                                  std::string body);
 
+  /// The failure of an attempt answered 2xx with Provider::Parsed::failure set (a blocked
+  /// prompt): classified from that outcome, the caller's error a 400 in its API's format,
+  /// charged by the answer's usage (the reservation when unreadable).
+  AttemptResult blocked_answer(const std::string& group, std::size_t dep, core::SteadyTime started,
+                               providers::Provider::Parsed parsed);
+
   /// Keeps a full (not degraded) answer for the stale_cache mode of the requested group.
   void remember_answer(const json::object& completion, const std::string& raw);
 
@@ -53,6 +59,12 @@ class Attempter {
   /// With no bound reserved (free or unpriced), the deployment's default max_tokens is sent
   /// when the caller set no limit.
   void write_output_bound(const config::Deployment& d, const providers::Provider& provider);
+
+  /// The native adapter `d` is called through (the caller's own body, ChatCall::native_body), or
+  /// null when the attempt goes through the adapter of the call's API (the chat translation).
+  /// A request the response cache will store goes through the translation (the cache keeps chat
+  /// completions), unless it carries a feature only the native API serves.
+  const providers::Provider* native_adapter(const config::Deployment& d) const;
 
   /// The upstream request of a native attempt (ChatCall::native_body): a copy of the caller's own
   /// body with the attempt's output bound (or the deployment's default max_tokens, as

@@ -579,6 +579,8 @@ class Run {
       tried.push_back(*dep);
       if (const auto& mr = st_.deployment(*dep).max_retries; mr && ++attempts_on[*dep] > *mr)
         std::erase(candidates, *dep);  // its own retries are used up: the group's others, then fallbacks
+      else if (r.silent)
+        std::erase(candidates, *dep);  // a silent upstream is not asked again: the group's others, then fallbacks
       const auto action = gpol.classes.action(r.failure);
       // A provider Tollgate does not implement was named at load; its deployment never opens a
       // circuit, so that each request routed to it keeps its clear 400 unsupported_provider.

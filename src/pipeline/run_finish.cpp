@@ -49,8 +49,10 @@ net::awaitable<void> fail_run(RunState& st, std::optional<core::Error> error) {
   st.trace.outcome = "failed";
   auto headers = response_headers(st, std::nullopt);
   for (const auto& h : err.headers) headers.push_back(h);
-  co_await st.sink.send_error(err, headers);
+  // Accounted before the answer leaves: a caller that reads /metrics or its spend right after
+  // the error sees this request in them.
   finish_run(st, false, err.status);
+  co_await st.sink.send_error(err, headers);
 }
 
 }  // namespace tollgate::pipeline

@@ -86,6 +86,9 @@ struct AttemptResult {
   core::Error error;                         ///< the error as the client would see it
   std::optional<milliseconds> retry_after;   ///< upstream hint
   int status = 0;                            ///< upstream HTTP status, 0 = transport failure
+  /// The upstream was silent: no response (or no content of a stream) within its time limit.
+  /// The walk then tries the group's other deployments before this one again (issue 13 §2).
+  bool silent = false;
 };
 
 /// How a whole group (its deployments and retries) ended.

@@ -1,5 +1,8 @@
 #include "pipeline/stream_relay.hpp"
 
+#include <algorithm>
+
+#include "core/json_valid.hpp"
 #include "http/sse.hpp"
 #include "pipeline/cache_step.hpp"
 #include "pipeline/response_facts.hpp"
@@ -11,12 +14,52 @@ namespace tollgate::pipeline {
 
 using Usage = providers::Usage;
 
+namespace {
+
+/// Malformed events a committed stream may skip before it is ended as a cut: a stream that keeps
+/// sending unreadable events is not one whose answer can be trusted.
+constexpr int kMaxSkippedEvents = 8;
+
+/// Whether an upstream event can be read: its data is JSON, or OpenAI's `[DONE]` sentinel.
+bool readable_event(const http::SseEvent& ev) { return ev.data == "[DONE]" || core::is_json_text(ev.data); }
+
+/// Preamble chunks (role, ids, empty deltas) held back before the first output at most; past
+/// that the stream is relayed anyway.
+constexpr std::size_t kMaxHeldChunks = 64;
+
+/// Which limit the next read of the stream waits for.
+enum class Limit { request, first_byte, first_token, idle };
+
+std::optional<milliseconds> smaller(std::optional<milliseconds> a, std::optional<milliseconds> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
+/// The error a stream limit's timeout is reported with (504, type timeout).
+core::Error limit_error(Limit which, milliseconds limit, const config::Deployment& d) {
+  const std::string who = "upstream " + d.model_name + " (" + d.id + ")";
+  auto e = which == Limit::first_token
+               ? core::Error::gateway(504, "timeout",
+                                      who + " sent no content within " + std::to_string(limit.count()) +
+                                          " ms (first_token_timeout_ms)",
+                                      "first_token_timeout")
+               : core::Error::gateway(504, "timeout",
+                                      who + " stream was silent for " + std::to_string(limit.count()) +
+                                          " ms (stream idle limit)",
+                                      "stream_idle_timeout");
+  e.origin = core::ErrorOrigin::upstream;
+  return e;
+}
+
+}  // namespace
+
 net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::string group, std::size_t dep,
                                            std::unique_ptr<http::UpstreamExchange> ex, core::SteadyTime started,
                                            core::SteadyTime first_byte_deadline) {
   const auto& d = st.deployment(dep);
   // A native attempt (see Attempter::attempt) relays the upstream's own events.
-  const auto* native = st.call.native_body ? providers::native_adapter_for(d, st.call.native_api) : nullptr;
+  const auto* native = at.native_adapter(d);
   const auto* adapter = native ? native : providers::adapter_for(d, st.call.api);  // non-null: attempt() checked it
   AttemptResult r;
   auto decoder = adapter ? adapter->stream_decoder(d, st.call.include_usage) : nullptr;
@@ -38,8 +81,25 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   std::string raw;
   std::vector<std::string> chunks;
   bool committed = false;
+  int skipped = 0;  // malformed events skipped after the stream reached the client
   std::optional<core::Error> stream_error;
-  auto dl = first_byte_deadline;
+  // Stream limits (issue 13 §2): the request's budget and the deployment's, the smaller; LiteLLM's
+  // stream_timeout / timeout (per call) also bound each read, as httpx's read timeout does there.
+  const auto first_token = smaller(st.trace.budget.first_token_timeout, d.first_token_timeout);
+  const auto call_limit = d.stream_timeout ? d.stream_timeout : d.timeout ? d.timeout : st.cfg.call_timeout;
+  const auto idle = smaller(smaller(st.trace.budget.stream_idle_timeout, d.stream_idle_timeout), call_limit);
+  bool any_read = false;
+  core::SteadyTime last_read = started;
+  auto next_limit = [&]() -> std::pair<core::SteadyTime, Limit> {
+    std::pair<core::SteadyTime, Limit> best{st.deadline, Limit::request};
+    auto consider = [&](core::SteadyTime t, Limit l) {
+      if (t < best.first) best = {t, l};
+    };
+    if (!any_read) consider(first_byte_deadline, Limit::first_byte);
+    if (!committed && first_token) consider(started + *first_token, Limit::first_token);
+    if (any_read && idle) consider(last_read + *idle, Limit::idle);
+    return best;
+  };
   // The response cache keeps a completed stream's answer, put back together from its chunks
   // (chat chunks only: a native stream is not cached).
   if (st.cache_store && !native) st.stream_answer.emplace();
@@ -58,14 +118,21 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
 
   for (;;) {
     raw.clear();
-    auto got = co_await ex->read_some(raw, dl);
+    const auto [until, limit] = next_limit();
+    auto got = co_await ex->read_some(raw, until);
     if (!got) {
       if (st.gone) break;
+      const bool timed_out = got.error().kind == http::TransportError::Kind::timeout;
+      const bool stream_limit = timed_out && (limit == Limit::first_token || limit == Limit::idle);
+      const milliseconds limit_ms = limit == Limit::first_token ? *first_token : idle.value_or(milliseconds{0});
       if (!committed) {
         policy::Outcome oc;
         oc.transport = transport_event(got.error());
         r.failure = st.table->classify(oc);
-        r.error = transport_error(got.error(), d);
+        r.error = stream_limit ? limit_error(limit, limit_ms, d) : transport_error(got.error(), d);
+        // Nothing of the answer came: the next attempt goes to another deployment (attempt_loop).
+        r.silent = timed_out && limit != Limit::request;
+        ex->cancel();
         st.exchange = nullptr;
         r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
         at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
@@ -73,14 +140,45 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       }
       if (st.cut) {
         stream_error = shutdown_error();
+      } else if (stream_limit) {
+        stream_error = limit_error(limit, limit_ms, d);
       } else {
         stream_error = transport_error(got.error(), d);
         stream_error->message = "upstream stream broke: " + got.error().message;
       }
       break;
     }
+    if (*got > 0) {
+      any_read = true;
+      last_read = st.svc->clock->now();
+    }
     const bool at_end = *got == 0;
-    if (!parser->feed(raw, [&](const http::SseEvent& ev) { decoder->on_event(ev, chunks); })) {
+    int malformed = 0;  // unreadable events of this read, never relayed (issue 13 §1)
+    const bool framed = parser->feed(raw, [&](const http::SseEvent& ev) {
+      if (!readable_event(ev)) {
+        ++malformed;
+        return;
+      }
+      decoder->on_event(ev, chunks);
+    });
+    if (framed && malformed > 0) {
+      if (!committed) {
+        // Nothing reached the client yet: the attempt failed, and another may answer unseen.
+        r.failure = at.classify_event(policy::TransportEvent::malformed_body, ex->status());
+        r.error = malformed_error(d, "sent an event that is not JSON");
+        ex->cancel();
+        st.exchange = nullptr;
+        r.evidence = budget::Evidence::unreadable;
+        at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
+        co_return r;
+      }
+      skipped += malformed;
+      if (skipped > kMaxSkippedEvents) {
+        stream_error = malformed_error(d, "sent " + std::to_string(skipped) + " events that are not JSON");
+        break;
+      }
+    }
+    if (!framed) {
       // An event line beyond the parser's limit: garbage, not an LLM stream.
       if (!committed) {
         r.failure = at.classify_event(policy::TransportEvent::malformed_body, ex->status());
@@ -101,12 +199,21 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       r.error.code = err->error_code;
       r.error.message = err->message;
       r.error.origin = core::ErrorOrigin::upstream;
+      if (err->status == 200) r.error.status = 400;  // a 2xx refusal (Gemini's blocked prompt): the caller's 400
       st.exchange = nullptr;
-      r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
+      // Answered 2xx, but no usable stream: charged the reservation, unless the decoder read a
+      // final usage with the refusal (a blocked prompt's tokens): that is the bill.
+      r.usage = decoder->usage();
+      r.evidence = decoder->usage_final() ? budget::Evidence::answered : budget::Evidence::unreadable;
         at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
       co_return r;
     }
-    if (!chunks.empty() && !committed) {
+    // Preamble chunks wait for the first output (or the stream's end): until then nothing has
+    // reached the client, and a limit or failure can still move the request elsewhere unseen.
+    const bool release = !chunks.empty() && !committed &&
+                         (decoder->finished() || at_end || chunks.size() > kMaxHeldChunks ||
+                          std::ranges::any_of(chunks, [&](const std::string& c) { return decoder->carries_output(c); }));
+    if (release) {
       auto headers = response_headers(st, dep);
       if (!co_await st.sink.begin_stream(headers)) {
         st.gone = true;  // the client cannot be written to: stop, do not retry elsewhere
@@ -114,7 +221,6 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       }
       committed = true;
       st.first_byte_ms = wall_ms();
-      dl = st.deadline;
     }
     if (committed && !chunks.empty()) {
       for (const auto& c : chunks) {
@@ -155,7 +261,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     // Read to the end so the connection can be reused ([DONE] may precede the last chunk).
     if (!stream_error && !ex->done()) {
       std::string rest;
-      auto more = co_await ex->read_some(rest, dl);
+      auto more = co_await ex->read_some(rest, next_limit().first);
       (void)more;
     }
     ex->finish();
@@ -182,6 +288,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     if (auto whole = st.stream_answer->completion()) keep_for_cache(st, json::serialize(*whole));
   st.stream_answer.reset();
   at.record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
+  if (skipped > 0 && !st.trace.steps.empty()) st.trace.steps.back().skipped_events = skipped;
   if (stream_error) st.stream_status = decoder->error() ? "failure" : "unknown_outcome";
   else if (!complete) st.stream_status = "unknown_outcome";
   if (!st.gone) co_await st.sink.end_stream(stream_error);

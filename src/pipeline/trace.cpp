@@ -70,6 +70,7 @@ json::object DecisionTrace::to_json() const {
       if (!s.evidence.empty()) o["evidence"] = s.evidence;
       if (s.output_bound > 0) o["max_tokens"] = s.output_bound;
       if (!s.output_capped_by.empty()) o["output_capped_by"] = s.output_capped_by;
+      if (s.skipped_events > 0) o["skipped_events"] = s.skipped_events;
     }
     if (!s.decision.empty()) o["decision"] = s.decision;
     if (!s.reason.empty()) o["reason"] = s.reason;

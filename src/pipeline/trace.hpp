@@ -42,6 +42,7 @@ struct TraceStep {
   std::string evidence;        ///< what its charge followed: budget::Evidence's name (attempt)
   std::int64_t output_bound = 0;  ///< the output bound per choice it was sent with, tokens; 0 = the caller's own
   std::string output_capped_by;   ///< the budget scope that lowered that bound; empty = not lowered
+  int skipped_events = 0;         ///< a relayed stream's malformed events, skipped (never relayed)
 };
 
 /// The whole trace.

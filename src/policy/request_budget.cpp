@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <tuple>
 
 #include <boost/json.hpp>
 
@@ -22,6 +23,8 @@ void apply(RequestBudget& b, const config::RequestBudgetConfig& c) {
   if (c.max_fallbacks) b.max_fallbacks = std::max(0, *c.max_fallbacks);
   if (c.deadline) b.deadline = *c.deadline;
   if (c.min_time_left) b.min_time_left = std::max(milliseconds{0}, *c.min_time_left);
+  if (c.first_token_timeout) b.first_token_timeout = *c.first_token_timeout;
+  if (c.stream_idle_timeout) b.stream_idle_timeout = *c.stream_idle_timeout;
   if (c.max_request_cost) {
     // A value that does not parse is ignored here: the loader reports it with its YAML path.
     if (auto n = budget::parse_dollars(*c.max_request_cost)) b.max_request_cost = *n;
@@ -99,6 +102,16 @@ RequestBudget tighten(RequestBudget b, const BudgetOverride& o, std::vector<std:
     else
       note(kHeaderDeadlineMs, std::to_string(o.deadline->count()), std::to_string(b.deadline.count()));
   }
+  // A stream limit the group does not set is set by the override (no limit is the loosest).
+  auto limit = [&](const char* header, const std::optional<milliseconds>& asked, std::optional<milliseconds>& have) {
+    if (!asked) return;
+    if (!have || *asked <= *have)
+      have = *asked;
+    else
+      note(header, std::to_string(asked->count()), std::to_string(have->count()));
+  };
+  limit(kHeaderFirstTokenTimeoutMs, o.first_token_timeout, b.first_token_timeout);
+  limit(kHeaderStreamIdleTimeoutMs, o.stream_idle_timeout, b.stream_idle_timeout);
   if (o.max_request_cost) {
     const budget::Nanos v = std::max<budget::Nanos>(0, *o.max_request_cost);
     if (v <= b.max_request_cost)
@@ -135,6 +148,14 @@ std::optional<std::string> parse_override_field(std::string_view name, std::stri
     o.deadline = milliseconds{*n};
     return std::nullopt;
   }
+  for (auto [header, field, slot] : {std::tuple{kHeaderFirstTokenTimeoutMs, "first_token_timeout_ms", &o.first_token_timeout},
+                                     std::tuple{kHeaderStreamIdleTimeoutMs, "stream_idle_timeout_ms", &o.stream_idle_timeout}}) {
+    if (!is(header) && !is_field(field)) continue;
+    auto n = parse_plain_int(v);
+    if (!n || *n <= 0) return field_error(name, value, "a positive integer number of milliseconds");
+    *slot = milliseconds{*n};
+    return std::nullopt;
+  }
   if (is(kHeaderMaxRequestCost) || is_field("max_request_cost")) {
     auto n = budget::parse_dollars(v);
     if (!n) return field_error(name, value, "a non-negative decimal dollar amount (" + n.error() + ")");
@@ -152,7 +173,8 @@ std::vector<std::string> read_key_budget(std::string_view metadata_json, BudgetO
   const boost::json::value* rb =
       !ec && md.is_object() ? md.as_object().if_contains("tollgate_request_budget") : nullptr;
   if (rb == nullptr || !rb->is_object()) return problems;
-  for (const char* field : {"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost"}) {
+  for (const char* field : {"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost", "first_token_timeout_ms",
+                            "stream_idle_timeout_ms"}) {
     const auto* v = rb->as_object().if_contains(field);
     if (v == nullptr || v->is_null()) continue;
     const std::string text = v->is_string() ? std::string(v->as_string()) : boost::json::serialize(*v);

@@ -25,6 +25,12 @@ struct RequestBudget {
   milliseconds deadline{600000};                 ///< from acceptance to the last byte
   milliseconds min_time_left{0};                 ///< no attempt starts with less time left
   budget::Nanos max_request_cost = budget::kMaxNanos;  ///< sum of all attempts' reservations; kMaxNanos = none
+  /// Streams (issue 13 §2): from an attempt's start to its first content or tool-call delta (not
+  /// its first event); nullopt = no limit. Hit before anything reached the client, the request
+  /// moves to the next deployment or fallback at once.
+  std::optional<milliseconds> first_token_timeout;
+  /// Streams: the longest silence between two upstream reads; nullopt = no limit.
+  std::optional<milliseconds> stream_idle_timeout;
 };
 
 /// A tightening request: each present field may lower the budget's value, never raise it.
@@ -33,6 +39,8 @@ struct BudgetOverride {
   std::optional<int> max_fallbacks;
   std::optional<milliseconds> deadline;
   std::optional<budget::Nanos> max_request_cost;
+  std::optional<milliseconds> first_token_timeout;
+  std::optional<milliseconds> stream_idle_timeout;
 };
 
 /// The configured budget of `group`: `fallback_policy.model_groups.<group>.budgets` over
@@ -46,18 +54,26 @@ RequestBudget tighten(RequestBudget b, const BudgetOverride& o, std::vector<std:
 
 /// Header names of a per-request override (all optional):
 /// x-tollgate-max-retries (int >= 0), x-tollgate-max-fallbacks (int >= 0),
-/// x-tollgate-deadline-ms (int > 0), x-tollgate-max-request-cost (decimal dollars).
+/// x-tollgate-deadline-ms (int > 0), x-tollgate-max-request-cost (decimal dollars),
+/// x-tollgate-first-token-timeout-ms and x-tollgate-stream-idle-timeout-ms (int > 0).
 inline constexpr const char* kHeaderMaxRetries = "x-tollgate-max-retries";
 inline constexpr const char* kHeaderMaxFallbacks = "x-tollgate-max-fallbacks";
 inline constexpr const char* kHeaderDeadlineMs = "x-tollgate-deadline-ms";
 inline constexpr const char* kHeaderMaxRequestCost = "x-tollgate-max-request-cost";
+inline constexpr const char* kHeaderFirstTokenTimeoutMs = "x-tollgate-first-token-timeout-ms";
+inline constexpr const char* kHeaderStreamIdleTimeoutMs = "x-tollgate-stream-idle-timeout-ms";
+/// Every per-request override header, in the order above.
+inline constexpr const char* kOverrideHeaders[] = {kHeaderMaxRetries,     kHeaderMaxFallbacks,
+                                                   kHeaderDeadlineMs,     kHeaderMaxRequestCost,
+                                                   kHeaderFirstTokenTimeoutMs, kHeaderStreamIdleTimeoutMs};
 
 /// Parses one override field from its header (or key-metadata) text into `o`.
 /// Returns an error message naming the field when the value is malformed (the API answers 400).
 std::optional<std::string> parse_override_field(std::string_view name, std::string_view value, BudgetOverride& o);
 
 /// Reads a key's metadata (JSON object text) field `tollgate_request_budget`
-/// ({"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost"}, numbers or strings) into
+/// ({"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost", "first_token_timeout_ms",
+/// "stream_idle_timeout_ms"}, numbers or strings) into
 /// `o`. A missing or non-object field changes nothing. Returns one message per malformed value
 /// (that value is ignored: the caller logs it).
 std::vector<std::string> read_key_budget(std::string_view metadata_json, BudgetOverride& o);

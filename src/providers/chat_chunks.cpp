@@ -1,5 +1,7 @@
 #include "providers/chat_chunks.hpp"
 
+#include "providers/provider.hpp"
+
 #include <chrono>
 
 #include <boost/json/serialize.hpp>
@@ -71,5 +73,42 @@ std::string ChunkWriter::finish(std::string_view reason) const { return chunk("{
 std::string ChunkWriter::usage_chunk(const Usage& u) const {
   return prefix() + "\"choices\":[],\"usage\":" + boost::json::serialize(usage_to_openai(u)) + "}";
 }
+
+namespace {
+
+bool json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/// Whether some `"<key>":` member of `text` has a value that is output: a non-empty string, an
+/// object or a non-empty array (not null, false, "" or []).
+bool member_has_value(std::string_view text, std::string_view quoted_key) {
+  for (auto pos = text.find(quoted_key); pos != std::string_view::npos; pos = text.find(quoted_key, pos + 1)) {
+    auto i = pos + quoted_key.size();
+    while (i < text.size() && json_space(text[i])) ++i;
+    if (i >= text.size() || text[i] != ':') continue;
+    ++i;
+    while (i < text.size() && json_space(text[i])) ++i;
+    if (i + 1 >= text.size()) continue;
+    const char c = text[i];
+    if (c == '"' && text[i + 1] != '"') return true;
+    if (c == '{') return true;
+    if (c == '[') {
+      auto j = i + 1;
+      while (j < text.size() && json_space(text[j])) ++j;
+      if (j < text.size() && text[j] != ']') return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool chat_chunk_carries_output(std::string_view chunk) noexcept {
+  for (std::string_view key : {"\"content\"", "\"tool_calls\"", "\"refusal\"", "\"reasoning_content\"", "\"reasoning\"",
+                               "\"function_call\"", "\"audio\""})
+    if (member_has_value(chunk, key)) return true;
+  return false;
+}
+
+bool StreamDecoder::carries_output(std::string_view chunk) const { return chat_chunk_carries_output(chunk); }
 
 }  // namespace tollgate::providers

@@ -11,6 +11,12 @@
 
 namespace tollgate::providers {
 
+/// Whether a `chat.completion.chunk` payload carries output: a non-empty `content`, `refusal`,
+/// `reasoning_content` / `reasoning` string, or `tool_calls` / `function_call` / `audio` value
+/// (a role-only or empty first chunk does not). A scan of the text, no parse; a payload that is
+/// not a chunk may read as output (the caller only delays on false).
+bool chat_chunk_carries_output(std::string_view chunk) noexcept;
+
 /// Renders the chunks of one stream. With `include_usage` every chunk carries `"usage":null`
 /// and usage_chunk() gives the final `{"choices":[],"usage":{...}}` (OpenAI's
 /// `stream_options.include_usage` shape). Not thread-safe; one per stream.

@@ -68,6 +68,12 @@ class StreamDecoder {
   /// usage report, from a server that never sends `[DONE]` (tools/mock/README.md "Quirks
   /// catalogue") — and finished() is true from then on. Default: false (the stream was cut).
   virtual bool accept_end_without_terminator() { return false; }
+  /// Whether `chunk` (one payload this decoder emitted) carries output — text, reasoning or a
+  /// tool call — rather than a preamble (role, ids, empty deltas): the relay holds preamble
+  /// chunks back until the first output, so that a first-token limit or a failure before it can
+  /// still move the request elsewhere unseen (issue 13). Default: an OpenAI chat chunk's rule
+  /// (chat_chunk_carries_output); decoders that relay another API's events override it.
+  virtual bool carries_output(std::string_view chunk) const;
 };
 
 /// Which output-limit field the caller used in its request (the bound is written in the same
@@ -118,6 +124,11 @@ class Provider {
   struct Parsed {
     boost::json::object completion;
     Usage usage;
+    /// Set when the 2xx answer is a failure of the attempt nonetheless (Gemini: a prompt
+    /// blocked before generation, `promptFeedback.blockReason` and no candidates): the attempt
+    /// fails with this outcome's class (its action runs: content_policy_fallbacks, else the
+    /// caller's 400), `completion` is not served, and `usage` is still the bill (the evidence).
+    std::optional<policy::Outcome> failure;
   };
   /// Parses a 2xx non-streaming body; an error string when the body is not a valid response of
   /// this API (a transient, malformed-body failure).
@@ -130,6 +141,18 @@ class Provider {
   /// parse_error, given the value of error_type_header() (empty when absent). Default: parse_error.
   virtual policy::Outcome parse_typed_error(int status, std::string_view body, std::string_view /*type_header*/) const {
     return parse_error(status, body);
+  }
+  /// Why this adapter cannot express the caller's request `body` (in the client API's shape)
+  /// for deployment `d` — e.g. Titan embeddings take one text per call, no token ids — checked
+  /// before anything is sent (the reservation settles at 0); nullopt when it can (the default). The attempt then
+  /// fails as the caller's to fix: 400 `invalid_request_error` with this message, `param` and
+  /// code `unsupported_parameter`, nothing sent, recorded in the trace, not counted against the circuit.
+  struct Refusal {
+    std::string message;
+    std::string param;
+  };
+  virtual std::optional<Refusal> refuse_request(const config::Deployment&, const boost::json::object&) const {
+    return std::nullopt;
   }
   /// Why deployment `d` cannot be called for want of credentials (no AWS key or region, no
   /// service account), checked before anything is built or sent; nullopt when it can be (the

@@ -370,13 +370,11 @@ class Parser {
           std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
           auto s = string_of(it->second, join(hp, name));
           if (!s) continue;
-          const bool known = name == policy::kHeaderMaxRetries || name == policy::kHeaderMaxFallbacks ||
-                             name == policy::kHeaderDeadlineMs || name == policy::kHeaderMaxRequestCost;
+          const bool known = std::ranges::any_of(policy::kOverrideHeaders, [&](const char* h) { return name == h; });
           if (!known) {
-            problem(join(hp, name), it->first,
-                    std::string("unknown header; the simulator reads the request budget headers ") +
-                        policy::kHeaderMaxRetries + ", " + policy::kHeaderMaxFallbacks + ", " + policy::kHeaderDeadlineMs +
-                        ", " + policy::kHeaderMaxRequestCost);
+            std::string names;
+            for (const char* h : policy::kOverrideHeaders) names += (names.empty() ? "" : ", ") + std::string(h);
+            problem(join(hp, name), it->first, "unknown header; the simulator reads the request budget headers " + names);
             continue;
           }
           policy::BudgetOverride probe;

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { useMock, e2e, gatewayConfig, metricsText, metricValue } from './harness.mjs';
+import { useMock, e2e, gatewayConfig, metricsText, metricValue, waitFor } from './harness.mjs';
 import { paidDeployment, chat, hi, spendNanos, expectSpend, mockBillNanos, IN_PRICE, OUT_PRICE } from './budget_helpers.mjs';
 
 const state = useMock();
@@ -209,9 +209,12 @@ e2e('wildcard routing: "*" and "openai/*" pass the requested model through, an e
   const still = await gw.fetch('/v1/chat/completions', { body: hi('wc-any-model') });
   assert.equal(still.status, 200, `the wildcard still serves: ${still.text}`);
   // Metric labels name the pattern, never the caller's free-form model name.
-  const text = await metricsText(gw);
+  // (A served request is counted just after its answer is written: wait for the last one.)
+  const text = await waitFor(async () => {
+    const t = await metricsText(gw);
+    return metricValue(t, 'tollgate_requests_total', { model_group: '*' }) >= 5 ? t : null;
+  }, { what: 'five requests counted under model_group "*"' });
   assert.ok(!text.includes('wc-any-model') && !text.includes('wc-forbidden'), 'no caller-chosen name in /metrics');
-  assert.ok(metricValue(text, 'tollgate_requests_total', { model_group: '*' }) >= 5);
 
   // Money: a budgeted key is admitted where the resolved model has a price, refused where not.
   // The override price of `openai/*` applies to every name it serves: exactly the bill.

@@ -307,3 +307,51 @@ e2e('gemini: a stream cut before its finish reason, or stalled, is settled at th
   assert.equal(spent, recordedUnknown, 'each cut stream is charged its reservation');
   assert.ok(bill <= spent, `bill ${bill} > recorded ${spent}`);
 });
+
+e2e('gemini: a prompt blocked before generation (promptFeedback.blockReason) is a content_policy failure: content_policy_fallbacks serves, spend == both bills; without a fallback a 400', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [gemini(mock, 'g'), gemini(mock, 'strict', { upstream: 'strict-model' }), gemini(mock, 'backup', { id: 'backup.1', upstream: 'backup-model' })],
+    litellm_settings: { content_policy_fallbacks: [{ g: ['backup'] }] },
+  }));
+  const body = { model: 'g', messages: [{ role: 'user', content: 'something the filter blocks' }], max_tokens: 10 };
+  for (const stream of [false, true]) {
+    await mock.reset();
+    const { key } = await gw.generateKey({ max_budget: 1 });
+    const client = gw.openai({ apiKey: key, maxRetries: 0 });
+    await mock.script(MODEL, [{ block_reason: 'SAFETY' }]);
+    await mock.script('backup-model', [{ content: 'a safe answer', completion_tokens: 3 }]);
+    let text = '', response;
+    if (stream) {
+      const s = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }).withResponse();
+      response = s.response;
+      for await (const c of s.data) text += c.choices[0]?.delta?.content ?? '';
+    } else {
+      const r = await client.chat.completions.create(body).withResponse();
+      response = r.response;
+      text = r.data.choices[0].message.content;
+    }
+    assert.equal(text, 'a safe answer', `stream ${stream}`);
+    assert.equal(response.headers.get('x-litellm-model-id'), 'backup.1');
+    const row = await spendLogRow(gw, response);
+    assert.equal(classes(row)[0], 'content_policy', JSON.stringify(row.decision.steps));
+    assert.equal(row.decision.steps.find((s) => s.step === 'attempt').evidence, 'answered', 'the blocked prompt is billed by its usageMetadata');
+    const all = await bills(mock);
+    const blocked = all.filter((b) => b.model === MODEL);
+    assert.equal(blocked.length, 1, 'the blocked prompt is billed (Gemini bills its prompt tokens)');
+    assert.ok(blocked[0].prompt_tokens > 0);
+    assert.equal(blocked[0].completion_tokens, 0);
+    assert.equal(all.filter((b) => b.model === 'backup-model').length, 1);
+    await assertSpendIsBill(gw, key, mock);  // == the blocked prompt's bill + the fallback's
+  }
+  // No content-policy fallback for the group: the caller gets OpenAI's 400, and pays the prompt.
+  await mock.reset();
+  const { key } = await gw.generateKey({ max_budget: 1 });
+  await mock.script('strict-model', [{ block_reason: 'PROHIBITED_CONTENT' }]);
+  const e = await sdkError(gw.openai({ apiKey: key, maxRetries: 0 }).chat.completions.create({ ...body, model: 'strict' }));
+  assert.equal(e.status, 400);
+  assert.equal(e.code, 'content_policy_violation');
+  assert.match(e.message, /PROHIBITED_CONTENT/);
+  assert.equal((await mock.model('strict-model')).requests, 1, 'not retried');
+  await assertSpendIsBill(gw, key, mock);
+});

@@ -2,6 +2,7 @@
 // Shapes: Bedrock API reference "Converse", "ConverseStream" (ConverseStreamOutput events),
 // "Common Errors"; the event-stream framing of src/http/aws_eventstream.hpp (one codec).
 #include "mock.hpp"
+#include "operations.hpp"
 
 #include <boost/json.hpp>
 
@@ -286,6 +287,78 @@ bool converse_to_messages_body(std::string_view converse, const std::string& mod
   }
   body["max_tokens"] = max_tokens;
   out = json::serialize(body);
+  return true;
+}
+
+// InvokeModel bodies of the embedding models (Bedrock user guide, "Amazon Titan Embeddings
+// Text" and "Cohere Embed models"): Titan `{"inputText", "dimensions"?, "normalize"?}` (v1:
+// inputText only), Cohere `{"texts": [1..96 strings], "input_type", "truncate"?,
+// "embedding_types"?}`. Validation messages are Bedrock's ValidationException wording.
+bool bedrock_invoke_to_embeddings(std::string_view body, const std::string& model, std::string& out, Operation& op,
+                                  std::string& err) {
+  const bool titan_v2 = model.find("amazon.titan-embed-text-v2") != std::string::npos;
+  const bool titan_v1 = model.find("amazon.titan-embed-text-v1") != std::string::npos ||
+                        model.find("amazon.titan-embed-g1-text") != std::string::npos;
+  const bool cohere = model.find("cohere.embed-") != std::string::npos;
+  if (!titan_v2 && !titan_v1 && !cohere) {
+    err = "The provided model identifier is invalid.";
+    return false;
+  }
+  boost::system::error_code ec;
+  const auto v = json::parse(body, ec);
+  if (ec || !v.is_object()) {
+    err = "Malformed input request: the body is not a JSON object";
+    return false;
+  }
+  const auto& in = v.get_object();
+  json::object o{{"model", model}, {"encoding_format", "float"}};
+  if (cohere) {
+    op = Operation::cohere_embeddings;
+    for (const auto* key : {"texts", "input_type"})
+      if (!in.contains(key)) {
+        err = std::string("Malformed input request: #: required key [") + key + "] not found, please reformat your input and try again.";
+        return false;
+      }
+    const auto& texts = in.at("texts");
+    bool ok = texts.is_array() && !texts.get_array().empty() && texts.get_array().size() <= 96;
+    for (const auto& t : ok ? texts.get_array() : json::array{}) ok = ok && t.is_string();
+    const auto& type = in.at("input_type");
+    const bool type_ok = type.is_string() && (type == "search_document" || type == "search_query" ||
+                                              type == "classification" || type == "clustering");
+    if (!ok || !type_ok) {
+      err = ok ? "Malformed input request: #/input_type: " + json::serialize(type) + " is not a valid enum value"
+               : "Malformed input request: #/texts: expected 1 to 96 strings, please reformat your input and try again.";
+      return false;
+    }
+    o["input"] = texts;
+    o["dimensions"] = 1024;
+  } else {
+    op = Operation::titan_embeddings;
+    const auto* text = in.if_contains("inputText");
+    if (!text || !text->is_string()) {
+      err = "Malformed input request: #: required key [inputText] not found, please reformat your input and try again.";
+      return false;
+    }
+    for (const auto& kv : in) {
+      const bool known = kv.key() == "inputText" || (titan_v2 && (kv.key() == "dimensions" || kv.key() == "normalize" ||
+                                                                  kv.key() == "embeddingTypes"));
+      if (!known) {
+        err = "Malformed input request: extraneous key [" + std::string(kv.key()) + "] is not permitted, please reformat your input and try again.";
+        return false;
+      }
+    }
+    std::int64_t dims = titan_v2 ? 1024 : 1536;
+    if (const auto* d = in.if_contains("dimensions")) {
+      if (!d->is_int64() || (d->get_int64() != 256 && d->get_int64() != 512 && d->get_int64() != 1024)) {
+        err = "Malformed input request: #/dimensions: " + json::serialize(*d) + " is not a valid enum value, please reformat your input and try again.";
+        return false;
+      }
+      dims = d->get_int64();
+    }
+    o["input"] = *text;
+    o["dimensions"] = dims;
+  }
+  out = json::serialize(o);
   return true;
 }
 

@@ -134,6 +134,9 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
   } else if (key == "latency_ms") {
     if (!to_int(v, i)) return bad("an integer");
     b.latency_ms = clamp64(i, 0, kMaxDelayMs);
+  } else if (key == "first_token_ms") {
+    if (!to_int(v, i)) return bad("an integer");
+    b.first_token_ms = clamp64(i, 0, kMaxDelayMs);
   } else if (key == "tokens_per_second") {
     double d = 0;
     if (!to_double(v, d) || d < 0) return bad("a non-negative number");
@@ -150,6 +153,10 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
   } else if (key == "content") {
     if (!v.is_string()) return bad("a string");
     b.content = std::string(v.get_string());
+  } else if (key == "block_reason") {
+    if (!v.is_string() || v.get_string().empty() || v.get_string().size() > 64)
+      return bad("a non-empty string of at most 64 characters");
+    b.block_reason = std::string(v.get_string());
   } else if (key == "tool_call") {
     if (!v.is_string() || v.get_string().empty() || v.get_string().size() > 64)
       return bad("a non-empty function name of at most 64 characters");
@@ -221,7 +228,8 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
 // Query values are text; numbers are recognised so numeric fields accept them.
 boost::json::value query_value(std::string_view key, std::string_view text) {
   if (key == "error" || key == "fault" || key == "content" || key == "service_tier" ||
-      key == "usage_style" || key == "tool_call" || key == "tool_arguments" || key == "quirks")
+      key == "usage_style" || key == "tool_call" || key == "tool_arguments" || key == "quirks" ||
+      key == "block_reason")
     return boost::json::value(text);
   if (key == "retry_after") {
     double d = 0;
@@ -286,6 +294,7 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
     m.retry_after_ms = high.retry_after_ms;
   }
   override_with(m.latency_ms, high.latency_ms);
+  override_with(m.first_token_ms, high.first_token_ms);
   override_with(m.tokens_per_second, high.tokens_per_second);
   override_with(m.completion_tokens, high.completion_tokens);
   override_with(m.content, high.content);
@@ -295,6 +304,7 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
   override_with(m.fill_max_tokens, high.fill_max_tokens);
   override_with(m.echo_params, high.echo_params);
   override_with(m.tool_call, high.tool_call);
+  override_with(m.block_reason, high.block_reason);
   override_with(m.tool_arguments, high.tool_arguments);
   override_with(m.tool_calls, high.tool_calls);
   override_with(m.quirks, high.quirks);

@@ -9,7 +9,8 @@
 // its own shape with its chat family's errors and headers: Gemini API :embedContent /
 // :batchEmbedContents (ai.google.dev/api/embeddings; no usage reported), Vertex AI :predict
 // (statistics.token_count per input), Ollama /api/embed (prompt_eval_count), Cohere /v2/embed
-// (meta.billed_units.input_tokens).
+// (meta.billed_units.input_tokens); and Bedrock InvokeModel of Titan / Cohere embed models
+// (Operation::titan_embeddings / cohere_embeddings, the body read by bedrock_invoke_to_embeddings).
 #include "operations.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -142,13 +143,14 @@ constexpr std::string_view kViewError = "_mock_error";
 
 json::object view_error(std::string message) { return json::object{{kViewError, std::move(message)}}; }
 
-/// One embeddings request: its inputs (seed texts), vector size and encoding, in one wire format.
+/// One embeddings request: its inputs (seed texts), vector size and encoding, in one wire format:
+/// OpenAI's or a provider's native one (`wire_`), or Titan's / Cohere-on-Bedrock's (`op_`).
 class EmbeddingsApi final : public OperationApi {
  public:
-  EmbeddingsApi(EmbedWire wire, const Api* family) : wire_(wire), family_(family) {}
+  EmbeddingsApi(Operation op, EmbedWire wire, const Api* family) : op_(op), wire_(wire), family_(family) {}
 
   bool build(const json::object& body, const Behavior& b, Completion& c, std::string& err) override;
-  std::string new_completion_id() const override { return "emb-" + random_token(29); }
+  std::string new_completion_id() const override { return (bedrock() ? "" : "emb-") + random_token(bedrock() ? 32 : 29); }
   std::optional<json::object> request_view(const json::object& body) const override;
 
   std::string new_request_id() const override { return fam().new_request_id(); }
@@ -157,9 +159,11 @@ class EmbeddingsApi final : public OperationApi {
   }
   std::string base_headers(std::string_view rid) const override { return fam().base_headers(rid); }
   Reply error(const ErrorSpec& e) const override { return fam().error(e); }
-  std::string_view family() const override { return fam().family(); }
+  std::string_view family() const override { return bedrock() ? "bedrock" : fam().family(); }
 
   std::string body(const Completion& c) const override {
+    if (op_ == Operation::titan_embeddings) return titan_body(c);
+    if (op_ == Operation::cohere_embeddings) return bedrock_cohere_body(c);
     switch (wire_) {
       case EmbedWire::openai: return openai_body(c);
       case EmbedWire::gemini: return R"({"embedding":{"values":)" + float_json(vector_of(inputs_[0], dimensions_)) + "}}";
@@ -197,7 +201,31 @@ class EmbeddingsApi final : public OperationApi {
   std::string stream_done(const Completion&) const override { return {}; }
 
  private:
-  const Api& fam() const { return family_ ? *family_ : openai_api(); }
+  /// Bedrock's answers carry its request id header and errors (bedrock.cpp); the native wires
+  /// their chat family's; OpenAI's its own.
+  const Api& fam() const { return bedrock() ? bedrock_api() : family_ ? *family_ : openai_api(); }
+  bool bedrock() const { return op_ != Operation::embeddings; }
+
+  // Titan: {"embedding": [..], "inputTextTokenCount": n} (one input).
+  std::string titan_body(const Completion& c) const {
+    std::string out = R"({"embedding":)" + float_json(vector_of(inputs_.front(), dimensions_));
+    const bool q = c.usage_style == UsageStyle::string_counts;
+    if (c.usage_style == UsageStyle::null) out += R"(,"inputTextTokenCount":null)";
+    else if (c.usage_style != UsageStyle::omit) out += R"(,"inputTextTokenCount":)" + count_json(c.prompt_tokens, q);
+    return out + "}";
+  }
+
+  // Cohere Embed on Bedrock: {"embeddings": [[..]], "id", "response_type", "texts"}; no usage.
+  std::string bedrock_cohere_body(const Completion& c) const {
+    std::string out = R"({"embeddings":[)";
+    std::string texts;
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      if (i) out += ',', texts += ',';
+      out += float_json(vector_of(inputs_[i], dimensions_));
+      texts += json_quote(inputs_[i]);
+    }
+    return out + R"(],"id":)" + json_quote(c.id) + R"(,"response_type":"embeddings_floats","texts":[)" + texts + "]}";
+  }
 
   std::string openai_body(const Completion& c) const {
     std::string out = R"({"object":"list","data":[)";
@@ -237,6 +265,7 @@ class EmbeddingsApi final : public OperationApi {
     return out + "]";
   }
 
+  Operation op_;
   EmbedWire wire_;
   const Api* family_;
   std::vector<std::string> inputs_;  ///< one seed per input: its text, or its token ids joined by commas
@@ -352,7 +381,14 @@ bool EmbeddingsApi::build(const json::object& body, const Behavior& b, Completio
     }
     base64_ = f->get_string() == "base64";
   }
+  // Titan Text Embeddings take 8,192 tokens; Cohere Embed v3 512 (Bedrock's truncate NONE: an error).
+  const std::int64_t limit = op_ == Operation::cohere_embeddings ? 512 : kMaxInputTokens;
   for (const auto t : tokens) {
+    if (t > limit && bedrock()) {
+      err = "Input is too long for requested model. Too many input tokens. Max input tokens: " + std::to_string(limit) +
+            ", request input token count: " + std::to_string(t);
+      return false;
+    }
     if (t > kMaxInputTokens) {
       err = "This model's maximum context length is " + std::to_string(kMaxInputTokens) +
             " tokens, however you requested " + std::to_string(t) + " tokens (" + std::to_string(t) +
@@ -375,8 +411,8 @@ bool EmbeddingsApi::build(const json::object& body, const Behavior& b, Completio
 
 }  // namespace
 
-std::unique_ptr<OperationApi> embeddings_api(EmbedWire wire, const Api* family) {
-  return std::make_unique<EmbeddingsApi>(wire, family);
+std::unique_ptr<OperationApi> embeddings_api(Operation op, EmbedWire wire, const Api* family) {
+  return std::make_unique<EmbeddingsApi>(op, wire, family);
 }
 
 }  // namespace tollgate::mock

@@ -138,6 +138,7 @@ class Google final : public Api {
   std::string success_headers(const Completion&, std::string_view rid) const override { return base_headers(rid); }
 
   std::string body(const Completion& c) const override {
+    if (!c.block_reason.empty()) return json::serialize(blocked(c));
     json::array cands;
     for (int k = 0; k < c.n; ++k) cands.push_back(candidate(c, k, c.text(c.tokens), true));
     json::object o{{"candidates", std::move(cands)}};
@@ -158,6 +159,7 @@ class Google final : public Api {
     return "data: " + json::serialize(o) + "\r\n\r\n";
   }
   std::string stream_finish(const Completion& c) const override {
+    if (!c.block_reason.empty()) return "data: " + json::serialize(blocked(c)) + "\r\n\r\n";
     json::array cands;
     for (int k = 0; k < c.n; ++k) cands.push_back(candidate(c, k, tool_.empty() ? std::string() : c.text(c.tokens), true));
     json::object o{{"candidates", std::move(cands)}};
@@ -184,6 +186,15 @@ class Google final : public Api {
   }
 
  private:
+  // A prompt blocked before generation: promptFeedback.blockReason, no candidates, the prompt's usage.
+  json::object blocked(const Completion& c) const {
+    json::object o{{"promptFeedback", json::object{{"blockReason", c.block_reason}}}};
+    add_usage(o, c, 0);
+    o["modelVersion"] = c.model;
+    o["responseId"] = c.id;
+    return o;
+  }
+
   // One candidate: `text` (or the function call, whose arguments carry it) and, when `last`,
   // its finish reason.
   json::object candidate(const Completion& c, int k, const std::string& text, bool last) const {

@@ -37,6 +37,9 @@ struct Behavior {
   std::optional<std::string> retry_after;  ///< seconds (integer text) or verbatim HTTP-date
   std::optional<std::int64_t> retry_after_ms;
   std::optional<std::int64_t> latency_ms;
+  /// Streams: delay after the opening events before the first token event (a slow first token
+  /// behind an early role chunk); 0-3600000 ms.
+  std::optional<std::int64_t> first_token_ms;
   std::optional<double> tokens_per_second;
   std::optional<std::int64_t> completion_tokens;
   std::optional<std::string> content;
@@ -75,6 +78,10 @@ struct Behavior {
   std::optional<std::int64_t> tool_calls;
   /// Deviations of OpenAI-compatible servers to reproduce (kQuirks; README "Quirks catalogue").
   std::optional<std::vector<std::string>> quirks;
+  /// Gemini family: the prompt is blocked before generation — a 200 with
+  /// `promptFeedback.blockReason` = this, no candidates, the prompt tokens in usageMetadata (and
+  /// billed); README "Google generateContent".
+  std::optional<std::string> block_reason;
 
   bool has_outcome() const { return status || error || fault || retry_after || retry_after_ms; }
 };
@@ -180,6 +187,7 @@ struct Completion {
   std::string tool_arguments;      ///< its arguments, JSON text
   int tool_calls = 0;               ///< OpenAI family: tool calls instead of text (tokens = argument pieces)
   std::vector<std::string> quirks;  ///< server deviations to reproduce (kQuirks)
+  std::string block_reason;         ///< Gemini: the prompt was blocked (no output); empty = not
   bool has_quirk(std::string_view q) const;
   /// Tool answers: the argument pieces of call `k` (their concatenation is the arguments JSON),
   /// one per token event; `args_one_chunk` makes it one piece.

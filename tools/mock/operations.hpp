@@ -10,7 +10,14 @@
 namespace tollgate::mock {
 
 /// Which operation of the OpenAI API a request asks for (the route it came in on).
-enum class Operation { chat, completions, embeddings };
+/// titan_embeddings / cohere_embeddings: Bedrock InvokeModel of an embedding model, its body
+/// already read into the OpenAI embeddings shape (bedrock_invoke_to_embeddings).
+enum class Operation { chat, completions, embeddings, titan_embeddings, cohere_embeddings };
+
+/// Whether `op` is an embeddings operation (never streamed).
+constexpr bool is_embeddings(Operation op) {
+  return op == Operation::embeddings || op == Operation::titan_embeddings || op == Operation::cohere_embeddings;
+}
 
 /// An integer member of a request body (integral doubles too); nullopt when absent or null,
 /// `bad` set when it is something else.
@@ -45,9 +52,21 @@ class OperationApi : public Api {
 
 /// Legacy completions (`text_completion` objects and chunks; completions.cpp).
 std::unique_ptr<OperationApi> text_completion_api();
-/// Embeddings (never streamed; embeddings.cpp): a `list` of `embedding` objects for the OpenAI
-/// wire; a provider's native request and answer for the others, with the errors and headers of
-/// `family` (that provider's chat family: Google, Ollama, Cohere; null: OpenAI's).
-std::unique_ptr<OperationApi> embeddings_api(EmbedWire wire = EmbedWire::openai, const Api* family = nullptr);
+/// Embeddings (never streamed; embeddings.cpp): for Operation::embeddings OpenAI's `list` of
+/// `embedding` objects (wire openai), or a provider's native request and answer (the other
+/// wires) with the errors and headers of `family` (that provider's chat family: Google, Ollama,
+/// Cohere); for titan_embeddings Titan's `{"embedding", "inputTextTokenCount"}`; for
+/// cohere_embeddings Cohere-on-Bedrock's `{"embeddings", "id", "texts"}` (no usage). The
+/// Bedrock ones answer errors and headers as bedrock_api().
+std::unique_ptr<OperationApi> embeddings_api(Operation op = Operation::embeddings, EmbedWire wire = EmbedWire::openai,
+                                             const Api* family = nullptr);
+
+/// A Bedrock InvokeModel body for embedding model `model` (Titan v2/v1: `{"inputText",
+/// "dimensions"?, "normalize"?}`; Cohere embed: `{"texts", "input_type"}`) → the OpenAI
+/// embeddings body the mock answers from (`model`, `input`, `dimensions` explicit: Titan v2
+/// 1024 by default, v1 1536, Cohere 1024) in `out`, and which operation in `op`. False with
+/// `err` (a ValidationException message, Bedrock's words) when the body is not valid for the model.
+bool bedrock_invoke_to_embeddings(std::string_view body, const std::string& model, std::string& out, Operation& op,
+                                  std::string& err);
 
 }  // namespace tollgate::mock

@@ -287,6 +287,11 @@ awaitable<bool> answer_stream(tcp::socket& s, const Api& api, const Call& call, 
   std::int64_t malformed_at = fault == "malformed_event" ? c.tokens / 2 : -1;
   auto interval = token_interval(b);
   for (std::int64_t i = 0; i < to_send; ++i) {
+    if (i == 0 && b.first_token_ms.value_or(0) > 0 &&
+        co_await sleep_watch(s, std::chrono::milliseconds(*b.first_token_ms))) {
+      cancelled();
+      co_return false;
+    }
     if (i > 0 && interval.count() > 0 && co_await sleep_watch(s, interval)) {
       cancelled();
       co_return false;
@@ -342,10 +347,10 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
                             std::string deployment, const ServerConfig& cfg, bool keep,
                             Operation op = Operation::chat, EmbedWire wire = EmbedWire::openai) {
   // A non-chat operation answers through its own per-request wire format.
-  std::unique_ptr<OperationApi> operation = op == Operation::completions  ? text_completion_api()
-                                            : op == Operation::embeddings
-                                                ? embeddings_api(wire, wire == EmbedWire::openai ? nullptr : &family)
-                                                                          : nullptr;
+  std::unique_ptr<OperationApi> operation =
+      op == Operation::completions ? text_completion_api()
+      : is_embeddings(op)          ? embeddings_api(op, wire, wire == EmbedWire::openai ? nullptr : &family)
+                                   : nullptr;
   const Api& api = operation ? *operation : family;
   std::string rid = api.new_request_id();
   ErrorSpec invalid;
@@ -389,7 +394,7 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
   record_request(req.target().substr(0, req.target().find('?')), model, req.body());
   bool stream = false;
   if (auto* st = body.if_contains("stream"); st && st->is_bool()) stream = st->get_bool();
-  if (op == Operation::embeddings) stream = false;  // the endpoint has no stream mode
+  if (is_embeddings(op)) stream = false;  // the endpoint has no stream mode
   stats_request_begin(&model, stream);
   {
     auto header = [&req](const char* name) {
@@ -448,6 +453,10 @@ awaitable<bool> handle_chat(tcp::socket& s, Request& req, const Api& family, boo
   if (!anthropic) {
     c.quirks = b.quirks.value_or(std::vector<std::string>{});
     if (b.tool_calls) make_tool_answer(c, static_cast<int>(*b.tool_calls));
+    if (b.block_reason) {  // blocked before generation: nothing generated, the prompt billed
+      c.block_reason = *b.block_reason;
+      c.tokens = c.reasoning_tokens = 0;
+    }
   }
   call.meta.model = model;
   call.meta.anthropic = anthropic;
@@ -539,7 +548,7 @@ Reply handle_script(const Request& req) {
 
 enum class Route {
   none, openai, azure, anthropic, responses, stored_response, google, token, token_stats,
-  bedrock, bedrock_stream, sagemaker, sagemaker_stream, ollama_chat, ollama_generate, cohere,
+  bedrock, bedrock_stream, bedrock_invoke, sagemaker, sagemaker_stream, ollama_chat, ollama_generate, cohere,
   models, stats, reset, script, health, requests
 };
 
@@ -557,18 +566,19 @@ Route sagemaker_route(std::string_view path, std::string& endpoint) {
   return op == "invocations" ? Route::sagemaker : Route::sagemaker_stream;
 }
 
-/// `/model/{modelId}/converse[-stream]` (Bedrock runtime): the model id, percent-decoded.
+/// `/model/{modelId}/converse[-stream]` and `/model/{modelId}/invoke` (Bedrock runtime; invoke:
+/// the embedding models): the model id, percent-decoded.
 Route bedrock_route(std::string_view path, std::string& model) {
   constexpr std::string_view prefix = "/model/";
   if (!path.starts_with(prefix)) return Route::none;
   const auto slash = path.rfind('/');
   if (slash <= prefix.size()) return Route::none;
   const auto op = path.substr(slash + 1);
-  if (op != "converse" && op != "converse-stream") return Route::none;
+  if (op != "converse" && op != "converse-stream" && op != "invoke") return Route::none;
   auto id = boost::urls::make_pct_string_view(path.substr(prefix.size(), slash - prefix.size()));
   if (!id) return Route::none;
   model = id->decode();
-  return op == "converse" ? Route::bedrock : Route::bedrock_stream;
+  return op == "converse" ? Route::bedrock : op == "invoke" ? Route::bedrock_invoke : Route::bedrock_stream;
 }
 
 
@@ -736,7 +746,8 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
       r = json_reply(200, google_token_stats());
       break;
     case Route::bedrock:
-    case Route::bedrock_stream: {
+    case Route::bedrock_stream:
+    case Route::bedrock_invoke: {
       const Api& api = bedrock_api();
       if (!is_post) {
         ErrorSpec e;
@@ -756,7 +767,11 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
         break;
       }
       std::string body, err;
-      if (!converse_to_messages_body(req.body(), deployment, route == Route::bedrock_stream, body, err)) {
+      Operation invoked = Operation::chat;
+      const bool read = route == Route::bedrock_invoke
+                            ? bedrock_invoke_to_embeddings(req.body(), deployment, body, invoked, err)
+                            : converse_to_messages_body(req.body(), deployment, route == Route::bedrock_stream, body, err);
+      if (!read) {
         stats_request_begin(nullptr, false);
         ErrorSpec e;
         e.name = "invalid_request";
@@ -766,6 +781,7 @@ awaitable<bool> handle(tcp::socket& s, Request& req, const ServerConfig& cfg) {
         break;
       }
       req.body() = std::move(body);
+      if (route == Route::bedrock_invoke) co_return co_await handle_chat(s, req, api, false, deployment, cfg, keep, invoked);
       co_return co_await handle_chat(s, req, api, true, deployment, cfg, keep);
     }
     case Route::sagemaker:

@@ -51,6 +51,12 @@ class NativeDecoder final : public StreamDecoder {
     if (ev.event != "error" && !inner_.error()) out.emplace_back(ev.data);
   }
   bool finished() const override { return inner_.finished(); }
+  // Anthropic events: a content block's delta, or a tool_use block's start.
+  bool carries_output(std::string_view data) const override {
+    return data.find("\"content_block_delta\"") != std::string_view::npos ||
+           (data.find("\"content_block_start\"") != std::string_view::npos &&
+            data.find("\"tool_use\"") != std::string_view::npos);
+  }
   Usage usage() const override { return inner_.usage(); }
   bool usage_final() const override { return inner_.usage_final(); }
   std::optional<policy::Outcome> error() const override {

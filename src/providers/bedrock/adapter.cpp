@@ -4,6 +4,7 @@
 
 #include "providers/bedrock/converse.hpp"
 #include "providers/bedrock/converse_stream.hpp"
+#include "providers/bedrock/embeddings.hpp"
 #include "providers/bedrock/errors.hpp"
 
 namespace tollgate::providers::bedrock {
@@ -95,6 +96,12 @@ class BedrockProvider final : public Provider {
   }
   http::StreamFraming stream_framing(const config::Deployment&) const override {
     return http::StreamFraming::aws_eventstream;
+  }
+
+  /// Chat through Converse; embeddings through InvokeModel for the embedding models (embeddings.hpp).
+  const Provider* for_api(const config::Deployment& d, CallApi api) const override {
+    if (api == CallApi::embeddings) return embeddings_adapter(d);
+    return api == CallApi::chat ? this : nullptr;
   }
 };
 

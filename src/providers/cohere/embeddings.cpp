@@ -3,7 +3,8 @@
 #include <boost/json.hpp>
 
 #include "providers/cohere/adapter.hpp"
-#include "providers/embeddings_answer.hpp"
+#include "providers/embedding_inputs.hpp"
+#include "providers/embeddings_list.hpp"
 
 namespace tollgate::providers::cohere {
 namespace json = boost::json;
@@ -40,6 +41,10 @@ class CohereEmbeddings final : public Provider {
   }
 
   std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment&, bool) const override { return nullptr; }
+
+  std::optional<Refusal> refuse_request(const config::Deployment&, const json::object& request) const override {
+    return refuse_token_inputs(request);  // text only: token ids are OpenAI's and Azure's
+  }
 
   const Provider* for_api(const config::Deployment&, CallApi api) const override {
     return api == CallApi::embeddings ? this : nullptr;

@@ -77,6 +77,7 @@ class GeminiProvider final : public Provider {
     Parsed p;
     p.completion = gemini_response_to_chat(o, d.upstream_model);
     if (const auto* um = o.if_contains("usageMetadata")) p.usage = usage_from_gemini(*um);
+    p.failure = blocked_prompt_outcome(o);
     return p;
   }
 

@@ -2,7 +2,8 @@
 
 #include <boost/json.hpp>
 
-#include "providers/embeddings_answer.hpp"
+#include "providers/embedding_inputs.hpp"
+#include "providers/embeddings_list.hpp"
 #include "providers/gemini/adapter.hpp"
 #include "providers/gemini/errors.hpp"
 #include "providers/gemini/vertex_auth.hpp"
@@ -59,6 +60,10 @@ class GoogleEmbeddings final : public Provider {
   std::unique_ptr<StreamDecoder> stream_decoder(const config::Deployment&, bool) const override { return nullptr; }
 
   const Authorizer* authorizer() const override { return vertex_ ? &vertex_authorizer() : nullptr; }
+
+  std::optional<Refusal> refuse_request(const config::Deployment&, const json::object& request) const override {
+    return refuse_token_inputs(request);  // text only: token ids are OpenAI's and Azure's
+  }
 
   const Provider* for_api(const config::Deployment&, CallApi api) const override {
     return api == CallApi::embeddings ? this : nullptr;

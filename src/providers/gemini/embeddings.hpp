@@ -13,7 +13,7 @@
 ///   the usage is the sum of the token counts (unreported when any is missing). Same OAuth
 ///   token step as Vertex chat (vertex_auth.hpp).
 /// `dimensions` becomes `outputDimensionality`; `encoding_format: base64` is applied to the
-/// answer by the attempt (providers/embeddings_answer.hpp). Errors: Google's (errors.hpp).
+/// answer by the attempt (providers/embeddings_list.hpp). Errors: Google's (errors.hpp).
 
 #include <expected>
 #include <string>

@@ -85,4 +85,19 @@ policy::Outcome outcome_from_google_body(int status, std::string_view body) {
   return o;
 }
 
+std::optional<policy::Outcome> blocked_prompt_outcome(const json::object& response) {
+  if (const auto* c = response.if_contains("candidates"); c && c->is_array() && !c->get_array().empty())
+    return std::nullopt;
+  const auto* pf = response.if_contains("promptFeedback");
+  const auto* reason = pf && pf->is_object() ? pf->get_object().if_contains("blockReason") : nullptr;
+  if (reason == nullptr || reason->is_null()) return std::nullopt;
+  policy::Outcome o;
+  o.status = 200;
+  o.error_type = "invalid_request_error";
+  o.error_code = "content_policy_violation";
+  const std::string why = reason->is_string() ? std::string(reason->get_string()) : json::serialize(*reason);
+  o.message = "The prompt was blocked by the provider's content policy (Gemini promptFeedback.blockReason: " + why + ")";
+  return o;
+}
+
 }  // namespace tollgate::providers::gemini

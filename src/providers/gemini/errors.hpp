@@ -5,6 +5,7 @@
 /// `{"error":{"code":429,"message":"...","status":"RESOURCE_EXHAUSTED","details":[...]}}`, and on
 /// Vertex AI sometimes the same object inside a one-element array.
 
+#include <optional>
 #include <string_view>
 
 #include <boost/json/object.hpp>
@@ -25,5 +26,12 @@ policy::Outcome outcome_from_google_error(int status, const boost::json::object&
 /// From a whole error body; a body that is not a Google error keeps the status and says what
 /// arrived (error_body false: not the API's documented, unbilled error answer).
 policy::Outcome outcome_from_google_body(int status, std::string_view body);
+
+/// A GenerateContentResponse (2xx) whose prompt was blocked before generation: no candidates
+/// (absent or empty) and `promptFeedback.blockReason` set
+/// (https://ai.google.dev/api/generate-content#PromptFeedback). The attempt's failure: status
+/// 200, error_type `invalid_request_error`, error_code `content_policy_violation` (the
+/// content_policy class), a message naming the block reason. nullopt for any other answer.
+std::optional<policy::Outcome> blocked_prompt_outcome(const boost::json::object& response);
 
 }  // namespace tollgate::providers::gemini

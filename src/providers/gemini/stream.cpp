@@ -44,8 +44,14 @@ class Decoder final : public StreamDecoder {
     if (cands && cands->is_array()) {
       for (const auto& cv : cands->get_array())
         if (const auto* c = cv.if_object()) candidate(*c, out);
+    } else if (auto blocked = opened_.empty() ? blocked_prompt_outcome(o) : std::nullopt) {
+      // Blocked before generation, nothing relayed yet: the attempt's content_policy failure
+      // (fallback), its usage (the prompt's tokens) final — the bill.
+      error_ = std::move(blocked);
+      finished_ = true;
+      return;
     } else if (const auto* pf = o.if_contains("promptFeedback"); pf && pf->is_object() && pf->get_object().contains("blockReason")) {
-      // Blocked before generation: one empty choice that ends on content_filter.
+      // Blocked after choices were relayed (not documented): ends them on content_filter.
       opened(0, out);
       out.push_back(chunk(json::array{json::object{{"index", 0}, {"delta", json::object{}}, {"finish_reason", "content_filter"}}}));
       finished_choices_.insert(0);

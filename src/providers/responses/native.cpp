@@ -87,6 +87,12 @@ class EventsDecoder final : public StreamDecoder {
     out.emplace_back(ev.data);
   }
   bool finished() const override { return finished_; }
+  // Responses events: any `*.delta` (text, reasoning, tool-call arguments) or a function call item.
+  bool carries_output(std::string_view data) const override {
+    return data.find(".delta\"") != std::string_view::npos ||
+           (data.find("\"response.output_item.added\"") != std::string_view::npos &&
+            data.find("\"function_call\"") != std::string_view::npos);
+  }
   Usage usage() const override { return usage_; }
   bool usage_final() const override { return finished_ && usage_.reported; }
   std::optional<policy::Outcome> error() const override { return error_; }

@@ -159,9 +159,11 @@ TEST(ConfigLoader, LiteLLMDocsConfigLoadsWithoutErrors) {
   EXPECT_EQ(c.general_settings.database_url, "sqlite:///tmp/t.db");
   EXPECT_TRUE(c.general_settings.enforce_fallback_budget);
 
-  // No router_settings.num_retries/timeout: litellm_settings applies.
+  // No router_settings.num_retries/timeout: litellm_settings applies (a per-call timeout; the
+  // whole request keeps its 600 s default deadline).
   EXPECT_EQ(c.effective_num_retries, 3);
-  EXPECT_EQ(c.effective_timeout, 10s);
+  EXPECT_EQ(c.call_timeout, 10s);
+  EXPECT_EQ(c.effective_timeout, 600s);
 }
 
 TEST(ConfigLoader, MissingFileIsAnError) {
@@ -842,7 +844,7 @@ router_settings:
   EXPECT_EQ(r.config->router_settings.cooldown_time, 0ms);
   EXPECT_EQ(r.config->router_settings.retry_after, 1001ms);  // rounded half up
   EXPECT_EQ(r.config->router_settings.timeout, 45s);
-  EXPECT_EQ(r.config->effective_timeout, 45s);
+  EXPECT_EQ(r.config->call_timeout, 45s);
 
   LoadResult zero = load("litellm_settings:\n  request_timeout: 0\n");
   EXPECT_THAT(only(zero.errors, "litellm_settings.request_timeout").message,
@@ -854,18 +856,25 @@ TEST(ConfigLoader, EffectiveRetriesAndTimeoutPrecedence) {
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults.config->effective_num_retries, 2);
   EXPECT_EQ(defaults.config->effective_timeout, 600s);
+  EXPECT_FALSE(defaults.config->call_timeout);
 
   LoadResult litellm = load("litellm_settings: {num_retries: 0, request_timeout: 20}\n");
   ASSERT_TRUE(litellm.ok());
   EXPECT_EQ(litellm.config->effective_num_retries, 0);
-  EXPECT_EQ(litellm.config->effective_timeout, 20s);
+  EXPECT_EQ(litellm.config->call_timeout, 20s);  // per call, as in LiteLLM
+  EXPECT_EQ(litellm.config->effective_timeout, 600s);
 
   LoadResult router = load(
       "litellm_settings: {num_retries: 5, request_timeout: 20}\n"
       "router_settings: {num_retries: 1, timeout: 7, max_fallbacks: 2, routing_strategy: least-busy}\n");
   ASSERT_TRUE(router.ok()) << all(router.errors);
   EXPECT_EQ(router.config->effective_num_retries, 1);
-  EXPECT_EQ(router.config->effective_timeout, 7s);
+  EXPECT_EQ(router.config->call_timeout, 7s);
+  EXPECT_EQ(router.config->effective_timeout, 600s);
+  // A per-call timeout longer than the default deadline lengthens the deadline with it.
+  LoadResult slow = load("router_settings: {timeout: 900}\n");
+  ASSERT_TRUE(slow.ok());
+  EXPECT_EQ(slow.config->effective_timeout, 900s);
   EXPECT_EQ(router.config->router_settings.num_retries, 1);
   EXPECT_EQ(router.config->router_settings.max_fallbacks, 2);
   EXPECT_EQ(router.config->router_settings.routing_strategy, RoutingStrategy::least_busy);

@@ -228,3 +228,40 @@ TEST(PolicySet, NoPolicyMeansDefaultTableAndNoDegradation) {
   EXPECT_EQ(p.classes.action(config::FailureClass::commercial_limit), config::PolicyAction::stop_and_alert);
   EXPECT_EQ(p.budget.max_retries, 3);
 }
+
+TEST(RequestBudget, StreamLimitsFromThePolicyAndTightenedOnly) {
+  auto cfg = base_config();
+  cfg.fallback_policy.defaults.budgets.stream_idle_timeout = milliseconds{5000};
+  auto g = group("gpt-4o");
+  g.budgets.first_token_timeout = milliseconds{3000};
+  cfg.fallback_policy.model_groups.push_back(g);
+  RequestBudget b = policy::configured_budget(cfg, "gpt-4o");
+  EXPECT_EQ(b.first_token_timeout, milliseconds{3000});
+  EXPECT_EQ(b.stream_idle_timeout, milliseconds{5000});
+  EXPECT_FALSE(policy::configured_budget(base_config(), "gpt-4o").first_token_timeout);  // none by default
+
+  BudgetOverride o;
+  ASSERT_FALSE(policy::parse_override_field("X-Tollgate-First-Token-Timeout-Ms", " 1500 ", o));
+  ASSERT_FALSE(policy::parse_override_field("stream_idle_timeout_ms", "9000", o));
+  std::vector<std::string> ignored;
+  const RequestBudget t = policy::tighten(b, o, &ignored);
+  EXPECT_EQ(t.first_token_timeout, milliseconds{1500});  // tighter: taken
+  EXPECT_EQ(t.stream_idle_timeout, milliseconds{5000});  // looser: ignored and said
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_EQ(ignored[0], "x-tollgate-stream-idle-timeout-ms: 9000 > 5000");
+
+  // A limit the group does not set is set by the override (no limit is the loosest).
+  BudgetOverride only;
+  only.stream_idle_timeout = milliseconds{700};
+  EXPECT_EQ(policy::tighten(RequestBudget{}, only).stream_idle_timeout, milliseconds{700});
+
+  for (const char* bad : {"0", "-1", "soon", "1.5", ""}) {
+    BudgetOverride x;
+    auto err = policy::parse_override_field(policy::kHeaderFirstTokenTimeoutMs, bad, x);
+    ASSERT_TRUE(err) << bad;
+    EXPECT_NE(err->find("x-tollgate-first-token-timeout-ms"), std::string::npos) << *err;
+  }
+  BudgetOverride k;
+  EXPECT_TRUE(policy::read_key_budget(R"({"tollgate_request_budget":{"first_token_timeout_ms":"250"}})", k).empty());
+  EXPECT_EQ(k.first_token_timeout, milliseconds{250});
+}

@@ -1,5 +1,6 @@
 // Gemini / Vertex AI adapter: request translation, response and stream decoding, error mapping,
 // and the RS256 signature of the service-account assertion (RFC 7515 Appendix A.2).
+#include "policy/failure.hpp"
 #include "providers/gemini/errors.hpp"
 #include "providers/gemini/jws.hpp"
 #include "providers/gemini/translate.hpp"
@@ -229,6 +230,19 @@ TEST(GeminiResponse, BlockedPromptAndMalformed) {
   EXPECT_EQ(blocked->completion.at("choices").at(0).at("finish_reason"), "content_filter");
   EXPECT_EQ(blocked->usage.prompt_tokens, 9);
   EXPECT_EQ(blocked->usage.completion_tokens, 0);
+  // The blocked prompt is the attempt's content_policy failure (fallback), billed by its usage.
+  ASSERT_TRUE(blocked->failure);
+  EXPECT_EQ(policy::classify(*blocked->failure), policy::FailureClass::content_policy);
+  EXPECT_EQ(blocked->failure->error_code, "content_policy_violation");
+  EXPECT_NE(blocked->failure->message.find("SAFETY"), std::string::npos);
+  EXPECT_TRUE(blocked->usage.reported);
+  auto empty = p.parse_response(d, R"({"candidates":[],"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"}})");
+  ASSERT_TRUE(empty && empty->failure);
+  EXPECT_FALSE(empty->usage.reported);  // no usageMetadata: the reservation is charged
+  // Candidates (even one stopped by SAFETY, a filtered output) are served, not failures.
+  auto served = p.parse_response(d, R"({"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"SAFETY"}],"promptFeedback":{"safetyRatings":[]}})");
+  ASSERT_TRUE(served);
+  EXPECT_FALSE(served->failure);
   EXPECT_FALSE(p.parse_response(d, R"({"id":"x"})"));
   EXPECT_FALSE(p.parse_response(d, "nope"));
   auto no_usage = p.parse_response(d, R"({"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"STOP"}]})");
