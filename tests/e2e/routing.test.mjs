@@ -281,11 +281,14 @@ e2e('cooldown takes a failing deployment out of rotation and brings it back afte
     'after cooldown_time the deployment is back in rotation');
 }, { timeout: 30000 });
 
-e2e('a single-deployment group retries honour the request timeout (router_settings.timeout)', async (ctx) => {
+// (router_settings.timeout is LiteLLM's per-call timeout, issue 13: the whole request's deadline
+// is the policy's deadline_ms.)
+e2e('a single-deployment group retries honour the request deadline (deadline_ms)', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({
     model_list: [openaiDeployment(mock, 'slowrl', 'slowrl-model')],
     router_settings: { num_retries: 3, timeout: 2 },
+    fallback_policy: { model_groups: { slowrl: { budgets: { deadline_ms: 2000 } } } },
   }));
   // Every attempt is told to come back in 5 s: waiting would overrun the 2 s deadline.
   await mock.script('slowrl-model', [{ error: 'rate_limit_exceeded', retry_after: 5 }]);
