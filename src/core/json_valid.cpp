@@ -35,7 +35,9 @@ struct NullHandler {
 }  // namespace
 
 bool is_json_text(std::string_view text) noexcept {
-  boost::json::basic_parser<NullHandler> p{boost::json::parse_options{}};
+  boost::json::parse_options opt;
+  opt.max_depth = kMaxJsonDepth;
+  boost::json::basic_parser<NullHandler> p{opt};
   boost::system::error_code ec;
   const auto n = p.write_some(false, text.data(), text.size(), ec);
   return !ec && n == text.size() && p.done();

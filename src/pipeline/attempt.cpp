@@ -249,9 +249,20 @@ AttemptResult Attempter::blocked_answer(const std::string& group, std::size_t de
 
 core::SteadyTime Attempter::attempt_deadline(const config::Deployment& d) {
   auto dl = st_.deadline;
+  const auto now = st_.svc->clock->now();
   // The deployment's own timeouts, else LiteLLM's per-call timeout (router_settings.timeout).
   const auto& t = st_.call.stream && d.stream_timeout ? d.stream_timeout : d.timeout ? d.timeout : st_.cfg.call_timeout;
-  if (t) dl = std::min(dl, st_.svc->clock->now() + *t);
+  if (t) dl = std::min(dl, now + *t);
+  st_.attempt_cut_by_caller_limit = false;
+  if (st_.call.stream) {
+    // No response head is no first token either: a stream's first-token limit bounds the wait.
+    const auto& b = st_.trace.budget;
+    if (const auto ft = policy::tighter_limit(b.first_token_timeout, d.first_token_timeout); ft && now + *ft < dl) {
+      dl = now + *ft;
+      st_.attempt_cut_by_caller_limit =
+          st_.caller_tightened_first_token && (!d.first_token_timeout || *b.first_token_timeout <= *d.first_token_timeout);
+    }
+  }
   st_.attempt_cut_by_deadline = dl == st_.deadline;
   return dl;
 }
@@ -330,8 +341,8 @@ void Attempter::record(const std::string& group, std::size_t dep, int status, st
   // and not an attempt the client abandoned by hanging up.
   // Nor a timeout the caller's own tightened deadline caused: one caller's short deadline
   // must not open a circuit every caller shares.
-  const bool cut_by_caller = failure && *failure == FailureClass::unknown_outcome && st_.attempt_cut_by_deadline &&
-                             st_.caller_tightened_deadline;
+  const bool cut_by_caller = failure && *failure == FailureClass::unknown_outcome &&
+                             ((st_.attempt_cut_by_deadline && st_.caller_tightened_deadline) || st_.attempt_cut_by_caller_limit);
   if (!failure) {
     st_.svc->circuits->on_success(dep);
   } else if (!st_.gone && !st_.cut && !cut_by_caller && policy::counts_against_deployment(*failure) &&

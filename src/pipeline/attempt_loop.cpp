@@ -186,6 +186,11 @@ class Run {
     st_.trace.budget = b;
     st_.deadline = st_.call.start + b.deadline;
     st_.caller_tightened_deadline = b.deadline < gp.budget.deadline;
+    auto tightened = [](const std::optional<milliseconds>& now, const std::optional<milliseconds>& group) {
+      return now && (!group || *now < *group);
+    };
+    st_.caller_tightened_first_token = tightened(b.first_token_timeout, gp.budget.first_token_timeout);
+    st_.caller_tightened_idle = tightened(b.stream_idle_timeout, gp.budget.stream_idle_timeout);
   }
 
   net::awaitable<Walk> walk_targets() {

@@ -143,6 +143,12 @@ struct RunState {
   policy::Permit feature_permit = policy::Permit::closed;  ///< the group's feature-circuit permit
   bool caller_tightened_deadline = false;  ///< the key or request set a shorter deadline than the group's
   bool attempt_cut_by_deadline = false;    ///< the attempt in flight ends at the request deadline
+  /// The key or request set a shorter first-token / stream-idle limit than the group's.
+  bool caller_tightened_first_token = false;
+  bool caller_tightened_idle = false;
+  /// The attempt in flight ended at a stream limit the caller tightened (not the group's or the
+  /// deployment's): like a caller-tightened deadline, it does not count against the circuit.
+  bool attempt_cut_by_caller_limit = false;
   bool finished = false;                   ///< finish_run() ran (spend-log row written)
   budget::Nanos reserved_now = 0;          ///< reservation of the attempt in flight
   std::optional<std::size_t> served_dep;

@@ -8,6 +8,7 @@
 #include "pipeline/response_facts.hpp"
 #include "pipeline/response_headers.hpp"
 #include "pipeline/upstream_errors.hpp"
+#include "policy/request_budget.hpp"
 #include "providers/native.hpp"
 
 namespace tollgate::pipeline {
@@ -29,12 +30,6 @@ constexpr std::size_t kMaxHeldChunks = 64;
 
 /// Which limit the next read of the stream waits for.
 enum class Limit { request, first_byte, first_token, idle };
-
-std::optional<milliseconds> smaller(std::optional<milliseconds> a, std::optional<milliseconds> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return std::min(*a, *b);
-}
 
 /// The error a stream limit's timeout is reported with (504, type timeout).
 core::Error limit_error(Limit which, milliseconds limit, const config::Deployment& d) {
@@ -85,11 +80,22 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   std::optional<core::Error> stream_error;
   // Stream limits (issue 13 §2): the request's budget and the deployment's, the smaller; LiteLLM's
   // stream_timeout / timeout (per call) also bound each read, as httpx's read timeout does there.
-  const auto first_token = smaller(st.trace.budget.first_token_timeout, d.first_token_timeout);
+  const auto& budget = st.trace.budget;
+  const auto first_token = policy::tighter_limit(budget.first_token_timeout, d.first_token_timeout);
   const auto call_limit = d.stream_timeout ? d.stream_timeout : d.timeout ? d.timeout : st.cfg.call_timeout;
-  const auto idle = smaller(smaller(st.trace.budget.stream_idle_timeout, d.stream_idle_timeout), call_limit);
-  bool any_read = false;
-  core::SteadyTime last_read = started;
+  const auto idle = policy::tighter_limit(policy::tighter_limit(budget.stream_idle_timeout, d.stream_idle_timeout), call_limit);
+  // Whether a limit that fired is the caller's own (key or request), not the group's or the
+  // deployment's: then it does not count against the deployment's circuit (Attempter::record).
+  auto callers = [&](Limit which) {
+    if (which == Limit::first_token)
+      return st.caller_tightened_first_token && (!d.first_token_timeout || *budget.first_token_timeout <= *d.first_token_timeout);
+    if (which == Limit::idle)
+      return st.caller_tightened_idle && *budget.stream_idle_timeout <= *idle;
+    return false;
+  };
+  bool any_read = false;            // any byte arrived (the first-byte limit is met)
+  bool events_read = false;         // the last read delivered at least one event
+  core::SteadyTime last_read = started;  // when the last event arrived (or the attempt started)
   auto next_limit = [&]() -> std::pair<core::SteadyTime, Limit> {
     std::pair<core::SteadyTime, Limit> best{st.deadline, Limit::request};
     auto consider = [&](core::SteadyTime t, Limit l) {
@@ -117,6 +123,10 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   }
 
   for (;;) {
+    // The idle clock restarts once the last events were handled (relayed to the client): the
+    // time a slow client takes to read is not the upstream's silence, nor are comment lines events.
+    if (events_read) last_read = st.svc->clock->now();
+    events_read = false;
     raw.clear();
     const auto [until, limit] = next_limit();
     auto got = co_await ex->read_some(raw, until);
@@ -125,6 +135,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       const bool timed_out = got.error().kind == http::TransportError::Kind::timeout;
       const bool stream_limit = timed_out && (limit == Limit::first_token || limit == Limit::idle);
       const milliseconds limit_ms = limit == Limit::first_token ? *first_token : idle.value_or(milliseconds{0});
+      if (stream_limit) st.attempt_cut_by_caller_limit = callers(limit);
       if (!committed) {
         policy::Outcome oc;
         oc.transport = transport_event(got.error());
@@ -148,13 +159,11 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       }
       break;
     }
-    if (*got > 0) {
-      any_read = true;
-      last_read = st.svc->clock->now();
-    }
+    if (*got > 0) any_read = true;
     const bool at_end = *got == 0;
     int malformed = 0;  // unreadable events of this read, never relayed (issue 13 §1)
     const bool framed = parser->feed(raw, [&](const http::SseEvent& ev) {
+      events_read = true;
       if (!readable_event(ev)) {
         ++malformed;
         return;
@@ -211,7 +220,8 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     // Preamble chunks wait for the first output (or the stream's end): until then nothing has
     // reached the client, and a limit or failure can still move the request elsewhere unseen.
     const bool release = !chunks.empty() && !committed &&
-                         (decoder->finished() || at_end || chunks.size() > kMaxHeldChunks ||
+                         (decoder->finished() || (at_end && decoder->accept_end_without_terminator()) ||
+                          chunks.size() > kMaxHeldChunks ||
                           std::ranges::any_of(chunks, [&](const std::string& c) { return decoder->carries_output(c); }));
     if (release) {
       auto headers = response_headers(st, dep);
@@ -244,7 +254,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       if (!decoder->finished() && !decoder->accept_end_without_terminator()) {
         if (!committed) {
           r.failure = at.classify_event(policy::TransportEvent::malformed_body, ex->status());
-          r.error = malformed_error(d, "ended its stream before sending any event");
+          r.error = malformed_error(d, "ended its stream before any output");
           st.exchange = nullptr;
           r.evidence = budget::Evidence::unreadable;  // answered 2xx, but no usable stream
         at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
@@ -284,7 +294,8 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     co_return r;
   }
   r.ok = true;  // once committed, the attempt is the answer, complete or not
-  if (complete && st.stream_answer)
+  // A stream that skipped a malformed event may lack a piece of its answer: served, never cached.
+  if (complete && st.stream_answer && skipped == 0)
     if (auto whole = st.stream_answer->completion()) keep_for_cache(st, json::serialize(*whole));
   st.stream_answer.reset();
   at.record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);

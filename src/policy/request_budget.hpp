@@ -5,6 +5,7 @@
 /// (fallback_policy), tightened per key (key metadata `tollgate_request_budget`) and per request
 /// (x-tollgate-* headers); tightening only: the smallest value wins, a looser one is ignored.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -32,6 +33,13 @@ struct RequestBudget {
   /// Streams: the longest silence between two upstream reads; nullopt = no limit.
   std::optional<milliseconds> stream_idle_timeout;
 };
+
+/// The binding one of two optional limits: the smaller, or the one that is set (nullopt: neither).
+inline std::optional<milliseconds> tighter_limit(std::optional<milliseconds> a, std::optional<milliseconds> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
 
 /// A tightening request: each present field may lower the budget's value, never raise it.
 struct BudgetOverride {

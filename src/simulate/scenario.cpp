@@ -308,7 +308,8 @@ class Parser {
     if (auto v = n["request_budget"]) {
       const std::string rp = path + ".request_budget";
       if (is_map(v, rp)) {
-        only_keys(v, rp, {"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost"});
+        only_keys(v, rp, {"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost", "first_token_timeout_ms",
+                          "stream_idle_timeout_ms"});
         for (auto it = v.begin(); it != v.end(); ++it) {
           const std::string f = it->first.Scalar();
           auto s = string_of(it->second, join(rp, f));

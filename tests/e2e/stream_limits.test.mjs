@@ -5,7 +5,7 @@
 // the upstream's attempt counts and the money: the served attempt is charged its own bill, an
 // attempt cut off unseen its reservation (never less than what the simulator billed).
 import assert from 'node:assert/strict';
-import { useMock, e2e, gatewayConfig, spendLogOf } from './harness.mjs';
+import { useMock, e2e, gatewayConfig, spendLogOf, circuitOf } from './harness.mjs';
 import { paidDeployment, paidAnthropicDeployment, spendNanos, mockBillNanos, unknownCharges, nanos, IN_PRICE, OUT_PRICE } from './budget_helpers.mjs';
 
 const state = useMock();
@@ -202,4 +202,48 @@ e2e('malformed events are never relayed: before the first token the attempt is r
   assert.equal(s.error, null, String(s.error));
   assert.equal(s.text, words(4));
   assert.equal((await mock.model('mf-up')).requests, 2);
+});
+
+e2e('no response head at all: a stream\'s first-token limit bounds the wait for it too, and the silent primary is not asked again', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'nh', 'nh-up'), paidDeployment(mock, 'nh-fb', 'nh-fb-up')],
+    router_settings: { num_retries: 2 },
+    litellm_settings: { fallbacks: [{ nh: ['nh-fb'] }] },
+    fallback_policy: { model_groups: { nh: { budgets: { first_token_timeout_ms: 800 } } } },
+  }));
+  await mock.script('nh-up', [{ latency_ms: 20000 }]);
+  await mock.script('nh-fb-up', [{ content: words(5) }]);
+  const s = await openaiStream(gw.openai(), { model: 'nh' });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(5));
+  assert.ok(s.ms < 5000, `${s.ms.toFixed(0)} ms`);
+  assert.deepEqual(await mock.requests('nh-up', 'nh-fb-up'), { 'nh-up': 1, 'nh-fb-up': 1 });
+});
+
+e2e('a stream that closes after its role chunk, before any output, is retried unseen', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [paidDeployment(mock, 'rc', 'rc-up')], router_settings: { num_retries: 1 } }));
+  await mock.script('rc-up', [{ fault: 'truncate', content: words(6), truncate_after_tokens: 0 }, { content: words(6) }]);
+  const s = await openaiStream(gw.openai(), { model: 'rc' });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(6));
+  assert.equal((await mock.model('rc-up')).requests, 2);
+});
+
+e2e('a caller\'s own tight first-token limit does not open the deployment\'s circuit for everyone', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'cc', 'cc-up', { id: 'cc-a' })],
+    fallback_policy: { defaults: { circuit: { consecutive_failures: 2, cooldown_ms: 60000 } } },
+  }));
+  await mock.script('cc-up', [{ first_token_ms: 600, content: words(4) }]);
+  for (let i = 0; i < 3; i++) {
+    const s = await openaiStream(gw.openai(), { model: 'cc' }, { 'x-tollgate-first-token-timeout-ms': '100' });
+    assert.ok(s.error, 'the caller\'s own limit ends its request');
+  }
+  assert.equal((await circuitOf(gw, 'deployments', 'cc-a')).state, 'closed', 'one caller\'s limit is not the deployment\'s failure');
+  const ok = await openaiStream(gw.openai(), { model: 'cc' });
+  assert.equal(ok.error, null, String(ok.error));
+  assert.equal(ok.text, words(4));
 });
