@@ -112,6 +112,10 @@ struct Deployment {
   /// limits (policy::RequestBudget has the meaning); the smaller of these and the request's wins.
   std::optional<milliseconds> first_token_timeout;
   std::optional<milliseconds> stream_idle_timeout;
+  /// `model_info.supports_assistant_prefill`: whether a cut stream may be continued here with
+  /// the delivered text as a final assistant message; nullopt = the provider's default
+  /// (providers::accepts_prefill).
+  std::optional<bool> supports_assistant_prefill;
   std::optional<std::int64_t> rpm;            ///< requests per minute this deployment may receive
   std::optional<std::int64_t> tpm;            ///< tokens per minute this deployment may receive
   /// Price overrides with LiteLLM's key names, from `litellm_params` (which wins) or `model_info`:

@@ -426,7 +426,7 @@ void resolve_vertex(LoadContext& c, Deployment& d, const std::string& path, int 
            std::string("vertex_ai deployment has no project (vertex_project or VERTEXAI_PROJECT)") + consequence);
 }
 
-const std::array<Field<Draft>, 24> kModelInfo{{
+const std::array<Field<Draft>, 25> kModelInfo{{
     {{"model_list[].model_info.id", "string", "`<model_name>/<n>`", "Deployment id", S::supported,
       "Unique (a duplicate is an error). A generated id uses n = the deployment's index in its group, so it is "
       "stable while the file's order is; a clash with an explicit id gets a `~2`, `~3` … suffix."},
@@ -494,6 +494,14 @@ const std::array<Field<Draft>, 24> kModelInfo{{
      TG_READ {
        if (auto d = c.millis(v, p, l, 1)) x.d.stream_idle_timeout = *d;
      }},
+    {{"model_list[].model_info.supports_assistant_prefill", "bool", "the provider's (docs/streaming.md)",
+      "Continues a final assistant message", S::supported,
+      "Whether this deployment may be asked to continue a stream another deployment cut (issue 13): the text "
+      "already delivered is sent as a final assistant message it continues. Default true for `anthropic/`, "
+      "`bedrock/` Anthropic models and `mistral/` (sent with `prefix: true`), false for the others; set true on an "
+      "OpenAI-compatible server that continues a final assistant message (sent with vLLM's "
+      "`continue_final_message: true, add_generation_prompt: false`)."},
+     TG_READ { x.d.supports_assistant_prefill = c.boolean(v, p, l); }},
     {{"model_list[].model_info.description", "string", "—", "Shown in LiteLLM's UI", S::no_effect, ""}},
     {{"model_list[].model_info.metadata", "map", "—", "Free-form", S::no_effect, ""}},
     {{"model_list[].model_info.db_model", "bool", "false", "Set by LiteLLM for models in its database",

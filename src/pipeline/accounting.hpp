@@ -58,6 +58,8 @@ class Accounting {
   /// The request's input bound for deployment `dep`, computed once per (model, context limit) per
   /// request: a retry or a fallback to a model of the same family reuses it.
   std::int64_t input_bound(std::size_t dep);
+  /// Forgets the input bounds computed so far: the call's body changed (a continuation's prefill).
+  void forget_input_bounds() { input_bounds_.clear(); }
 
   /// The caller's scopes for `group`, computed once per group per request (retries reuse them).
   std::vector<budget::ScopeLimit> scopes_for(const std::string& group);

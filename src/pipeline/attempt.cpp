@@ -14,6 +14,7 @@
 #include "pipeline/upstream_errors.hpp"
 #include "providers/embeddings_list.hpp"
 #include "providers/native.hpp"
+#include "providers/prefill.hpp"
 #include "providers/gemini/vertex_auth.hpp"
 #include "routing/backoff.hpp"
 
@@ -23,6 +24,8 @@ using Usage = providers::Usage;
 
 const providers::Provider* Attempter::native_adapter(const config::Deployment& d) const {
   if (!st_.call.native_body) return nullptr;
+  // A client stream of chat chunks a continuation writes into takes chat chunks only.
+  if (st_.client && st_.client->open() && !st_.client->native()) return nullptr;
   if (st_.cache_store && st_.call.native_only_feature.empty()) return nullptr;
   return providers::native_adapter_for(d, st_.call.native_api);
 }
@@ -84,7 +87,15 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   } else {
     if (providers::api_has_output(st_.call.api)) write_default_params(d);  // sampling parameters: not for embeddings
     write_output_bound(d, provider);
-    req = provider.build_request(d, st_.call.body, st_.call.stream);
+    if (st_.client && st_.client->continuing()) {
+      // A continuation: the body ends with the delivered text (attempt_loop), marked as a prefix
+      // the way this deployment reads one (providers/prefill.hpp), for this request only.
+      json::object body = st_.call.body;
+      providers::mark_prefill(d, body);
+      req = provider.build_request(d, body, st_.call.stream);
+    } else {
+      req = provider.build_request(d, st_.call.body, st_.call.stream);
+    }
     // The defaults were for this request only: the body stays the caller's (cache keys, retries).
     for (const auto& k : defaulted_) st_.call.body.erase(k);
     defaulted_.clear();
@@ -216,7 +227,11 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     auto headers = response_headers(st_, dep);
     std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
     remember_answer(*completion, raw);
-    if (st_.cache_store && !native) keep_for_cache(st_, raw.empty() ? json::serialize(*completion) : raw);
+    if (st_.cache_store && !native) {
+      // Stored before the answer leaves: a client that asks again at once finds it.
+      keep_for_cache(st_, raw.empty() ? json::serialize(*completion) : raw);
+      store_in_cache(st_, true, st_.cost_preview);
+    }
     st_.first_byte_ms = wall_ms();
     if (!co_await st_.sink.send_completion(*completion, std::move(raw), headers)) st_.gone = true;
     r.ok = true;

@@ -27,6 +27,8 @@
 #include "pipeline/run_finish.hpp"
 #include "pipeline/run_state.hpp"
 #include "pipeline/upstream_errors.hpp"
+#include "providers/native.hpp"
+#include "providers/prefill.hpp"
 #include "routing/backoff.hpp"
 
 namespace tollgate::pipeline {
@@ -144,7 +146,8 @@ class Run {
       st_.outcome.retryable = true;
       co_return st_.outcome;
     }
-    if (can_degrade && walk.may_degrade) {
+    // A client stream that began (a cut nothing continued) takes no second answer.
+    if (can_degrade && walk.may_degrade && !(st_.client && st_.client->open())) {
       co_await degrader_.degrade(gp.degradation, walk.why, walk.error);
       co_return st_.outcome;
     }
@@ -422,6 +425,15 @@ class Run {
       out.stop_reason = "operation_not_supported";
       co_return out;
     }
+    if (st_.client && st_.client->continuing()) {
+      // A cut answer is continued only where a prefill is accepted (issue 13 §3).
+      std::erase_if(candidates, [&](std::size_t i) { return !continues_on(i); });
+      if (candidates.empty()) {
+        out.refusal = Refusal{st_.client->cut_error(), "no_assistant_prefill"};
+        out.stop_reason = "no deployment of '" + group + "' can continue the answer (supports_assistant_prefill)";
+        co_return out;
+      }
+    }
     for (int n = 0;; ) {
       if (st_.gone || st_.cut) break;
       if (n > 0 && st_.trace.retries_used >= st_.trace.budget.max_retries) {
@@ -514,6 +526,9 @@ class Run {
       // A deployment's default max_tokens bounds a request that sets no limit (and its reservation).
       OutputRequest output = st_.call.output;
       if (!output.max_tokens) output.max_tokens = st_.deployment(*dep).default_max_tokens;
+      // A continuation writes what the caller's limit leaves after the delivered text.
+      if (st_.client && st_.client->continuing() && output.max_tokens)
+        output.max_tokens = std::max<std::int64_t>(1, *output.max_tokens - st_.client->delivered_tokens);
       if (priced)
         plan = plan_attempt(price, acct_.input_bound(*dep), st_.call.body, output,
                             OutputBoundSettings::from(st_.cfg.tollgate_settings), attempter_.searches_every_request(*dep) ? 1 : 0);
@@ -582,6 +597,11 @@ class Run {
       out.error = std::move(r.error);
       hint = r.retry_after;
       tried.push_back(*dep);
+      if (!st_.trace.steps.empty() && st_.trace.steps.back().continuation == "cut") {
+        // The stream was cut after text reached the client: the next attempts continue it.
+        put_prefill();
+        std::erase_if(candidates, [&](std::size_t i) { return !continues_on(i); });
+      }
       if (const auto& mr = st_.deployment(*dep).max_retries; mr && ++attempts_on[*dep] > *mr)
         std::erase(candidates, *dep);  // its own retries are used up: the group's others, then fallbacks
       else if (r.silent)
@@ -662,6 +682,24 @@ class Run {
         break;
       }
     co_return out;
+  }
+
+  /// Whether deployment `i` may continue the client's cut stream: it accepts an assistant prefill
+  /// and, for a native Anthropic stream, is called natively (its events extend the stream).
+  bool continues_on(std::size_t i) const {
+    const auto& d = st_.deployment(i);
+    if (!providers::accepts_prefill(d)) return false;
+    return !st_.client->native() || providers::native_adapter_for(d, st_.call.native_api) != nullptr;
+  }
+
+  /// Ends the call's body (and its native body) with the text the client has as a final
+  /// assistant message, replacing an earlier continuation's: what the next target continues.
+  void put_prefill() {
+    const auto text = st_.client->prefill();
+    providers::put_prefill(st_.call.body, text, false, st_.client->prefill_in_body);
+    if (st_.call.native_body) providers::put_prefill(*st_.call.native_body, text, true, st_.client->prefill_in_body);
+    st_.client->prefill_in_body = true;
+    acct_.forget_input_bounds();  // the prefill is input: admission counts it
   }
 
   /// Removes from `candidates` the deployments that cannot serve the call's API (allocates only

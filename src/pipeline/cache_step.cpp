@@ -59,12 +59,12 @@ void keep_for_cache(RunState& st, std::string completion_json) {
   st.cache_answer = std::move(completion_json);
 }
 
-void store_in_cache(RunState& st, bool ok) {
+void store_in_cache(RunState& st, bool ok, budget::Nanos cost) {
   if (!ok || !st.cache_store || st.cache_hit || st.cache_answer.empty() || !st.svc->response_cache) return;
   if (!st.trace.degradation.empty() || !st.degradation.empty() || !st.stream_status.empty() || st.unknown) return;
   const auto& cs = st.cfg.litellm_settings.cache;
   const std::int64_t ttl = st.call.cache_controls.ttl.value_or(cs.effective_ttl_seconds());
-  cache::CachedAnswer a{std::move(st.cache_answer), st.charge.total, wall_ms()};
+  cache::CachedAnswer a{std::move(st.cache_answer), cost, wall_ms()};
   st.cache_answer.clear();
   st.svc->response_cache->put(st.cache_key, a, std::chrono::seconds(ttl));
 }

@@ -23,9 +23,11 @@ net::awaitable<bool> answer_from_cache(RunState& st);
 /// Keeps a served answer (an OpenAI chat.completion JSON text) to store when the run ends.
 void keep_for_cache(RunState& st, std::string completion_json);
 
-/// Stores the run's answer (finish_run calls it): only a full answer (not degraded, not a cut
-/// or unknown stream, not from the cache itself), unless the request said `no-store`.
-void store_in_cache(RunState& st, bool ok);
+/// Stores the run's kept answer (keep_for_cache), at `cost` (what it was charged, nano-dollars):
+/// only a full answer (not degraded, not a cut or unknown stream, not from the cache itself),
+/// unless the request said `no-store`. A non-streamed answer is stored just before it is sent;
+/// finish_run stores a stream's. Once stored, the kept answer is gone (a second call is a no-op).
+void store_in_cache(RunState& st, bool ok, budget::Nanos cost);
 
 /// Answers with a stored chat.completion: as JSON, or replayed as an event stream (the sink
 /// renders the caller's format). Used by cache hits and the stale_cache degradation mode.

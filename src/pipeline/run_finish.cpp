@@ -27,7 +27,7 @@ void finish_run(RunState& st, bool ok, std::optional<int> status) {
   if (ok && st.served_dep) st.trace.served_by = st.deployment(*st.served_dep).model_name + "/" + st.deployment(*st.served_dep).id;
   if (ok && st.trace.degradation == "stale_cache") st.trace.served_by = "stale_cache";
   if (ok && st.cache_hit) st.trace.served_by = "cache";
-  store_in_cache(st, ok);
+  store_in_cache(st, ok, st.charge.total);
   if (st.svc->metrics) count_request(st, ok, st.outcome.status);
   // Parent-based sampling: a caller that did not sample its trace gets no spans from us either.
   if (st.svc->spans && (!st.call.parent_trace || st.call.parent_trace->sampled)) {
@@ -47,6 +47,15 @@ net::awaitable<void> fail_run(RunState& st, std::optional<core::Error> error) {
                                                  "no deployment of model group '" + st.call.model + "' is available",
                                                  "no_deployments_available");
   st.trace.outcome = "failed";
+  if (st.client && st.client->open()) {
+    // The client's stream began and was cut, and nothing continued it (issue 13 §3): it ends
+    // with the cut's own error event (a shutdown's), never a later target's refusal.
+    st.stream_status = "unknown_outcome";
+    const core::Error& cut = st.cut ? err : st.client->cut_error();
+    finish_run(st, false, cut.status);
+    co_await st.sink.end_stream(cut);
+    co_return;
+  }
   auto headers = response_headers(st, std::nullopt);
   for (const auto& h : err.headers) headers.push_back(h);
   // Accounted before the answer leaves: a caller that reads /metrics or its spend right after

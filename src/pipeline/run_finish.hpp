@@ -15,6 +15,8 @@ namespace tollgate::pipeline {
 void finish_run(RunState& st, bool ok, std::optional<int> status);
 
 /// Sends `error` (or 503 no_deployments_available when none) to the client and ends the run.
+/// A client stream that already began (a cut no target continued, pipeline/continuation.hpp)
+/// is ended with the cut's error event instead (`error` when the gateway is shutting down).
 net::awaitable<void> fail_run(RunState& st, std::optional<core::Error> error);
 
 }  // namespace tollgate::pipeline

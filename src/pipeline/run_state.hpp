@@ -27,6 +27,7 @@
 #include "core/error.hpp"
 #include "http/client.hpp"
 #include "pipeline/attempt_loop.hpp"
+#include "pipeline/continuation.hpp"
 #include "pipeline/trace.hpp"
 #include "policy/failure.hpp"
 #include "providers/provider.hpp"
@@ -165,6 +166,9 @@ struct RunState {
   bool cache_store = false;
   std::string cache_answer;
   std::optional<cache::StreamAnswer> stream_answer;
+  /// The client's stream across attempts, kept when a cut may be continued elsewhere
+  /// (pipeline/continuation.hpp); nullopt = not tracked (not a stream, or nothing can continue).
+  std::optional<ClientStream> client;
   long long upstream_ms = 0;  ///< time spent in upstream attempts
   std::optional<std::size_t> last_dep;
   std::vector<AttemptRecord> attempts;

@@ -10,6 +10,7 @@
 #include "pipeline/upstream_errors.hpp"
 #include "policy/request_budget.hpp"
 #include "providers/native.hpp"
+#include "providers/prefill.hpp"
 
 namespace tollgate::pipeline {
 
@@ -47,6 +48,21 @@ core::Error limit_error(Limit which, milliseconds limit, const config::Deploymen
   return e;
 }
 
+/// Whether a cut of this stream may be continued elsewhere (issue 13 §3): a chat stream (or a
+/// native Anthropic one) of one choice, and some deployment accepts an assistant prefill.
+bool may_continue(const RunState& st, bool native) {
+  if (!st.call.stream || st.call.output.choices != 1) return false;
+  if (native ? st.call.native_api != providers::CallApi::messages : st.call.api != providers::CallApi::chat) return false;
+  return std::ranges::any_of(st.cfg.model_list, [](const config::Deployment& x) { return providers::accepts_prefill(x); });
+}
+
+/// Classes a cut is never continued after: the answer itself is what failed (a content filter),
+/// or the request is (the caller's to fix, too long).
+bool continues_after(FailureClass c) {
+  return c != FailureClass::content_policy && c != FailureClass::caller_fix_required &&
+         c != FailureClass::context_overflow;
+}
+
 }  // namespace
 
 net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::string group, std::size_t dep,
@@ -70,7 +86,12 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     co_return r;
   }
   const auto& provider = *adapter;
-  reset_response_facts(st);
+  // A continuation writes into the client's open stream: what the cut attempt noted stays.
+  const bool continuing = st.client && st.client->continuing();
+  if (!continuing) reset_response_facts(st);
+  if (!st.client && may_continue(st, native != nullptr)) st.client.emplace(native != nullptr);
+  const std::size_t text_before = st.client ? st.client->text().size() : 0;
+  const auto prefill_bytes = continuing ? static_cast<std::int64_t>(st.client->prefill().size()) : 0;
   const auto framing = provider.stream_framing(d);
   auto parser = http::make_frame_parser(framing);
   std::string raw;
@@ -78,6 +99,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   bool committed = false;
   int skipped = 0;  // malformed events skipped after the stream reached the client
   std::optional<core::Error> stream_error;
+  FailureClass cut_class = FailureClass::transient_provider_error;  // the class of stream_error's cut
   // Stream limits (issue 13 §2): the request's budget and the deployment's, the smaller; LiteLLM's
   // stream_timeout / timeout (per call) also bound each read, as httpx's read timeout does there.
   const auto& budget = st.trace.budget;
@@ -149,6 +171,11 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
         at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
         co_return r;
       }
+      {
+        policy::Outcome oc;
+        oc.transport = transport_event(got.error());
+        cut_class = st.table->classify(oc);
+      }
       if (st.cut) {
         stream_error = shutdown_error();
       } else if (stream_limit) {
@@ -184,6 +211,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       skipped += malformed;
       if (skipped > kMaxSkippedEvents) {
         stream_error = malformed_error(d, "sent " + std::to_string(skipped) + " events that are not JSON");
+        cut_class = at.classify_event(policy::TransportEvent::malformed_body, ex->status());
         break;
       }
     }
@@ -199,6 +227,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
         co_return r;
       }
       stream_error = malformed_error(d, "sent a malformed event stream");
+      cut_class = at.classify_event(policy::TransportEvent::malformed_body, ex->status());
       break;
     }
     if (auto err = decoder->error(); err && !committed) {
@@ -224,21 +253,26 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
                           chunks.size() > kMaxHeldChunks ||
                           std::ranges::any_of(chunks, [&](const std::string& c) { return decoder->carries_output(c); }));
     if (release) {
-      auto headers = response_headers(st, dep);
-      if (!co_await st.sink.begin_stream(headers)) {
-        st.gone = true;  // the client cannot be written to: stop, do not retry elsewhere
-        break;
+      if (!continuing) {
+        auto headers = response_headers(st, dep);
+        if (!co_await st.sink.begin_stream(headers)) {
+          st.gone = true;  // the client cannot be written to: stop, do not retry elsewhere
+          break;
+        }
+        st.first_byte_ms = wall_ms();
+        if (st.client) st.client->set_open();
       }
       committed = true;
-      st.first_byte_ms = wall_ms();
     }
     if (committed && !chunks.empty()) {
+      // Noted for a continuation (and, in one, rewritten into the client's stream).
+      if (st.client) std::erase_if(chunks, [&](std::string& c) { return !st.client->relay(c); });
       for (const auto& c : chunks) {
         note_stream_chunk(st, c);
         if (st.stream_answer) st.stream_answer->add(c);
       }
       const auto usage_so_far = decoder->usage();
-      if (!co_await st.sink.stream_chunks(chunks, usage_so_far)) {
+      if (!chunks.empty() && !co_await st.sink.stream_chunks(chunks, usage_so_far)) {
         st.gone = true;
         break;
       }
@@ -248,6 +282,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       stream_error = core::Error::gateway(err->status ? err->status : 500, err->error_type.empty() ? "api_error" : err->error_type,
                                           err->message.empty() ? "upstream reported an error mid-stream" : err->message,
                                           err->error_code);
+      cut_class = st.table->classify(*err);
       break;
     }
     if (decoder->finished() || at_end) {
@@ -261,6 +296,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
           co_return r;
         }
         stream_error = core::Error::gateway(502, "api_error", "upstream stream ended before completion", "stream_truncated");
+        cut_class = at.classify_event(policy::TransportEvent::reset_after_send, ex->status());
       }
       break;
     }
@@ -293,13 +329,43 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
         at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
     co_return r;
   }
+  if (stream_error && !st.gone && !st.cut && st.client && st.client->continuable() && continues_after(cut_class)) {
+    // Cut after text reached the client (issue 13 §3): the stream stays open and the walk asks
+    // the next target to continue the answer from that text. This attempt is settled by its
+    // evidence (the cut left its bill unknown: its reservation, unless the upstream's partial
+    // usage said more was generated).
+    const auto added = static_cast<std::int64_t>(st.client->text().size() - text_before);
+    st.client->delivered_tokens += u.completion_tokens > 0 ? u.completion_tokens : (added + 3) / 4;
+    st.client->cut(*stream_error);
+    st.stream_answer.reset();
+    r.ok = false;
+    r.failure = cut_class;
+    r.error = *stream_error;
+    r.evidence = budget::Evidence::unreadable;
+    at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
+    if (!st.trace.steps.empty()) {
+      st.trace.steps.back().continuation = "cut";
+      if (skipped > 0) st.trace.steps.back().skipped_events = skipped;
+    }
+    co_return r;
+  }
   r.ok = true;  // once committed, the attempt is the answer, complete or not
-  // A stream that skipped a malformed event may lack a piece of its answer: served, never cached.
-  if (complete && st.stream_answer && skipped == 0)
+  if (continuing) {
+    st.client->served_by(d.id);
+    st.trace.continued_by = d.id;
+    st.trace.continuations = st.client->continued;
+  }
+  // A stream that skipped a malformed event may lack a piece of its answer: served, never cached;
+  // nor is a continued one (its chunks are the continuation's only).
+  if (complete && st.stream_answer && skipped == 0 && !continuing)
     if (auto whole = st.stream_answer->completion()) keep_for_cache(st, json::serialize(*whole));
   st.stream_answer.reset();
   at.record(group, dep, ex->status(), std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
   if (skipped > 0 && !st.trace.steps.empty()) st.trace.steps.back().skipped_events = skipped;
+  if (continuing && !st.trace.steps.empty()) {
+    st.trace.steps.back().continuation = "continued";
+    st.trace.steps.back().prefill_bytes = prefill_bytes;
+  }
   if (stream_error) st.stream_status = decoder->error() ? "failure" : "unknown_outcome";
   else if (!complete) st.stream_status = "unknown_outcome";
   if (!st.gone) co_await st.sink.end_stream(stream_error);

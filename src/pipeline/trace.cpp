@@ -71,6 +71,8 @@ json::object DecisionTrace::to_json() const {
       if (s.output_bound > 0) o["max_tokens"] = s.output_bound;
       if (!s.output_capped_by.empty()) o["output_capped_by"] = s.output_capped_by;
       if (s.skipped_events > 0) o["skipped_events"] = s.skipped_events;
+      if (!s.continuation.empty()) o["continuation"] = s.continuation;
+      if (s.prefill_bytes > 0) o["prefill_bytes"] = s.prefill_bytes;
     }
     if (!s.decision.empty()) o["decision"] = s.decision;
     if (!s.reason.empty()) o["reason"] = s.reason;
@@ -90,6 +92,10 @@ json::object DecisionTrace::to_json() const {
   o["degradation"] = degradation.empty() ? json::value(nullptr) : json::value(degradation);
   o["outcome"] = outcome;
   o["served_by"] = served_by.empty() ? json::value(nullptr) : json::value(served_by);
+  if (!continued_by.empty()) {
+    o["continued_by"] = continued_by;
+    o["continuations"] = continuations;
+  }
   return o;
 }
 
@@ -166,6 +172,9 @@ std::string explain_text(const json::object& t) {
           out += ": " + (status ? "HTTP " + std::to_string(status) : std::string("no response")) + " -> class " + cls +
                  ", action " + str(s, "action") + ", then " + str(s, "decision");
         }
+        if (str(s, "continuation") == "cut") out += " (stream cut after text reached the client: continued elsewhere if a target accepts a prefill)";
+        if (str(s, "continuation") == "continued")
+          out += " (continued the cut answer from " + std::to_string(num(s, "prefill_bytes")) + " bytes of prefill)";
         out += " [" + std::to_string(num(s, "duration_ms")) + " ms, reserved $" + str(s, "reserved") + ", charged $" +
                str(s, "charged") + "]\n";
       } else if (kind == "skip") {
@@ -187,6 +196,7 @@ std::string explain_text(const json::object& t) {
   out += "outcome: " + str(t, "outcome");
   if (auto d = str(t, "degradation"); !d.empty()) out += " (degradation: " + d + ")";
   if (auto s = str(t, "served_by"); !s.empty()) out += ", served by " + s;
+  if (auto s = str(t, "continued_by"); !s.empty()) out += ", answer continued by " + s;
   out += "\n";
   return out;
 }

@@ -43,6 +43,11 @@ struct TraceStep {
   std::int64_t output_bound = 0;  ///< the output bound per choice it was sent with, tokens; 0 = the caller's own
   std::string output_capped_by;   ///< the budget scope that lowered that bound; empty = not lowered
   int skipped_events = 0;         ///< a relayed stream's malformed events, skipped (never relayed)
+  /// Mid-stream continuation (issue 13 §3): "cut" — its stream broke after text reached the
+  /// client and the walk looked for a target to continue it; "continued" — it continued the
+  /// answer from a prefill of `prefill_bytes` bytes of delivered text. Empty otherwise.
+  std::string continuation;
+  std::int64_t prefill_bytes = 0;
 };
 
 /// The whole trace.
@@ -58,6 +63,9 @@ struct DecisionTrace {
   std::string degradation;           ///< mode that answered, empty = full answer
   std::string outcome;               ///< "served" | "degraded" | "failed" | "refused" | "client_gone"
   std::string served_by;             ///< "group/deployment" of the answer
+  /// The deployment id that continued a cut stream last (empty: not continued), and how often.
+  std::string continued_by;
+  int continuations = 0;
 
   /// The full trace as JSON (spend log `decision`). Money as decimal dollar strings.
   boost::json::object to_json() const;

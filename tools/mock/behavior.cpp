@@ -56,6 +56,7 @@ std::optional<bool>* bool_field(Behavior& b, std::string_view key) {
   if (key == "reasoning_outside") return &b.reasoning_outside;
   if (key == "bill_on_cancel") return &b.bill_on_cancel;
   if (key == "echo_params") return &b.echo_params;
+  if (key == "reject_prefill") return &b.reject_prefill;
   return nullptr;
 }
 
@@ -303,6 +304,7 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
   override_with(m.ignore_max_tokens, high.ignore_max_tokens);
   override_with(m.fill_max_tokens, high.fill_max_tokens);
   override_with(m.echo_params, high.echo_params);
+  override_with(m.reject_prefill, high.reject_prefill);
   override_with(m.tool_call, high.tool_call);
   override_with(m.block_reason, high.block_reason);
   override_with(m.tool_arguments, high.tool_arguments);

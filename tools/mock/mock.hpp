@@ -48,6 +48,7 @@ struct Behavior {
   std::optional<std::int64_t> cached_tokens;
   std::optional<bool> ignore_max_tokens;         ///< generate the desired count whatever the cap
   std::optional<bool> fill_max_tokens;           ///< generate exactly the request's cap
+  std::optional<bool> reject_prefill;            ///< a final assistant message is refused (400)
   std::optional<std::int64_t> reasoning_tokens;  ///< per choice
   std::optional<bool> reasoning_outside;         ///< OpenAI family: reasoning beside completion
   std::optional<std::int64_t> cache_write_tokens;          ///< Anthropic: 5-minute cache writes
@@ -183,6 +184,11 @@ struct Completion {
   std::string service_tier;  ///< as reported
   UsageStyle usage_style = UsageStyle::normal;
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
+  /// A continued answer (an assistant prefill): pieces of the canonical answer the prefill
+  /// already holds (this answer starts after them), and whether its first piece opens with a
+  /// space (the prefill ended inside the text, as a model continuing "Hello" writes " world").
+  std::int64_t first = 0;
+  bool lead_space = false;
   std::string tool_name;           ///< the function the answer calls: behaviour tool_call, or (Ollama, Cohere) Api::tool_to_call; empty = none
   std::string tool_arguments;      ///< its arguments, JSON text
   int tool_calls = 0;               ///< OpenAI family: tool calls instead of text (tokens = argument pieces)

@@ -24,7 +24,9 @@ constexpr bool is_embeddings(Operation op) {
 std::optional<std::int64_t> int_field(const boost::json::object& o, std::string_view key, bool& bad);
 /// The output side of an answer from the behaviour and the request's cap (README "Token
 /// counting"): tokens per choice, capped (finish reason length), reasoning/audio/predictions.
-void set_output(const Behavior& b, std::optional<std::int64_t> cap, Completion& c);
+/// `done`: pieces of the answer an assistant prefill already holds (Completion::first): the
+/// desired count is lowered by them.
+void set_output(const Behavior& b, std::optional<std::int64_t> cap, Completion& c, std::int64_t done = 0);
 /// The tier an answer reports: the behaviour's, else the one asked ("default" for auto/none;
 /// Anthropic: "standard" unless "priority").
 std::string service_tier_of(const boost::json::object& body, const Behavior& b, bool anthropic);

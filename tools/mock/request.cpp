@@ -187,13 +187,14 @@ bool set_input(const json::object& body, const Behavior& b, Completion& c, std::
 // The output side per choice: visible tokens, reasoning, finish reason and the extra kinds.
 }  // namespace
 
-void set_output(const Behavior& b, std::optional<std::int64_t> cap, Completion& c) {
+void set_output(const Behavior& b, std::optional<std::int64_t> cap, Completion& c, std::int64_t done) {
   std::int64_t desired = 16;
   if (b.content) {
     c.words = split_words(*b.content);
     desired = static_cast<std::int64_t>(c.words.size());
   }
   if (b.completion_tokens) desired = *b.completion_tokens;
+  desired = desired > done ? desired - done : 0;
   // Bound the total output (tokens x choices) so no request can exhaust memory.
   std::int64_t limit = kMaxCompletionTokens / c.n;
   if (desired > limit) desired = limit;
@@ -261,6 +262,63 @@ Counts Completion::counts(std::int64_t visible) const {
   return k;
 }
 
+namespace {
+
+bool blank(char ch) { return ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r'; }
+
+// The text of a final assistant message the request asks to be continued (nullopt: none):
+// Anthropic continues any final assistant message; the OpenAI family only one marked as a
+// prefix (Mistral's `prefix: true`, vLLM's `continue_final_message: true`). False with `err`
+// when the prefill is refused (behaviour reject_prefill; Anthropic: trailing whitespace).
+bool prefill_of(const json::object& body, bool anthropic, const Behavior& b, std::optional<std::string>& out,
+                std::string& err) {
+  const auto& msgs = body.at("messages").get_array();
+  if (msgs.empty() || !msgs.back().is_object()) return true;
+  const auto& last = msgs.back().get_object();
+  const auto* role = last.if_contains("role");
+  if (!role || !role->is_string() || role->get_string() != "assistant") return true;
+  if (!anthropic) {
+    const auto* cont = body.if_contains("continue_final_message");
+    const auto* prefix = last.if_contains("prefix");
+    if (!(cont && cont->is_bool() && cont->get_bool()) && !(prefix && prefix->is_bool() && prefix->get_bool()))
+      return true;  // a turn of the conversation, answered anew
+  }
+  if (b.reject_prefill.value_or(false)) {
+    err = anthropic ? "Prefilling assistant messages is not supported for this model."
+                    : "continue_final_message / prefix is not supported by this model.";
+    return false;
+  }
+  std::string text;
+  if (const auto* c = last.if_contains("content")) {
+    if (c->is_string()) text = c->get_string();
+    else if (c->is_array())
+      for (const auto& part : c->get_array())
+        if (part.is_object())
+          if (const auto* t = part.get_object().if_contains("text"); t && t->is_string()) text += t->get_string();
+  }
+  if (anthropic && !text.empty() && blank(text.back())) {
+    err = "messages: final assistant content cannot end with trailing whitespace";
+    return false;
+  }
+  out = std::move(text);
+  return true;
+}
+
+// Pieces of the canonical answer (`canon`, its `tokens` the whole answer) the prefill holds:
+// the k whose first k pieces, trailing whitespace aside, are the prefill; 0 when none.
+std::int64_t prefill_pieces(const Completion& canon, std::string_view prefill) {
+  std::string s;
+  for (std::int64_t k = 1; k <= canon.tokens && s.size() <= prefill.size(); ++k) {
+    s += canon.piece(k - 1);
+    std::string_view t(s);
+    while (!t.empty() && blank(t.back())) t.remove_suffix(1);
+    if (t == prefill) return k;
+  }
+  return 0;
+}
+
+}  // namespace
+
 bool build_completion(const json::object& body, bool anthropic, const Behavior& b, Completion& c,
                       std::string& err) {
   auto* msgs = body.if_contains("messages");
@@ -307,7 +365,18 @@ bool build_completion(const json::object& body, bool anthropic, const Behavior& 
     with_text.content = json::serialize(echo);  // no spaces: one "word", sent back verbatim
     set_output(with_text, max_tokens, c);
   } else {
-    set_output(b, max_tokens, c);
+    std::optional<std::string> prefill;
+    if (!prefill_of(body, anthropic, b, prefill, err)) return false;
+    std::int64_t done = 0;
+    if (prefill && !prefill->empty()) {
+      Completion canon;
+      set_output(b, std::nullopt, canon);
+      done = prefill_pieces(canon, *prefill);
+    }
+    set_output(b, max_tokens, c, done);
+    c.first = done;
+    // A prefill that ends inside the text: the continuation opens with the separating space.
+    c.lead_space = done > 0 && c.tokens > 0 && !blank(prefill->back());
   }
   bool stream = false;
   if (auto* st = body.if_contains("stream"); st && st->is_bool()) stream = st->get_bool();

@@ -33,11 +33,12 @@ std::mt19937_64& rng() {
 }  // namespace
 
 std::string Completion::piece(std::int64_t i) const {
-  std::string out;
+  std::string out = i == 0 && lead_space ? " " : "";
+  const auto w = static_cast<std::size_t>(i + first);
   if (words.empty()) {
-    out = kLorem[static_cast<std::size_t>(i) % std::size(kLorem)];
+    out += kLorem[w % std::size(kLorem)];
   } else {
-    out = words[static_cast<std::size_t>(i) % words.size()];
+    out += words[w % words.size()];
   }
   if (i + 1 < tokens) out += ' ';
   return out;

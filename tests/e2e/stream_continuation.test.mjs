@@ -1,0 +1,205 @@
+// Mid-stream failover with continuation (issue 13 §3, §5): a stream cut or stalled after text
+// reached the client is continued by the next target that accepts an assistant prefill, in the
+// same client stream, so the client reads one whole answer; a target that rejects the prefill
+// (or cannot take one) never becomes the client's error. Every case checks the client's whole
+// text against the canonical answer, the upstream's attempt counts, the decision trace and the
+// money: the continuation is charged its own bill, the cut attempt its reservation (never less
+// than what the simulator billed it), both under one request.
+import assert from 'node:assert/strict';
+import { useMock, e2e, gatewayConfig, spendLogOf } from './harness.mjs';
+import { paidDeployment, paidAnthropicDeployment, spendNanos, mockBillNanos, unknownCharges, nanos, IN_PRICE, OUT_PRICE } from './budget_helpers.mjs';
+
+const state = useMock();
+const PRICES = { input: IN_PRICE, output: OUT_PRICE };
+const MESSAGES = [{ role: 'user', content: 'Tell me something long.' }];
+const words = (n) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+
+/// Streams a chat completion through the official openai SDK: {text, finish, usage, error, ms, response, ids}.
+async function openaiStream(client, body = {}) {
+  const t = performance.now();
+  const { data, response } = await client.chat.completions
+    .create({ messages: MESSAGES, max_tokens: 100, stream: true, stream_options: { include_usage: true }, ...body })
+    .withResponse();
+  let text = '';
+  let finish = null;
+  let usage = null;
+  let error = null;
+  const ids = new Set();
+  let roles = 0;
+  try {
+    for await (const chunk of data) {
+      ids.add(chunk.id);
+      if (chunk.choices[0]?.delta?.role) roles += 1;
+      text += chunk.choices[0]?.delta?.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+  } catch (e) { error = e; }
+  return { text, finish, usage, error, ms: performance.now() - t, response, ids, roles };
+}
+
+/// Streams /v1/messages through the official Anthropic SDK: the text, the events' shape, the error.
+async function anthropicStream(client, body = {}) {
+  const { data: stream, response } = await client.messages
+    .create({ model: 'x', max_tokens: 100, messages: MESSAGES, stream: true, ...body })
+    .withResponse();
+  let text = '';
+  let starts = 0;
+  let stops = 0;
+  let stopReason = null;
+  let error = null;
+  const blockStarts = [];
+  try {
+    for await (const ev of stream) {
+      if (ev.type === 'message_start') starts += 1;
+      if (ev.type === 'content_block_start') blockStarts.push(ev.index);
+      if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') {
+        assert.equal(ev.index, 0, 'the continuation writes into the client\'s open text block');
+        text += ev.delta.text;
+      }
+      if (ev.type === 'message_delta') stopReason = ev.delta.stop_reason ?? stopReason;
+      if (ev.type === 'message_stop') stops += 1;
+    }
+  } catch (e) { error = e; }
+  return { text, starts, stops, stopReason, error, blockStarts, response };
+}
+
+/// The request's money: spend == the continuation's bill + the cut attempt's reservation, which
+/// covers what the simulator billed the cut attempt.
+async function checkMoney(gw, mock, key, response, served, cut) {
+  const row = await spendLogOf(gw, response);
+  const attempts = row.decision.steps.filter((s) => s.step === 'attempt');
+  const servedBill = await mockBillNanos(mock, served, PRICES);
+  const cutBill = await mockBillNanos(mock, cut, PRICES);
+  const unknown = unknownCharges(row);
+  const spent = await spendNanos(gw, key);
+  assert.equal(nanos(attempts.at(-1).charged), servedBill, 'the continuation is charged its own bill');
+  assert.equal(spent, servedBill + unknown, `spend ${spent} = continuation ${servedBill} + cut attempt ${unknown}`);
+  assert.ok(unknown >= cutBill && cutBill > 0, `the cut attempt's charge ${unknown} covers its bill ${cutBill}`);
+  return { row, attempts };
+}
+
+e2e('OpenAI SDK: a stream cut after 40 of 60 tokens is continued by the fallback from a prefill; one answer, one id, both attempts paid', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'cut', 'cut-up'), paidAnthropicDeployment(mock, 'cut-fb', 'cut-fb-up')],
+    litellm_settings: { fallbacks: [{ cut: ['cut-fb'] }] },
+  }));
+  await mock.script('cut-up', [{ fault: 'truncate', content: words(60), truncate_after_tokens: 40 }]);
+  await mock.script('cut-fb-up', [{ content: words(60) }]);
+  const key = (await gw.generateKey({ max_budget: 1 })).key;
+  const s = await openaiStream(gw.openai({ apiKey: key }), { model: 'cut' });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(60), 'the whole canonical answer, nothing repeated or lost');
+  assert.equal(s.finish, 'stop');
+  assert.equal(s.ids.size, 1, 'one stream id');
+  assert.equal(s.roles, 1, 'one role preamble');
+  assert.deepEqual(await mock.requests('cut-up', 'cut-fb-up'), { 'cut-up': 1, 'cut-fb-up': 1 });
+  const bills = (await mock.stats()).bills.filter((b) => b.model === 'cut-fb-up');
+  assert.equal(bills.at(-1).completion_tokens, 20, 'the fallback generated only the rest');
+  const { row, attempts } = await checkMoney(gw, mock, key, s.response, 'cut-fb-up', 'cut-up');
+  assert.equal(attempts[0].continuation, 'cut');
+  assert.equal(attempts[1].continuation, 'continued');
+  assert.ok(attempts[1].prefill_bytes > 100, 'the delivered text went as the prefill');
+  assert.match(row.decision.continued_by, /./, 'the trace names who continued the answer');
+  assert.equal(row.decision.continuations, 1);
+});
+
+e2e('Anthropic SDK (native stream): a cut answer is continued in the same message and text block', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidAnthropicDeployment(mock, 'acut', 'acut-up'), paidAnthropicDeployment(mock, 'acut-fb', 'acut-fb-up')],
+    litellm_settings: { fallbacks: [{ acut: ['acut-fb'] }] },
+  }));
+  await mock.script('acut-up', [{ fault: 'truncate', content: words(60), truncate_after_tokens: 40 }]);
+  await mock.script('acut-fb-up', [{ content: words(60) }]);
+  const key = (await gw.generateKey({ max_budget: 1 })).key;
+  const s = await anthropicStream(gw.anthropic({ apiKey: key }), { model: 'acut' });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(60));
+  assert.equal(s.starts, 1, 'one message_start');
+  assert.equal(s.stops, 1, 'one message_stop');
+  assert.deepEqual(s.blockStarts, [0], 'one text block');
+  assert.equal(s.stopReason, 'end_turn');
+  assert.deepEqual(await mock.requests('acut-up', 'acut-fb-up'), { 'acut-up': 1, 'acut-fb-up': 1 });
+  await checkMoney(gw, mock, key, s.response, 'acut-fb-up', 'acut-up');
+});
+
+e2e('a fallback that rejects the prefill: the client gets the original cut\'s error event, never the 400', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'rj', 'rj-up'), paidAnthropicDeployment(mock, 'rj-fb', 'rj-fb-up')],
+    litellm_settings: { fallbacks: [{ rj: ['rj-fb'] }] },
+  }));
+  await mock.script('rj-up', [{ fault: 'truncate', content: words(60), truncate_after_tokens: 40 }]);
+  await mock.script('rj-fb-up', [{ reject_prefill: true, content: words(60) }]);
+  const key = (await gw.generateKey({ max_budget: 1 })).key;
+  const s = await openaiStream(gw.openai({ apiKey: key }), { model: 'rj' });
+  assert.ok(s.error, 'a cut answer is never presented as complete');
+  assert.doesNotMatch(String(s.error.message), /prefill/i, 'the prefill rejection is not the client\'s error');
+  assert.match(String(s.error.message), /stream broke|ended before/, String(s.error.message));
+  assert.equal(s.text, words(40) + ' ', 'the 40 tokens delivered before the cut');
+  assert.deepEqual(await mock.requests('rj-up', 'rj-fb-up'), { 'rj-up': 1, 'rj-fb-up': 1 });
+  const row = await spendLogOf(gw, s.response);
+  const attempts = row.decision.steps.filter((x) => x.step === 'attempt');
+  assert.equal(attempts[1].class, 'caller_fix_required');
+  assert.equal(nanos(attempts[1].charged), 0, 'a refused prefill is not billed');
+  const spent = await spendNanos(gw, key);
+  assert.ok(spent >= await mockBillNanos(mock, 'rj-up', PRICES), 'the cut attempt is paid');
+  assert.equal(row.status, 'failure');
+  // The gateway is healthy afterwards.
+  const after = await openaiStream(gw.openai({ apiKey: key }), { model: 'rj-fb' });
+  assert.equal(after.error, null);
+  assert.equal(after.text, words(60));
+});
+
+e2e('a fallback that cannot take a prefill (OpenAI) is skipped with its reason; the client gets the cut\'s error', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidAnthropicDeployment(mock, 'np', 'np-up'), paidDeployment(mock, 'np-fb', 'np-fb-up')],
+    litellm_settings: { fallbacks: [{ np: ['np-fb'] }] },
+  }));
+  await mock.script('np-up', [{ fault: 'truncate', content: words(60), truncate_after_tokens: 40 }]);
+  const s = await openaiStream(gw.openai(), { model: 'np' });
+  assert.ok(s.error);
+  assert.equal(s.text, words(40) + ' ');
+  assert.deepEqual(await mock.requests('np-up', 'np-fb-up'), { 'np-up': 1, 'np-fb-up': 0 }, 'nothing sent to a target that cannot continue');
+  const row = await spendLogOf(gw, s.response);
+  const skip = row.decision.steps.find((x) => x.step === 'skip' && x.group === 'np-fb');
+  assert.ok(skip, JSON.stringify(row.decision.steps));
+  assert.match(skip.reason, /no_assistant_prefill/);
+});
+
+e2e('a model_info.supports_assistant_prefill OpenAI-compatible deployment continues with continue_final_message', async (ctx) => {
+  const { mock } = state;
+  const fb = paidDeployment(mock, 'vl-fb', 'vl-fb-up');
+  fb.model_info = { ...(fb.model_info ?? {}), supports_assistant_prefill: true };
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'vl', 'vl-up'), fb],
+    litellm_settings: { fallbacks: [{ vl: ['vl-fb'] }] },
+  }));
+  await mock.script('vl-up', [{ fault: 'truncate', content: words(30), truncate_after_tokens: 10 }]);
+  await mock.script('vl-fb-up', [{ content: words(30) }]);
+  const s = await openaiStream(gw.openai(), { model: 'vl' });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(30));
+  const bills = (await mock.stats()).bills.filter((b) => b.model === 'vl-fb-up');
+  assert.equal(bills.at(-1).completion_tokens, 20);
+});
+
+e2e('LiteLLM settings only: a stream that stalls after 20 tokens is continued by the fallback within the per-call timeout', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'ls', 'ls-up'), paidAnthropicDeployment(mock, 'ls-fb', 'ls-fb-up')],
+    router_settings: { timeout: 2, num_retries: 2 },
+    litellm_settings: { fallbacks: [{ ls: ['ls-fb'] }] },
+  }));
+  await mock.script('ls-up', [{ fault: 'stall', content: words(60), stall_after_tokens: 20 }]);
+  await mock.script('ls-fb-up', [{ content: words(60) }]);
+  const key = (await gw.generateKey({ max_budget: 1 })).key;
+  const s = await openaiStream(gw.openai({ apiKey: key }), { model: 'ls' });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(60));
+  assert.ok(s.ms < 8000, `continued after the 2 s per-call limit: ${s.ms.toFixed(0)} ms`);
+  await checkMoney(gw, mock, key, s.response, 'ls-fb-up', 'ls-up');
+});
