@@ -113,6 +113,9 @@ struct RequestBudgetConfig {
   std::optional<std::string> max_request_cost; ///< decimal dollars: all attempts' reservations together
   std::optional<milliseconds> first_token_timeout;  ///< `first_token_timeout_ms`: streams, to the first content delta
   std::optional<milliseconds> stream_idle_timeout;  ///< `stream_idle_timeout_ms`: streams, longest silence
+  /// `stream_holdback_tokens`: streams, output events held before the client sees any (`all`:
+  /// INT64_MAX, the whole answer); 0 = none.
+  std::optional<std::int64_t> stream_holdback;
 };
 
 /// `circuit:` — the deployment circuit of each deployment in the group (issue 4 §4).

@@ -97,7 +97,7 @@ const std::array<Field<ClassRuleConfig>, 5> kClassRule{{
 
 // ---- budgets, circuits ------------------------------------------------------------------
 
-const std::array<Field<RequestBudgetConfig>, 7> kBudgets{{
+const std::array<Field<RequestBudgetConfig>, 8> kBudgets{{
     {{"fallback_policy.<layer>.budgets.max_retries", "integer ≥ 0", "effective `num_retries`", "", S::supported,
       "Retries per request, all groups together."},
      TG_READ(RequestBudgetConfig) {
@@ -137,6 +137,15 @@ const std::array<Field<RequestBudgetConfig>, 7> kBudgets{{
       "`first_token_timeout_ms` (`x-tollgate-stream-idle-timeout-ms`)."},
      TG_READ(RequestBudgetConfig) {
        if (auto d = c.millis(v, p, l, 1)) t.stream_idle_timeout = *d;
+     }},
+    {{"fallback_policy.<layer>.budgets.stream_holdback_tokens", "integer ≥ 0 or `all`", "0", "", S::supported,
+      "Streams, opt-in hold-back (docs/streaming.md): the first N output events (about one token each) are held "
+      "before anything reaches the client, so a failure within them is retried unseen on any target; `all` "
+      "holds the whole answer. Latency for integrity. Raised (never lowered) by key metadata and "
+      "`x-tollgate-stream-holdback`."},
+     TG_READ(RequestBudgetConfig) {
+       if (v.IsScalar() && v.Scalar() == "all") t.stream_holdback = INT64_MAX;
+       else if (auto n = c.integer(v, p, l, 0)) t.stream_holdback = *n;
      }},
 }};
 

@@ -115,6 +115,13 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       return st.caller_tightened_idle && *budget.stream_idle_timeout <= *idle;
     return false;
   };
+  // Hold-back (issue 13 §4): output events held before the client sees any; then a failure
+  // within them fails the attempt unseen. Bounded by the upstream body limit in bytes.
+  const std::int64_t holdback = budget.stream_holdback;
+  const auto hold_bytes = static_cast<std::size_t>(st.cfg.tollgate_settings.max_upstream_body_bytes);
+  std::int64_t held_output = 0;  // output events among the held chunks
+  std::size_t held_bytes = 0;
+  std::size_t held_seen = 0;     // held chunks counted so far
   bool any_read = false;            // any byte arrived (the first-byte limit is met)
   bool events_read = false;         // the last read delivered at least one event
   core::SteadyTime last_read = started;  // when the last event arrived (or the attempt started)
@@ -124,7 +131,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       if (t < best.first) best = {t, l};
     };
     if (!any_read) consider(first_byte_deadline, Limit::first_byte);
-    if (!committed && first_token) consider(started + *first_token, Limit::first_token);
+    if (!committed && held_output == 0 && first_token) consider(started + *first_token, Limit::first_token);
     if (any_read && idle) consider(last_read + *idle, Limit::idle);
     return best;
   };
@@ -248,10 +255,15 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     }
     // Preamble chunks wait for the first output (or the stream's end): until then nothing has
     // reached the client, and a limit or failure can still move the request elsewhere unseen.
+    if (!committed)
+      for (; held_seen < chunks.size(); ++held_seen) {
+        if (decoder->carries_output(chunks[held_seen])) ++held_output;
+        held_bytes += chunks[held_seen].size();
+      }
+    const bool held_enough = holdback > 0 ? held_output >= holdback || held_bytes > hold_bytes
+                                          : held_output > 0 || chunks.size() > kMaxHeldChunks;
     const bool release = !chunks.empty() && !committed &&
-                         (decoder->finished() || (at_end && decoder->accept_end_without_terminator()) ||
-                          chunks.size() > kMaxHeldChunks ||
-                          std::ranges::any_of(chunks, [&](const std::string& c) { return decoder->carries_output(c); }));
+                         (decoder->finished() || (at_end && decoder->accept_end_without_terminator()) || held_enough);
     if (release) {
       if (!continuing) {
         auto headers = response_headers(st, dep);

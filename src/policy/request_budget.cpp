@@ -25,6 +25,7 @@ void apply(RequestBudget& b, const config::RequestBudgetConfig& c) {
   if (c.min_time_left) b.min_time_left = std::max(milliseconds{0}, *c.min_time_left);
   if (c.first_token_timeout) b.first_token_timeout = *c.first_token_timeout;
   if (c.stream_idle_timeout) b.stream_idle_timeout = *c.stream_idle_timeout;
+  if (c.stream_holdback) b.stream_holdback = std::max<std::int64_t>(0, *c.stream_holdback);
   if (c.max_request_cost) {
     // A value that does not parse is ignored here: the loader reports it with its YAML path.
     if (auto n = budget::parse_dollars(*c.max_request_cost)) b.max_request_cost = *n;
@@ -112,6 +113,13 @@ RequestBudget tighten(RequestBudget b, const BudgetOverride& o, std::vector<std:
   };
   limit(kHeaderFirstTokenTimeoutMs, o.first_token_timeout, b.first_token_timeout);
   limit(kHeaderStreamIdleTimeoutMs, o.stream_idle_timeout, b.stream_idle_timeout);
+  if (o.stream_holdback) {
+    if (*o.stream_holdback >= b.stream_holdback)
+      b.stream_holdback = *o.stream_holdback;
+    else if (ignored)  // a hold-back lower than the group's is the loosening here
+      ignored->push_back(std::string(kHeaderStreamHoldback) + ": " + std::to_string(*o.stream_holdback) + " < " +
+                         std::to_string(b.stream_holdback));
+  }
   if (o.max_request_cost) {
     const budget::Nanos v = std::max<budget::Nanos>(0, *o.max_request_cost);
     if (v <= b.max_request_cost)
@@ -156,6 +164,16 @@ std::optional<std::string> parse_override_field(std::string_view name, std::stri
     *slot = milliseconds{*n};
     return std::nullopt;
   }
+  if (is(kHeaderStreamHoldback) || is_field("stream_holdback_tokens")) {
+    if (equals_ci(v, "all")) {
+      o.stream_holdback = kHoldWholeAnswer;
+      return std::nullopt;
+    }
+    auto n = parse_plain_int(v);
+    if (!n) return field_error(name, value, "a non-negative integer number of output events, or \"all\"");
+    o.stream_holdback = *n;
+    return std::nullopt;
+  }
   if (is(kHeaderMaxRequestCost) || is_field("max_request_cost")) {
     auto n = budget::parse_dollars(v);
     if (!n) return field_error(name, value, "a non-negative decimal dollar amount (" + n.error() + ")");
@@ -174,7 +192,7 @@ std::vector<std::string> read_key_budget(std::string_view metadata_json, BudgetO
       !ec && md.is_object() ? md.as_object().if_contains("tollgate_request_budget") : nullptr;
   if (rb == nullptr || !rb->is_object()) return problems;
   for (const char* field : {"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost", "first_token_timeout_ms",
-                            "stream_idle_timeout_ms"}) {
+                            "stream_idle_timeout_ms", "stream_holdback_tokens"}) {
     const auto* v = rb->as_object().if_contains(field);
     if (v == nullptr || v->is_null()) continue;
     const std::string text = v->is_string() ? std::string(v->as_string()) : boost::json::serialize(*v);

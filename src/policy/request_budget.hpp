@@ -32,7 +32,13 @@ struct RequestBudget {
   std::optional<milliseconds> first_token_timeout;
   /// Streams: the longest silence between two upstream reads; nullopt = no limit.
   std::optional<milliseconds> stream_idle_timeout;
+  /// Streams (issue 13 §4): output events held back before the client sees any, so that a
+  /// failure within them is retried unseen; kHoldWholeAnswer = the whole answer; 0 = none.
+  std::int64_t stream_holdback = 0;
 };
+
+/// RequestBudget::stream_holdback for "all": nothing is relayed before the stream's end.
+inline constexpr std::int64_t kHoldWholeAnswer = INT64_MAX;
 
 /// The binding one of two optional limits: the smaller, or the one that is set (nullopt: neither).
 inline std::optional<milliseconds> tighter_limit(std::optional<milliseconds> a, std::optional<milliseconds> b) {
@@ -49,6 +55,8 @@ struct BudgetOverride {
   std::optional<budget::Nanos> max_request_cost;
   std::optional<milliseconds> first_token_timeout;
   std::optional<milliseconds> stream_idle_timeout;
+  /// Hold-back is the one field an override may raise (more integrity, more latency), never lower.
+  std::optional<std::int64_t> stream_holdback;
 };
 
 /// The configured budget of `group`: `fallback_policy.model_groups.<group>.budgets` over
@@ -63,17 +71,20 @@ RequestBudget tighten(RequestBudget b, const BudgetOverride& o, std::vector<std:
 /// Header names of a per-request override (all optional):
 /// x-tollgate-max-retries (int >= 0), x-tollgate-max-fallbacks (int >= 0),
 /// x-tollgate-deadline-ms (int > 0), x-tollgate-max-request-cost (decimal dollars),
-/// x-tollgate-first-token-timeout-ms and x-tollgate-stream-idle-timeout-ms (int > 0).
+/// x-tollgate-first-token-timeout-ms and x-tollgate-stream-idle-timeout-ms (int > 0),
+/// x-tollgate-stream-holdback (int >= 0 output events, or "all").
 inline constexpr const char* kHeaderMaxRetries = "x-tollgate-max-retries";
 inline constexpr const char* kHeaderMaxFallbacks = "x-tollgate-max-fallbacks";
 inline constexpr const char* kHeaderDeadlineMs = "x-tollgate-deadline-ms";
 inline constexpr const char* kHeaderMaxRequestCost = "x-tollgate-max-request-cost";
 inline constexpr const char* kHeaderFirstTokenTimeoutMs = "x-tollgate-first-token-timeout-ms";
 inline constexpr const char* kHeaderStreamIdleTimeoutMs = "x-tollgate-stream-idle-timeout-ms";
+inline constexpr const char* kHeaderStreamHoldback = "x-tollgate-stream-holdback";
 /// Every per-request override header, in the order above.
 inline constexpr const char* kOverrideHeaders[] = {kHeaderMaxRetries,     kHeaderMaxFallbacks,
                                                    kHeaderDeadlineMs,     kHeaderMaxRequestCost,
-                                                   kHeaderFirstTokenTimeoutMs, kHeaderStreamIdleTimeoutMs};
+                                                   kHeaderFirstTokenTimeoutMs, kHeaderStreamIdleTimeoutMs,
+                                                   kHeaderStreamHoldback};
 
 /// Parses one override field from its header (or key-metadata) text into `o`.
 /// Returns an error message naming the field when the value is malformed (the API answers 400).
@@ -81,7 +92,7 @@ std::optional<std::string> parse_override_field(std::string_view name, std::stri
 
 /// Reads a key's metadata (JSON object text) field `tollgate_request_budget`
 /// ({"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost", "first_token_timeout_ms",
-/// "stream_idle_timeout_ms"}, numbers or strings) into
+/// "stream_idle_timeout_ms", "stream_holdback_tokens"}, numbers or strings) into
 /// `o`. A missing or non-object field changes nothing. Returns one message per malformed value
 /// (that value is ignored: the caller logs it).
 std::vector<std::string> read_key_budget(std::string_view metadata_json, BudgetOverride& o);

@@ -309,7 +309,7 @@ class Parser {
       const std::string rp = path + ".request_budget";
       if (is_map(v, rp)) {
         only_keys(v, rp, {"max_retries", "max_fallbacks", "deadline_ms", "max_request_cost", "first_token_timeout_ms",
-                          "stream_idle_timeout_ms"});
+                          "stream_idle_timeout_ms", "stream_holdback_tokens"});
         for (auto it = v.begin(); it != v.end(); ++it) {
           const std::string f = it->first.Scalar();
           auto s = string_of(it->second, join(rp, f));

@@ -203,3 +203,59 @@ e2e('LiteLLM settings only: a stream that stalls after 20 tokens is continued by
   assert.ok(s.ms < 8000, `continued after the 2 s per-call limit: ${s.ms.toFixed(0)} ms`);
   await checkMoney(gw, mock, key, s.response, 'ls-fb-up', 'ls-up');
 });
+
+e2e('hold-back: x-tollgate-stream-holdback holds the first tokens, so a cut within them is retried unseen on the fallback', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'hb', 'hb-up'), paidDeployment(mock, 'hb-fb', 'hb-fb-up')],
+    litellm_settings: { fallbacks: [{ hb: ['hb-fb'] }] },
+  }));
+  const key = (await gw.generateKey({ max_budget: 1 })).key;
+  const client = gw.openai({ apiKey: key });
+  // Without hold-back the cut after 5 tokens reaches the client (no target here takes a prefill).
+  await mock.script('hb-up', [{ fault: 'truncate', content: words(30), truncate_after_tokens: 5 }]);
+  const plain = await openaiStream(client, { model: 'hb' });
+  assert.ok(plain.error, 'a cut stream is never presented as complete');
+  assert.equal(plain.text, words(5) + ' ');
+  // With it, nothing reached the client before the cut: the fallback answers the whole.
+  await mock.script('hb-up', [{ fault: 'truncate', content: words(30), truncate_after_tokens: 5 }]);
+  await mock.script('hb-fb-up', [{ content: words(30) }]);
+  const t = performance.now();
+  const { data, response } = await client.chat.completions
+    .create({ model: 'hb', messages: MESSAGES, max_tokens: 100, stream: true, stream_options: { include_usage: true } },
+      { headers: { 'x-tollgate-stream-holdback': '10' } })
+    .withResponse();
+  let text = '';
+  for await (const chunk of data) text += chunk.choices[0]?.delta?.content ?? '';
+  assert.equal(text, words(30), 'the fallback\'s whole answer, nothing of the cut one');
+  assert.ok(performance.now() - t < 5000);
+  assert.equal(response.headers.get('x-litellm-model-group'), 'hb-fb');
+  const row = await spendLogOf(gw, response);
+  const attempts = row.decision.steps.filter((s) => s.step === 'attempt');
+  assert.equal(attempts.length, 2);
+  assert.equal(attempts[1].class, null);
+  assert.equal(nanos(attempts[1].charged), await mockBillNanos(mock, 'hb-fb-up', PRICES));
+  // A bad value is the caller's 400, nothing sent.
+  const before = await mock.requests('hb-up', 'hb-fb-up');
+  const bad = await gw.fetch('/v1/chat/completions', { auth: key, body: { model: 'hb', messages: MESSAGES, stream: true }, headers: { 'x-tollgate-stream-holdback': 'lots' } });
+  assert.equal(bad.status, 400);
+  assert.match(bad.json.error.message, /x-tollgate-stream-holdback/);
+  assert.deepEqual(await mock.requests('hb-up', 'hb-fb-up'), before);
+});
+
+e2e('hold-back per group (budgets.stream_holdback_tokens: all): the whole answer is held, a stall near its end is retried unseen', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'ha', 'ha-up'), paidDeployment(mock, 'ha-fb', 'ha-fb-up')],
+    litellm_settings: { fallbacks: [{ ha: ['ha-fb'] }] },
+    fallback_policy: { model_groups: { ha: { budgets: { stream_holdback_tokens: 'all', stream_idle_timeout_ms: 700 } } } },
+  }));
+  await mock.script('ha-up', [{ fault: 'stall', content: words(20), stall_after_tokens: 18 }]);
+  await mock.script('ha-fb-up', [{ content: words(20) }]);
+  const s = await openaiStream(gw.openai(), { model: 'ha' });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(20));
+  const row = await spendLogOf(gw, s.response);
+  assert.equal(row.decision.steps.filter((x) => x.step === 'attempt').length, 2, 'one unseen stall, one answer');
+  assert.deepEqual(await mock.requests('ha-up', 'ha-fb-up'), { 'ha-up': 1, 'ha-fb-up': 1 });
+});

@@ -265,3 +265,22 @@ TEST(RequestBudget, StreamLimitsFromThePolicyAndTightenedOnly) {
   EXPECT_TRUE(policy::read_key_budget(R"({"tollgate_request_budget":{"first_token_timeout_ms":"250"}})", k).empty());
   EXPECT_EQ(k.first_token_timeout, milliseconds{250});
 }
+
+TEST(RequestBudget, StreamHoldbackMayOnlyBeRaised) {
+  BudgetOverride o;
+  EXPECT_FALSE(policy::parse_override_field(policy::kHeaderStreamHoldback, "all", o));
+  EXPECT_EQ(o.stream_holdback, policy::kHoldWholeAnswer);
+  EXPECT_TRUE(policy::parse_override_field(policy::kHeaderStreamHoldback, "-3", o).has_value());
+  EXPECT_TRUE(policy::parse_override_field(policy::kHeaderStreamHoldback, "lots", o).has_value());
+  policy::RequestBudget group;
+  group.stream_holdback = 10;
+  BudgetOverride lower;
+  ASSERT_FALSE(policy::parse_override_field(policy::kHeaderStreamHoldback, "4", lower));
+  std::vector<std::string> ignored;
+  EXPECT_EQ(policy::tighten(group, lower, &ignored).stream_holdback, 10);
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_NE(ignored[0].find("x-tollgate-stream-holdback: 4 < 10"), std::string::npos);
+  BudgetOverride higher;
+  ASSERT_FALSE(policy::parse_override_field("stream_holdback_tokens", "25", higher));
+  EXPECT_EQ(policy::tighten(group, higher).stream_holdback, 25);
+}
