@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package Tollgate needs to build, test and benchmark.
+# Installs every Debian 12 package Tollgate needs to build, test and benchmark (chromium: the
+# browser tests of the web UI, tests/browser).
 # Idempotent: skips apt when everything is already there. Run as root (or with sudo).
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-system1.81-dev
   libssl-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev sqlite3
+  libgtest-dev libgmock-dev libbenchmark-dev sqlite3 faketime libfaketime
   postgresql-15 libpq-dev redis-server libhiredis-dev
   nodejs npm nginx wrk prometheus
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,7 @@
 #include "api/json_body.hpp"
 #include "api/sinks.hpp"
 #include "auth/credentials.hpp"
+#include "auth/keys.hpp"
 
 namespace tollgate::api {
 namespace json = boost::json;
@@ -18,7 +19,8 @@ using admin::Route;
 namespace {
 
 const Route* find_route(std::string_view path) {
-  for (auto routes : {admin::key_routes(), admin::entity_routes(), admin::budget_routes(), admin::spend_routes()})
+  for (auto routes : {admin::key_routes(), admin::entity_routes(), admin::budget_routes(), admin::spend_routes(),
+                      admin::ui_routes()})
     for (const auto& r : routes)
       if (r.path == path) return &r;
   return nullptr;
@@ -30,6 +32,38 @@ std::string_view path_of(std::string_view target) {
 }
 
 http::Response error_response(const core::Error& e) { return json_response(e.status, openai_error_json(e)); }
+
+struct VirtualCaller {
+  std::shared_ptr<const auth::Principal> principal;
+  bool blocked = false;
+};
+
+/// A presented key that is not the master key, on `route`: the virtual key's Principal where the
+/// route is open to keys, else the error to send — 403 "the master key is required" for a valid
+/// virtual key on a master-only route, 401 for an unknown (blocked, expired) key.
+std::expected<VirtualCaller, core::Error> virtual_caller(const auth::IdentityIndex& index, std::string_view presented,
+                                                         std::int64_t now_ms, const Route& route, std::string_view path) {
+  auto p = auth::authenticate(index, presented, {}, now_ms);
+  if (p && (*p)->key) {
+    if (route.access == admin::Access::master)
+      return std::unexpected(core::Error::caller(403, "auth_error", "the master key is required", {}, "403"));
+    return VirtualCaller{std::move(*p), false};
+  }
+  if (route.access == admin::Access::any_key && presented.starts_with("sk-")) {
+    // A blocked key (or a key of a blocked team) may still ask who it is; an expired one may not.
+    if (auto key = index.key(auth::sha256_hex(presented)); key && !(key->expires_at_ms && *key->expires_at_ms <= now_ms)) {
+      auto principal = auth::principal_of_key(index, key);
+      return VirtualCaller{principal, key->blocked || (principal->team && principal->team->blocked)};
+    }
+  }
+  if (route.access == admin::Access::master)
+    return std::unexpected(core::Error::caller(
+        401, "auth_error", "Authentication Error, only the master key may call " + std::string(path), {}, "401"));
+  auto e = p ? auth::authentication_error("Authentication Error, Invalid proxy server token passed") : p.error();
+  e.type = "auth_error";
+  e.code = "401";
+  return std::unexpected(e);
+}
 
 }  // namespace
 
@@ -54,11 +88,15 @@ http::Response Admin::handle(const http::Request& req) const {
   if (master.empty())
     return error_response(core::Error::caller(
         401, "auth_error", "the admin API needs general_settings.master_key to be configured", {}, "401"));
-  if (presented.empty() || !auth::constant_time_equal(presented, master))
-    return error_response(core::Error::caller(
-        401, "auth_error",
-        presented.empty() ? "Authentication Error, No api key passed in." : "Authentication Error, only the master key may call " + std::string(path),
-        {}, "401"));
+  if (presented.empty())
+    return error_response(core::Error::caller(401, "auth_error", "Authentication Error, No api key passed in.", {}, "401"));
+  admin::Call call;
+  if (!auth::constant_time_equal(presented, master)) {
+    auto caller = virtual_caller(*d.identities->current(), presented, impl_->ctx.now(), *route, path);
+    if (!caller) return error_response(caller.error());
+    call.caller = std::move(caller->principal);
+    call.caller_blocked = caller->blocked;
+  }
 
   const auto m = req.method();
   const bool is_get = m == bhttp::verb::get || m == bhttp::verb::head;
@@ -77,15 +115,24 @@ http::Response Admin::handle(const http::Request& req) const {
   }
   if (!d.store) return error_response(core::Error::gateway(503, "service_unavailable", "no database configured", "503"));
 
-  admin::Call call;
   call.target = target;
   call.is_post = is_post;
   if (is_post) {
+    if (route->max_body_bytes && req.body().size() > route->max_body_bytes)
+      return error_response(core::Error::caller(413, "invalid_request_error",
+                                                "the body of " + std::string(path) + " is limited to " +
+                                                    std::to_string(route->max_body_bytes) + " bytes",
+                                                {}, "request_too_large"));
     auto b = parse_json_object(req.body(), 32, true);
     if (!b) return error_response(b.error());
     call.body = std::move(*b);
   }
   auto r = route->handle(impl_->ctx, call);
+  if (!r && !call.error_members.empty()) {
+    auto body = json::parse(openai_error_json(r.error())).as_object();
+    for (auto& kv : call.error_members) body[kv.key()] = std::move(kv.value());
+    return json_response(r.error().status, json::serialize(body));
+  }
   if (!r) return error_response(r.error());
   return json_response(200, json::serialize(*r));
 }

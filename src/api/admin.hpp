@@ -4,7 +4,9 @@
 /// `/spend/logs`, `/spend/keys`, `/global/spend`, `/global/spend/report`, with LiteLLM's paths and field names (docs.litellm.ai proxy/virtual_keys,
 /// proxy/users, proxy/team_budgets, proxy/customers). See docs/admin_api.md for every endpoint.
 ///
-/// Every endpoint needs the master key (401 otherwise, also when no master key is configured).
+/// Every endpoint needs the master key (401 otherwise, also when no master key is configured),
+/// except the few a virtual key may read for its own data (admin::Access; docs/admin_api.md
+/// "Admin UI endpoints"): a virtual key on any other endpoint gets 403.
 /// Errors are OpenAI error bodies naming the offending field in `param`: 400 bad field, 404
 /// unknown id, 405 wrong method, 409 duplicate key_alias / id, 503 store unavailable.
 ///
@@ -16,6 +18,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 #include <string_view>
 
 #include <boost/json/object.hpp>
@@ -26,7 +31,25 @@
 #include "http/server.hpp"
 #include "store/store.hpp"
 
+namespace tollgate::pipeline {
+struct Services;
+}
+
 namespace tollgate::api {
+
+/// One problem of a simulation's input (POST /tollgate/simulate).
+struct SimulateProblem {
+  std::string source;  ///< "scenario" | "config"
+  std::string path;    ///< YAML path ("requests[1].upstream.gpt-4o[0].error"); "" = the document
+  int line = 0;        ///< 1-based; 0 unknown
+  std::string message;
+};
+
+/// What a simulation answered: the report (`tollgate simulate --json`'s JSON) or the problems.
+struct SimulateAnswer {
+  std::optional<boost::json::object> report;
+  std::vector<SimulateProblem> problems;
+};
 
 /// What the admin API works on.
 struct AdminDeps {
@@ -49,6 +72,14 @@ struct AdminDeps {
   std::function<void(const store::KeyRecord&)> restart_key_window;
   /// Milliseconds since the Unix epoch (UTC); default: the system clock.
   std::function<std::int64_t()> now_ms;
+  /// The gateway's services snapshot in force (live ledger, circuits, alerts, prices, policies):
+  /// read by the admin UI's /tollgate/budgets, /tollgate/routing, /tollgate/overview. Null: those
+  /// answer 503 "the gateway's live state is not available".
+  std::function<std::shared_ptr<const pipeline::Services>()> services;
+  /// Runs POST /tollgate/simulate: the scenario YAML text against the config YAML text (nullopt:
+  /// the live config), sandboxed and bounded (app/simulate_api.hpp). Null: 503. May throw
+  /// std::exception for a fault of the simulator (→ 500).
+  std::function<SimulateAnswer(const std::string& scenario, const std::optional<std::string>& config)> simulate;
 };
 
 /// The admin endpoints. Thread-safe (no mutable state besides the store and the snapshot, both

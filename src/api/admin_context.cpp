@@ -11,6 +11,11 @@
 namespace tollgate::api::admin {
 namespace json = boost::json;
 
+const std::string& Call::caller_token() const {
+  static const std::string none;
+  return caller && caller->key ? caller->key->token_hash : none;
+}
+
 Context::Context(AdminDeps deps) : d_(std::move(deps)) {
   if (!d_.identities) d_.identities = std::make_shared<auth::Identities>();
 }
@@ -100,12 +105,16 @@ Field<json::object> Context::customer_with_spend(const store::CustomerRecord& cu
       return std::unexpected(store_error(b.error(), "budget " + cu.budget_id));
     if (b) o["litellm_budget_table"] = budget_object(*b);
   }
-  with_scope_spend(o, budget::ScopeKind::end_user, cu.user_id);
   // Without a budget an end user is no ledger scope (docs/budgets.md, "Memory"): its spend is
-  // the spend log's, all time, as LiteLLM's end-user table keeps it.
-  const bool budgeted = cu.max_budget_nanos || !cu.budget_id.empty() ||
-                        config()->litellm_settings.max_end_user_budget.has_value();
-  if (!budgeted) {
+  // the spend log's, all time, as LiteLLM's end-user table keeps it. So it is where end-user ids
+  // live in each caller's tenant (end_user_budget_scope): one ledger scope per tenant, and the
+  // customer's spend is that of every tenant's requests naming it.
+  const auto& cfg = *config();
+  const bool global = cfg.tollgate_settings.end_user_budget_scope == config::TollgateSettings::EndUserBudgetScope::global;
+  const bool budgeted =
+      cu.max_budget_nanos || !cu.budget_id.empty() || cfg.litellm_settings.max_end_user_budget.has_value();
+  with_scope_spend(o, budget::ScopeKind::end_user, cu.user_id);
+  if (!budgeted || !global) {
     auto g = d_.store->global_spend(std::nullopt, std::nullopt);
     if (!g) return std::unexpected(store_error(g.error(), "spend of customer " + cu.user_id));
     std::int64_t nanos = 0;

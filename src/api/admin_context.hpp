@@ -30,6 +30,18 @@ struct Call {
   std::string target;          ///< path and query ("/key/info?key=sk-...")
   boost::json::object body;    ///< the parsed body of a POST ({} for GET)
   bool is_post = false;
+  /// The virtual key calling a route open to keys (Access::key_read / any_key): its Principal
+  /// (key, user, team, membership, organization). Null: the master key.
+  std::shared_ptr<const auth::Principal> caller;
+  /// Access::any_key only: the caller's key (or its team) is blocked.
+  bool caller_blocked = false;
+  /// The virtual key's token hash when `caller` is set, else empty.
+  const std::string& caller_token() const;
+  /// Whether the master key is calling.
+  bool is_master() const { return caller == nullptr; }
+  /// Members a handler adds beside `error` in its error body (POST /tollgate/simulate's
+  /// `problems`); ignored on success.
+  mutable boost::json::object error_members;
 };
 
 /// The state every handler reads (immutable after construction; the store and the identity
@@ -76,11 +88,22 @@ class Context {
 /// Which methods a route answers.
 enum class Method { get, post, get_or_post };
 
+/// Who may call a route (docs/admin_api.md "Who may call what"). A virtual key calling a
+/// master-only route gets 403 "the master key is required"; no key or an unknown one, 401.
+enum class Access {
+  master,    ///< the master key only (every write, most reads)
+  key_read,  ///< also a valid (unblocked, unexpired) virtual key, for its own data: the handler restricts
+  any_key,   ///< also a blocked virtual key (or a key of a blocked team): GET /tollgate/whoami
+};
+
 /// One admin endpoint.
 struct Route {
   std::string_view path;
   Method method;
   Reply (*handle)(const Context&, const Call&);
+  Access access = Access::master;
+  /// A POST body larger than this is refused (413) before it is parsed; 0 = the server's limit.
+  std::size_t max_body_bytes = 0;
 };
 
 /// The routes of each domain (admin_keys.cpp, admin_entities.cpp, admin_budgets.cpp,
@@ -89,6 +112,9 @@ std::span<const Route> key_routes();
 std::span<const Route> entity_routes();
 std::span<const Route> budget_routes();
 std::span<const Route> spend_routes();
+/// The admin UI's routes (admin_ui.cpp: /tollgate/whoami, /tollgate/overview, /tollgate/budgets,
+/// /tollgate/routing, /tollgate/simulate).
+std::span<const Route> ui_routes();
 
 /// A store failure as the admin error to send: not_found → 404, conflict → 409 ("duplicate
 /// <field>"), invalid → 400, unavailable → 503. `what` names the object ("team t1").

@@ -77,7 +77,9 @@ Field<std::optional<std::string>> get_budget_limits(const boost::json::object& b
 /// normalised to compact JSON text; absent/null → nullopt.
 Field<std::optional<std::string>> get_model_max_budget(const boost::json::object& body);
 
-/// Nano-dollars as a JSON number of dollars (exact decimal text, parsed once for output).
+/// Nano-dollars as a JSON number of dollars (the exact decimal text, parsed once for output): a
+/// double, so exact up to 15 significant digits (every amount below $1,000,000); a larger amount
+/// with nano-dollar digits comes out as the nearest double (within 1e-15 of it; docs/fuzzing.md).
 boost::json::value dollars_json(std::int64_t nanos);
 /// An optional amount: dollars_json or null.
 boost::json::value dollars_json(const std::optional<std::int64_t>& nanos);

@@ -115,8 +115,16 @@ Reply key_generate(const Context& c, const json::object& body) {
   return json::value(std::move(o));
 }
 
-Reply key_info(const Context& c, const std::string& target) {
-  auto given = query_param(target, "key");
+/// GET /key/info?key=: the master key reads any key; a virtual key only itself (`key` absent or
+/// naming itself; any other key, known or not, is 403 so that a key cannot probe for others).
+Reply key_info(const Context& c, const Call& q) {
+  auto given = query_param(q.target, "key");
+  if (!q.is_master()) {
+    const auto& own = q.caller_token();
+    if (given && !given->empty() && (auth::is_token_hash(*given) ? *given : auth::sha256_hex(*given)) != own)
+      return std::unexpected(core::Error::caller(403, "auth_error", "a virtual key may only read its own key", "key", "403"));
+    given = own;
+  }
   auto k = c.resolve_key(given.value_or(""), "key");
   if (!k) return std::unexpected(k.error());
   json::object o;
@@ -243,7 +251,7 @@ Reply key_list(const Context& c, const std::string& target) {
 std::span<const Route> key_routes() {
   static constexpr Route routes[] = {
       {"/key/generate", Method::post, [](const Context& c, const Call& q) { return key_generate(c, q.body); }},
-      {"/key/info", Method::get, [](const Context& c, const Call& q) { return key_info(c, q.target); }},
+      {"/key/info", Method::get, [](const Context& c, const Call& q) { return key_info(c, q); }, Access::key_read},
       {"/key/update", Method::post, [](const Context& c, const Call& q) { return key_update(c, q.body); }},
       {"/key/delete", Method::post, [](const Context& c, const Call& q) { return key_delete(c, q.body); }},
       {"/key/list", Method::get, [](const Context& c, const Call& q) { return key_list(c, q.target); }},

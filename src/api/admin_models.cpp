@@ -335,12 +335,17 @@ http::Response ModelAdmin::handle(const http::Request& req, const auth::AuthResu
   if (!auth) return error_response(auth.error());
   const auto& caller = **auth;
   const bool no_master = s.config->general_settings.master_key.empty();
+  // A valid virtual key is known, just not allowed: 403, as on every master-only admin path
+  // (docs/admin_api.md "Who may call what").
   if (!is_info && !caller.is_master)
-    return error_response(
-        core::Error::caller(401, "auth_error",
-                            no_master ? "the admin API needs general_settings.master_key to be configured"
-                                      : "Authentication Error, only the master key may call " + std::string(path),
-                            {}, "401"));
+    return error_response(no_master ? core::Error::caller(401, "auth_error",
+                                                          "the admin API needs general_settings.master_key to be configured",
+                                                          {}, "401")
+                          : caller.key ? core::Error::caller(403, "auth_error", "the master key is required", {}, "403")
+                                       : core::Error::caller(401, "auth_error",
+                                                             "Authentication Error, only the master key may call " +
+                                                                 std::string(path),
+                                                             {}, "401"));
   Handler h(d_, s);
   Reply r;
   if (is_info) {

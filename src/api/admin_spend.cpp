@@ -13,6 +13,7 @@
 #include "auth/keys.hpp"
 #include "core/ids.hpp"
 #include "budget/money.hpp"
+#include "config/policy.hpp"
 
 namespace tollgate::api::admin {
 namespace json = boost::json;
@@ -40,16 +41,45 @@ std::optional<core::Error> read_dates(const std::string& target, store::SpendLog
 /// An api_key query value (the secret or its hash) as the stored hash.
 std::string key_hash_of(const std::string& given) { return auth::is_token_hash(given) ? given : auth::sha256_hex(given); }
 
-Reply spend_logs(const Context& c, const std::string& target) {
-  store::SpendLogFilter f;
+/// The spend log filters a query names (docs/admin_api.md "GET /spend/logs"): api_key (the secret or
+/// its hash), user_id, team_id, request_id, start_date, end_date, model, status, degradation.
+std::optional<core::Error> read_spend_filter(const std::string& target, store::SpendLogFilter& f) {
   if (auto k = query_param(target, "api_key"); k && !k->empty()) f.api_key = key_hash_of(*k);
   if (auto v = query_param(target, "user_id"); v && !v->empty()) f.user = *v;
   if (auto v = query_param(target, "team_id"); v && !v->empty()) f.team_id = *v;
   if (auto v = query_param(target, "request_id"); v && !v->empty()) f.request_id = *v;
-  TG_TRY_R(read_dates(target, f));
+  if (auto v = query_param(target, "model"); v && !v->empty()) f.model = *v;
+  if (auto v = query_param(target, "status"); v && !v->empty()) {
+    if (*v != "success" && *v != "failure")
+      return bad_field("status", "status must be success or failure (got \"" + *v + "\")");
+    f.status = *v;
+  }
+  if (auto v = query_param(target, "degradation"); v && !v->empty()) {
+    if (*v == "none") f.degradation = "";
+    else if (*v == "any") f.degraded = true;
+    else if (auto mode = config::parse_degradation_mode(*v); mode && *mode != config::DegradationMode::none)
+      f.degradation = std::string(config::to_string(*mode));
+    else
+      return bad_field("degradation", "degradation must be none, any or a degradation mode (equivalent, reduced, "
+                                      "stale_cache, deferred, fail_fast), got \"" + *v + "\"");
+  }
+  return read_dates(target, f);
+}
+
+/// GET /spend/logs. A virtual key reads its own rows only: api_key is forced to its own.
+Reply spend_logs(const Context& c, const Call& q) {
+  const auto& target = q.target;
+  store::SpendLogFilter f;
+  TG_TRY_R(read_spend_filter(target, f));
+  if (!q.is_master()) f.api_key = q.caller_token();
   auto limit = positive_query_int(target, "limit", f.limit);
   if (!limit) return std::unexpected(limit.error());
   f.limit = *limit;
+  if (auto v = query_param(target, "offset"); v && *v != "0") {
+    auto offset = positive_query_int(target, "offset", 0);
+    if (!offset) return std::unexpected(bad_field("offset", "offset must be a non-negative integer"));
+    f.offset = *offset;
+  }
   auto rows = c.store().query_spend_logs(f);
   if (!rows) return std::unexpected(store_error(rows.error(), "spend logs"));
   json::array a;
@@ -205,7 +235,7 @@ Reply global_spend_report(const Context& c, const std::string& target) {
 
 std::span<const Route> spend_routes() {
   static constexpr Route routes[] = {
-      {"/spend/logs", Method::get, [](const Context& c, const Call& q) { return spend_logs(c, q.target); }},
+      {"/spend/logs", Method::get, [](const Context& c, const Call& q) { return spend_logs(c, q); }, Access::key_read},
       {"/spend/keys", Method::get, [](const Context& c, const Call& q) { return spend_keys(c, q.target); }},
       {"/global/spend", Method::get, [](const Context& c, const Call&) { return global_spend(c); }},
       {"/global/spend/report", Method::get,

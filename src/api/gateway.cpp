@@ -20,6 +20,7 @@
 #include "api/responses_sink.hpp"
 #include "api/sinks.hpp"
 #include "api/stored_responses.hpp"
+#include "api/ui_assets.hpp"
 #include "auth/access.hpp"
 #include "auth/caller_names.hpp"
 #include "auth/credentials.hpp"
@@ -160,7 +161,7 @@ net::awaitable<auth::AuthResult> Gateway::authenticate_fresh(const http::Request
 }
 
 std::string Gateway::protocol_error_body(int status, std::string_view message) {
-  const std::string type = status == 413 ? "invalid_request_error" : status >= 500 ? "api_error" : "invalid_request_error";
+  const std::string type = status == 429 ? "rate_limit_error" : status >= 500 ? "api_error" : "invalid_request_error";
   return openai_error_json(core::Error::caller(status, type, std::string(message)));
 }
 
@@ -178,6 +179,11 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
   // The snapshot this request runs on, to its end (a config reload installs the next one).
   const auto services = live_->current();
 
+  if (is_ui_path(path)) {
+    // The web UI's static files: no key (every data call it makes is authenticated on its own).
+    co_await w.send(ui_response(req, path));
+    co_return;
+  }
   if (model_admin_ && ModelAdmin::is_path(path)) {
     auto principal = co_await authenticate_fresh(req);
     // Store calls and reloads: on the admin thread, like the admin API.

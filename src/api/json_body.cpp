@@ -16,6 +16,11 @@ std::expected<boost::json::object, core::Error> parse_json_object(std::string_vi
         core::Error::caller(400, "invalid_request_error", "request body is not valid JSON: " + ec.message()));
   if (!v.is_object())
     return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body must be a JSON object"));
+  // The body is passed on re-serialised (upstream, into the store): a number it cannot write
+  // back as JSON is refused here rather than sent on as `Infinity`.
+  if (has_non_finite(v))
+    return std::unexpected(core::Error::caller(
+        400, "invalid_request_error", "request body is not valid JSON: a number is out of range (beyond ±1.8e308)"));
   return std::move(v.as_object());
 }
 

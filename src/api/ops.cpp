@@ -6,6 +6,7 @@
 #include "api/errors.hpp"
 #include "api/sinks.hpp"
 #include "auth/credentials.hpp"
+#include "telemetry/process_usage.hpp"
 
 namespace tollgate::api {
 namespace json = boost::json;
@@ -25,6 +26,9 @@ std::optional<http::Response> require_master(const http::Request& req, const pip
 http::Response stats(const pipeline::Services& s) {
   json::object o;
   if (s.store) {
+    // The health probe first: it may wait for the writer (a write behind its queue), and the
+    // writer's figures read after it include whatever that wait saw.
+    o["store_writable"] = s.store->health().writable;
     const auto st = s.store->writer_stats();
     json::object g;
     g["batches"] = st.batches;
@@ -39,7 +43,27 @@ http::Response stats(const pipeline::Services& s) {
     g["p99_us"] = st.p99_us;
     g["max_us"] = st.max_us;
     o["group_commit"] = std::move(g);
-    o["store_writable"] = s.store->health().writable;
+  }
+  {
+    const auto u = telemetry::read_process_usage();
+    json::object p;
+    p["rss_bytes"] = u.rss_bytes;
+    p["open_fds"] = u.open_fds;
+    p["heap_in_use_bytes"] = u.heap_in_use_bytes;
+    p["heap_free_bytes"] = u.heap_free_bytes;
+    o["process"] = std::move(p);
+  }
+  if (s.connection_stats) {
+    const auto c = s.connection_stats();
+    json::object g;
+    g["open"] = c.open;
+    g["limit"] = c.limit;
+    g["accepted"] = c.accepted;
+    g["evicted"] = c.evicted;
+    g["refused_per_ip"] = c.refused_per_ip;
+    g["accept_errors"] = c.accept_errors;
+    g["backpressure"] = c.backpressure;
+    o["connections"] = std::move(g);
   }
   return json_response(200, json::serialize(o));
 }
@@ -66,6 +90,19 @@ http::Response circuits(const pipeline::Services& s) {
 }
 
 http::Response alerts(const pipeline::Services& s) {
+  json::array list = alerts_json(s);
+  json::object counts;
+  if (s.alerts)
+    for (const auto& [k, n] : s.alerts->counts()) counts[k] = n;
+  json::object o;
+  o["alerts"] = std::move(list);
+  o["counts"] = std::move(counts);
+  return json_response(200, json::serialize(o));
+}
+
+}  // namespace
+
+json::array alerts_json(const pipeline::Services& s) {
   json::array list;
   if (s.alerts)
     for (const auto& a : s.alerts->recent()) {
@@ -77,16 +114,8 @@ http::Response alerts(const pipeline::Services& s) {
       o["repeats"] = a.repeats;
       list.push_back(std::move(o));
     }
-  json::object counts;
-  if (s.alerts)
-    for (const auto& [k, n] : s.alerts->counts()) counts[k] = n;
-  json::object o;
-  o["alerts"] = std::move(list);
-  o["counts"] = std::move(counts);
-  return json_response(200, json::serialize(o));
+  return list;
 }
-
-}  // namespace
 
 bool is_ops_path(std::string_view path) {
   return path == "/tollgate/stats" || path == "/tollgate/circuits" || path == "/tollgate/alerts" || path == "/metrics" ||

@@ -80,7 +80,7 @@ net::awaitable<bool> OpenAiSink::end_stream(const std::optional<core::Error>& er
     tail = "data: [DONE]\n\n";
   }
   if (!co_await w_.write_chunk(tail)) co_return false;
-  co_return co_await w_.end_stream();
+  co_return co_await w_.end_stream(trailers_);
 }
 
 void OpenAiSink::on_client_gone(std::function<void()> fn) {
@@ -140,7 +140,7 @@ net::awaitable<bool> AnthropicSink::end_stream(const std::optional<core::Error>&
     for (const auto& [ev, data] : events) http::append_sse_event(out, ev, data);
   }
   if (!co_await w_.write_chunk(out)) co_return false;
-  co_return co_await w_.end_stream();
+  co_return co_await w_.end_stream(trailers_);
 }
 
 }  // namespace tollgate::api

@@ -25,10 +25,12 @@ class OpenAiSink : public pipeline::ResponseSink {
   void on_client_gone(std::function<void()> fn) override;
   bool client_gone() const override { return w_.client_gone(); }
   void on_shutdown(std::function<void()> fn) override { w_.on_shutdown(std::move(fn)); }
+  void set_trailers(pipeline::Headers trailers) override { trailers_ = std::move(trailers); }
 
  protected:
   http::ResponseWriter& w_;
   bool watching_ = false;
+  pipeline::Headers trailers_;  ///< written with the stream's last chunk
 };
 
 /// Anthropic Messages responses (`/v1/messages`): the pipeline's OpenAI output translated back,

@@ -19,26 +19,32 @@
 
 #include "api/admin.hpp"
 #include "api/admin_models.hpp"
+#include "app/simulate_api.hpp"
 #include "app/reloader.hpp"
 #include "api/caller.hpp"
 #include "app/database.hpp"
+#include "app/memory_policy.hpp"
 #include "api/gateway.hpp"
 #include "api/key_spend.hpp"
 #include "auth/caller_names.hpp"
 #include "auth/identities.hpp"
 #include "auth/request_binding.hpp"
 #include "http/client.hpp"
+#include "http/descriptor_limit.hpp"
 #include "http/server.hpp"
 #include "pipeline/attempt_loop.hpp"
 #include "pipeline/health_monitor.hpp"
 #include "pipeline/job_runner.hpp"
+#include "pipeline/process_metrics.hpp"
 #include "core/database_url.hpp"
 #include "store/redis/circuit_sync.hpp"
+#include "store/sqlite/sqlite_memory.hpp"
 #include "store/redis/io_connection.hpp"
 #include "store/redis/redis_ledger.hpp"
 #include "store/redis/redis_rate_limits.hpp"
 #include "store/redis/redis_response_cache.hpp"
 #include "telemetry/alert_webhooks.hpp"
+#include "telemetry/metrics.hpp"
 #include "telemetry/otlp_exporter.hpp"
 
 namespace tollgate::app {
@@ -91,11 +97,21 @@ constexpr std::chrono::seconds kDatabaseRetry{10};
 }  // namespace
 
 int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options) {
+  tune_allocator();  // before any thread starts (docs/operations.md "Memory after a load")
   // `cfg` may become the file plus the store's models below; `ts` stays this one's (the settings
   // that cannot change without a restart are the file's either way).
   const auto started_with = cfg;
   const auto& ts = started_with->tollgate_settings;
   const std::string db_url = core::redact_database_url(database_url(*cfg));  // for messages
+  // Descriptors first (docs/operations.md "Connection limits"): the soft limit goes up to the
+  // hard one, and the client connection limit leaves a reserve for everything else.
+  const auto fds = http::raise_descriptor_limit();
+  if (!fds.error.empty())
+    spdlog::warn("descriptor limit: soft {} (hard {}) could not be raised: {}", fds.soft, fds.hard, fds.error);
+  else
+    spdlog::info("descriptor limit: soft {} (was {}), hard {}", fds.soft, fds.soft_before, fds.hard);
+  const auto conn_limit = http::resolve_max_connections(ts.max_connections, fds.soft);
+  if (!conn_limit.warning.empty()) spdlog::warn("{}", conn_limit.warning);
   std::shared_ptr<store::Store> db;
   {
     // A Postgres server that is still starting gets kDatabaseRetry to answer (docs/storage.md).
@@ -230,6 +246,10 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     // The in-process ledger only (docs/budgets.md): a shared ledger keeps its aligned windows.
     if (auto* local = live->current()->local_ledger) api::restart_key_window(*local, k, std::chrono::system_clock::now());
   };
+  admin_deps.services = [live]() -> std::shared_ptr<const pipeline::Services> { return live->current(); };
+  admin_deps.simulate = [live](const std::string& scenario, const std::optional<std::string>& config) {
+    return simulate_for_api(*live, scenario, config);
+  };
   auto admin = std::make_shared<api::Admin>(std::move(admin_deps));
   // Identity changes made elsewhere (another instance sharing the store) are picked up by polling,
   // and at once for a key this instance does not know yet.
@@ -252,12 +272,26 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
   limits.header_timeout = ts.header_read_timeout;
   limits.body_timeout = ts.body_read_timeout;
   limits.idle_timeout = ts.idle_timeout;
+  limits.max_connections = conn_limit.max_connections;
+  limits.max_connections_per_ip = static_cast<std::size_t>(ts.max_connections_per_ip);
+  spdlog::info(
+      "connection limit: {} open client connection(s){} ({} descriptor(s) left for upstream calls, the "
+      "store and logs){}",
+      limits.max_connections, ts.max_connections > 0 ? "" : " (from the descriptor limit)",
+      fds.soft - std::min<std::uint64_t>(fds.soft, limits.max_connections),
+      ts.max_connections_per_ip > 0 ? fmt::format("; {} per client IP", ts.max_connections_per_ip) : std::string());
   int threads = ts.worker_threads > 0 ? ts.worker_threads : static_cast<int>(std::thread::hardware_concurrency());
   if (threads < 1) threads = 1;
 
   http::Server server(
       limits, [gateway](http::Request& req, http::ResponseWriter& w) { return gateway->handle(req, w); },
       &api::Gateway::protocol_error_body, threads);
+  services->connection_stats = server.connection_stats_reader();  // /tollgate/stats; reloads copy it
+  pipeline::watch_connections(*services->metrics, server.connection_stats_reader());
+  services->metrics->on_collect([](telemetry::Exposition& out) {  // SQLite's share of the heap
+    out.begin("tollgate_heap_bytes", "", telemetry::MetricType::gauge);
+    out.sample("tollgate_heap_bytes", {{"state", "store"}}, static_cast<double>(store::sqlite_memory_used_bytes()));
+  });
   unsigned short port = 0;
   try {
     port = server.listen(options.host, options.port);
@@ -375,6 +409,7 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
     });
   };
   arm_sweep();
+  start_idle_trim(signal_ioc, [&server] { return server.in_flight(); });
   std::thread signal_thread([&signal_ioc] { signal_ioc.run(); });
   std::signal(SIGPIPE, SIG_IGN);
 

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include <boost/json/parse.hpp>
+
 #include "auth/credentials.hpp"
 #include "auth/keys.hpp"
 
@@ -142,17 +144,49 @@ AuthResult principal_for_key_hash(const IdentityIndex& index, std::string_view t
     return std::unexpected(authentication_error("Authentication Error, key expired at " +
                                                 iso8601_utc(*key->expires_at_ms) + " (current time " +
                                                 iso8601_utc(now_ms) + ")"));
-  auto p = std::make_shared<Principal>();
-  p->key = key;
-  p->user = index.user(key->user_id);
-  p->team = index.team(key->team_id);
+  auto p = principal_of_key(index, key);
   if (p->team && p->team->blocked)
     return std::unexpected(authentication_error("Authentication Error, team " + key->team_id + " is blocked"));
+  return p;
+}
+
+std::shared_ptr<Principal> principal_of_key(const IdentityIndex& index, std::shared_ptr<const store::KeyRecord> key) {
+  auto p = std::make_shared<Principal>();
+  p->user = index.user(key->user_id);
+  p->team = index.team(key->team_id);
   p->membership = index.member(key->team_id, key->user_id);
   p->organization = index.organization(key->organization_id);
   if (!p->organization && p->team) p->organization = index.organization(p->team->organization_id);
   p->tags = key->tags;
+  p->key = std::move(key);
   return p;
+}
+
+namespace {
+
+/// Whether the JSON object text `metadata` lists `tag` in its `allowed_tags` array (or "*"
+/// there), or in its `tags` array (LiteLLM keeps a key's or team's tags in its metadata).
+bool allowed_in(const std::string& metadata, std::string_view tag) {
+  if (metadata.find("tags") == std::string::npos) return false;
+  boost::system::error_code ec;
+  const auto v = boost::json::parse(metadata, ec);
+  if (ec || !v.is_object()) return false;
+  const auto lists = [&](std::string_view member, bool star) {
+    const auto* list = v.get_object().if_contains(member);
+    if (list == nullptr || !list->is_array()) return false;
+    for (const auto& x : list->get_array())
+      if (x.is_string() && (x.get_string() == tag || (star && x.get_string() == "*"))) return true;
+    return false;
+  };
+  return lists("allowed_tags", true) || lists("tags", false);
+}
+
+}  // namespace
+
+bool may_charge_tag(const Principal& p, std::string_view tag) {
+  if (p.is_master || p.anonymous()) return true;
+  if (std::find(p.key->tags.begin(), p.key->tags.end(), tag) != p.key->tags.end()) return true;
+  return allowed_in(p.key->metadata, tag) || (p.team && allowed_in(p.team->metadata, tag));
 }
 
 AuthResult with_request(const std::shared_ptr<const Principal>& principal, const IdentityIndex& index,
@@ -167,8 +201,12 @@ AuthResult with_request(const std::shared_ptr<const Principal>& principal, const
   for (const auto& t : request_tags)
     if (!t.empty() && std::find(p->tags.begin(), p->tags.end(), t) == p->tags.end()) p->tags.push_back(t);
   p->tag_budgets.clear();
+  p->uncharged_tags.clear();
   for (const auto& t : p->tags)
-    if (auto rec = index.tag(t)) p->tag_budgets.push_back(std::move(rec));
+    if (auto rec = index.tag(t)) {
+      if (may_charge_tag(*p, t)) p->tag_budgets.push_back(std::move(rec));
+      else p->uncharged_tags.push_back(t);
+    }
   return p;
 }
 

@@ -50,12 +50,27 @@ class IdentityIndex {
   std::shared_ptr<const store::TagRecord> tag(std::string_view name) const;
   /// Every key (unordered), for listings that do not need the store.
   std::size_t key_count() const { return keys_.size(); }
+  /// Every record of a kind, unordered (listings over the snapshot: GET /tollgate/budgets).
+  std::vector<std::shared_ptr<const store::KeyRecord>> keys() const { return values(keys_); }
+  std::vector<std::shared_ptr<const store::UserRecord>> users() const { return values(users_); }
+  std::vector<std::shared_ptr<const store::TeamRecord>> teams() const { return values(teams_); }
+  std::vector<std::shared_ptr<const store::TeamMemberRecord>> members() const { return values(members_); }
+  std::vector<std::shared_ptr<const store::OrganizationRecord>> organizations() const { return values(orgs_); }
+  std::vector<std::shared_ptr<const store::CustomerRecord>> customers() const { return values(customers_); }
+  std::vector<std::shared_ptr<const store::TagRecord>> tags() const { return values(tags_); }
   /// `store::IdentitySnapshot::generation` this index was built from.
   std::int64_t generation() const { return generation_; }
 
  private:
   template <class T>
   using Map = std::unordered_map<std::string, std::shared_ptr<const T>>;
+  template <class T>
+  static std::vector<std::shared_ptr<const T>> values(const Map<T>& m) {
+    std::vector<std::shared_ptr<const T>> out;
+    out.reserve(m.size());
+    for (const auto& [id, v] : m) out.push_back(v);
+    return out;
+  }
   Map<store::KeyRecord> keys_;
   Map<store::UserRecord> users_;
   Map<store::TeamRecord> teams_;
@@ -119,9 +134,22 @@ core::Error authentication_error(std::string message);
 /// the key that queued them, which is known by its hash only.
 AuthResult principal_for_key_hash(const IdentityIndex& index, std::string_view token_hash, std::int64_t now_ms);
 
+/// The Principal of `key` as principal_for_key_hash builds it (user, team, membership,
+/// organization from `index`, the key's tags), without any check: blocked and expired keys too.
+/// For listings (the budgets that apply to a key), never for admitting a request.
+std::shared_ptr<Principal> principal_of_key(const IdentityIndex& index, std::shared_ptr<const store::KeyRecord> key);
+
+/// Whether `p` may charge tag `tag`'s budget with a request that names it (issue 14 §5: a
+/// caller must not charge — or exhaust — another tenant's tag budget): the master key and the
+/// anonymous caller (no keys: one tenant) may; a virtual key may when the tag is one of its own
+/// `tags`, or listed in its or its team's `metadata.allowed_tags` (a list of names; `"*"` =
+/// every tag) or `metadata.tags`.
+bool may_charge_tag(const Principal& p, std::string_view tag);
+
 /// A copy of `principal` with the request's end user (body `user`), its customer record (if
 /// any) and tags (the key's tags, then `request_tags`, without duplicates), and the tag budget
-/// records of those tags (`Principal::tag_budgets`).
+/// records of those tags it may charge (`Principal::tag_budgets`; the others in
+/// `Principal::uncharged_tags`).
 /// A blocked customer → 403 (type `invalid_request_error`, code `end_user_blocked`, param `user`).
 AuthResult with_request(const std::shared_ptr<const Principal>& principal, const IdentityIndex& index,
                         std::string_view end_user, const std::vector<std::string>& request_tags);

@@ -25,8 +25,12 @@ struct Principal {
   std::shared_ptr<const store::CustomerRecord> customer;        ///< the end user's budget record, if any
   /// The key's tags plus the request's `metadata.tags` / `tags`.
   std::vector<std::string> tags;
-  /// The tag budget records (`/tag/new`) of those tags that have one, in `tags` order.
+  /// The tag budget records (`/tag/new`) of those tags that have one and that this caller may
+  /// charge (auth::may_charge_tag), in `tags` order.
   std::vector<std::shared_ptr<const store::TagRecord>> tag_budgets;
+  /// Request tags with a budget record this caller may not charge (another tenant's tag): kept
+  /// in `tags` (routing, the spend log), never charged or refused by that budget.
+  std::vector<std::string> uncharged_tags;
 
   /// No key at all (no master key configured, none presented): served only while no budget
   /// applies to the request (api::anonymous_budget_refusal).

@@ -15,6 +15,9 @@ namespace tollgate::budget::detail {
 /// document order (duplicates included).
 struct JsonText {
   enum class Kind : unsigned char { null, boolean, number, string, array, object };
+  // Declared, so that clang 14 (the fuzz build) can tell whether std::pair<std::string, JsonText>
+  // is default-constructible while this class is still being defined.
+  JsonText() noexcept {}
   Kind kind = Kind::null;
   bool boolean = false;
   std::string text;  ///< number text exactly as written ("1.5e-06"), or the decoded string

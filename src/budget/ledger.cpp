@@ -443,6 +443,16 @@ std::size_t Ledger::scope_count() const {
   return n;
 }
 
+std::vector<ScopeId> Ledger::scope_ids(ScopeKind kind) const {
+  std::vector<ScopeId> out;
+  for (std::size_t i = 0; i < shard_count_; ++i) {
+    std::lock_guard lock(shards_[i].mutex);
+    for (const auto& [id, entry] : shards_[i].entries)
+      if (id.kind == kind) out.push_back(id);
+  }
+  return out;
+}
+
 // ---- ReservationGuard ----
 
 ReservationGuard::ReservationGuard(BudgetLedger& ledger, Reservation reservation, const WallClock& clock) noexcept

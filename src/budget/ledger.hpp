@@ -137,6 +137,10 @@ class Ledger final : public BudgetLedger {
   /// The number of scopes the ledger tracks. Thread-safe (locks every shard in turn).
   [[nodiscard]] std::size_t scope_count() const;
 
+  /// The ids of the scopes of `kind` the ledger tracks, unordered (listings: the end-user budgets
+  /// of GET /tollgate/budgets). Thread-safe (locks every shard in turn).
+  [[nodiscard]] std::vector<ScopeId> scope_ids(ScopeKind kind) const;
+
   /// The timezone day and month windows reset in (LedgerOptions::reset_timezone).
   [[nodiscard]] const ResetTimezone& reset_timezone() const noexcept override { return options_.reset_timezone; }
 

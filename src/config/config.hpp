@@ -383,11 +383,23 @@ struct TollgateSettings {
   std::string ca_file;                     ///< PEM bundle overriding the system CA store; empty = system
   bool tls_verify = true;                  ///< verify upstream certificates (never disable in production)
   int max_idle_connections_per_upstream = 64;
+  /// Open client connections over all workers (docs/operations.md "Connection limits"); 0 =
+  /// derived at start from the descriptor limit: limit − max(256, limit / 4). An explicit value
+  /// that leaves fewer than 128 descriptors is lowered at start, with a warning.
+  std::int64_t max_connections = 0;
+  /// Open client connections from one IP address; 0 = no limit. One more is answered 429.
+  std::int64_t max_connections_per_ip = 0;
   std::string data_dir = "./data";
   /// When the caller's own max_tokens (max_completion_tokens) costs more than a budget can still
   /// pay for: `clamp` sends the request with the smaller bound the budget pays for (and says so
   /// in `x-tollgate-output-capped`), `refuse` answers 429 budget_exceeded (docs/budgets.md).
   enum class BudgetOutputPolicy { clamp, refuse } budget_output_policy = BudgetOutputPolicy::clamp;
+  /// The namespace of the end-user ids callers name (body `user`) for end-user budgets (issue
+  /// 14 §5: a caller must not charge or exhaust another tenant's end user): `team` = the key's
+  /// team, else its organization, else the key; `organization` = the key's organization, else
+  /// team, else key; `global` = one namespace (LiteLLM). The master key and the anonymous caller
+  /// use the global namespace in every mode (pipeline::end_user_scope_id).
+  enum class EndUserBudgetScope { team, organization, global } end_user_budget_scope = EndUserBudgetScope::team;
   /// The smallest output bound worth sending, tokens per choice: an attempt whose budget cannot
   /// pay for its input plus this many output tokens is refused (429 budget_exceeded).
   std::int64_t min_output_tokens = 16;
@@ -454,6 +466,20 @@ struct Config {
   /// litellm_settings.request_timeout; nullopt = none given (an attempt is bounded by the request's
   /// deadline alone). A deployment's `timeout` / `stream_timeout` wins over it.
   std::optional<milliseconds> call_timeout;
+  /// LiteLLM's `router_settings.stream_timeout`: the per-call timeout of a streaming call (the
+  /// wait for its first chunk, then each read); nullopt = not given. A deployment's
+  /// `stream_timeout` wins over it; for streams it wins over every `timeout`.
+  std::optional<milliseconds> stream_call_timeout;
+  /// The per-call timeout of one attempt on `d`, in LiteLLM's precedence (Router
+  /// `_get_stream_timeout`, then `_get_timeout`): for a stream the deployment's `stream_timeout`,
+  /// else `router_settings.stream_timeout`, else as for any call: the deployment's `timeout`,
+  /// else call_timeout. nullopt = none (the request's deadline alone bounds the attempt).
+  std::optional<milliseconds> call_timeout_for(const Deployment& d, bool stream) const {
+    if (stream && d.stream_timeout) return d.stream_timeout;
+    if (stream && stream_call_timeout) return stream_call_timeout;
+    if (d.timeout) return d.timeout;
+    return call_timeout;
+  }
   /// Default whole-request deadline (all attempts; `fallback_policy` budgets.deadline_ms
   /// overrides it per group): 600 s, or the per-call timeout when that is longer.
   milliseconds effective_timeout{600000};

@@ -140,6 +140,9 @@ class LoadContext {
 
   /// Inside a deployment's litellm_params an unset os.environ/ variable is recorded, not an error.
   void set_lenient_env(bool on) { lenient_env_ = on; }
+  /// Whether settings naming a file may be read while loading (LoadOptions::read_files).
+  bool read_files() const { return read_files_; }
+  void set_read_files(bool on) { read_files_ = on; }
   struct UnsetEnv {
     std::string name, path;
     int line = 0;
@@ -195,6 +198,7 @@ class LoadContext {
   EnvLookup env_;
   std::map<std::string, std::string> overlay_;
   bool lenient_env_ = false;
+  bool read_files_ = true;
 };
 
 }  // namespace tollgate::config::detail

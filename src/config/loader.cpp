@@ -227,6 +227,7 @@ LoadResult load_impl(std::string_view yaml, std::string source_name, const LoadO
   auto cfg = std::make_shared<Config>();
   cfg->source_path = std::move(source_name);
   detail::LoadContext loader(std::move(env));
+  loader.set_read_files(options.read_files);
   try {
     load_document(loader, root, *cfg);
   } catch (const YAML::Exception& e) {

@@ -63,6 +63,10 @@ struct LoadOptions {
   bool export_environment_variables = true;
   /// Deployments appended to model_list, in order (Deployment::db_model = true).
   std::vector<ExtraModel> extra_models;
+  /// Whether the loader may read files a setting names (`vertex_credentials` given as a path).
+  /// false (a config pasted by an API caller, POST /tollgate/simulate): such a setting is an
+  /// error naming it, and no file is opened.
+  bool read_files = true;
 };
 
 /// Result of loading: either a Config, or the list of problems (each with YAML path and line).

@@ -70,6 +70,8 @@ const std::vector<Fixed>& fixed_settings() {
       fixed("tollgate_settings.tls_verify", &Config::tollgate_settings, &T::tls_verify),
       fixed("tollgate_settings.max_idle_connections_per_upstream", &Config::tollgate_settings,
             &T::max_idle_connections_per_upstream),
+      fixed("tollgate_settings.max_connections", &Config::tollgate_settings, &T::max_connections),
+      fixed("tollgate_settings.max_connections_per_ip", &Config::tollgate_settings, &T::max_connections_per_ip),
       fixed("tollgate_settings.data_dir", &Config::tollgate_settings, &T::data_dir),
       fixed("tollgate_settings.ledger_lease_ms", &Config::tollgate_settings, &T::ledger_lease),
       fixed("tollgate_settings.redis_key_prefix", &Config::tollgate_settings, &T::redis_key_prefix),

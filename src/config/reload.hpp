@@ -8,7 +8,8 @@
 /// database_connection_pool_limit, budget_reset_timezone, store_model_in_db;
 /// router_settings.redis_* (redis_url); every tollgate_settings key that sets up a process
 /// component at start: max_request_body_bytes, header/body/idle read timeouts, connect_timeout_ms,
-/// worker_threads, ca_file, tls_verify, max_idle_connections_per_upstream, data_dir, ledger_lease_ms,
+/// worker_threads, ca_file, tls_verify, max_idle_connections_per_upstream, max_connections,
+/// max_connections_per_ip, data_dir, ledger_lease_ms,
 /// redis_key_prefix, redis_timeout_ms, otel, alerts, access_log, identity_refresh_ms,
 /// model_refresh_ms, drain_timeout_ms. The listen address and port are command-line options.
 /// Everything else (model_list, fallbacks, router and failure policy, prices, budgets of

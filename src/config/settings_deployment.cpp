@@ -288,13 +288,15 @@ const std::array<Field<Draft>, 33> kLitellmParams{{
      }},
     {{"model_list[].litellm_params.timeout", "seconds > 0", "none (the request deadline applies)",
       "Timeout of one call", S::supported,
-      "Whole non-streaming attempt; for a stream without `stream_timeout`, as `stream_timeout`. Wins over "
-      "`router_settings.timeout`."},
+      "Whole non-streaming attempt; for a stream without a `stream_timeout` (its own or "
+      "`router_settings.stream_timeout`), as `stream_timeout`. Wins over `router_settings.timeout`."},
      TG_READ { x.d.timeout = c.seconds(v, p, l, false); }},
     {{"model_list[].litellm_params.stream_timeout", "seconds > 0", "none", "Timeout of a streaming call",
       S::supported,
-      "Streams, as LiteLLM's read timeout: time to the first byte, then the longest silence between two "
-      "reads (the stream's idle limit is the smaller of this and `stream_idle_timeout_ms`)."},
+      "Streams, as in LiteLLM (\"maximum time to wait for the first chunk, i.e. first token\"): the time to "
+      "the first content delta (an early empty or role-only chunk does not meet it; the first-token limit "
+      "is the smaller of this and `first_token_timeout_ms`), and the longest silence between two reads "
+      "(the stream's idle limit is the smaller of this and `stream_idle_timeout_ms`)."},
      TG_READ { x.d.stream_timeout = c.seconds(v, p, l, false); }},
     {{"model_list[].litellm_params.rpm", "integer ≥ 0", "unlimited", "Requests per minute of the deployment",
       S::supported, "The router skips the deployment for the rest of the minute once reached."},
@@ -411,7 +413,13 @@ void resolve_vertex(LoadContext& c, Deployment& d, const std::string& path, int 
       source = "GOOGLE_APPLICATION_CREDENTIALS";
     }
   const char* consequence = ": requests routed to this deployment fail with 401 deployment_misconfigured";
-  if (!cloud.vertex_credentials.empty()) {
+  if (!cloud.vertex_credentials.empty() && !c.read_files() &&
+      cloud.vertex_credentials.find_first_not_of(" \t\r\n") != std::string::npos &&
+      cloud.vertex_credentials[cloud.vertex_credentials.find_first_not_of(" \t\r\n")] != '{') {
+    c.error(join(path, "litellm_params.vertex_credentials"), line,
+            source + " names a file; files are not read here (give the service-account JSON inline)");
+    cloud.vertex_credentials.clear();
+  } else if (!cloud.vertex_credentials.empty()) {
     auto text = read_credentials(cloud.vertex_credentials);
     if (!text) c.warn(join(path, "litellm_params.vertex_credentials"), line,
                       source + " names a file that cannot be read (" + cloud.vertex_credentials + ")" + consequence);

@@ -287,7 +287,7 @@ void router_fallbacks(LoadContext& c, const YAML::Node& v, const std::string& p,
   c.router_fallbacks.push_back(std::move(rf));
 }
 
-const std::array<Field<Config>, 25> kRouterSettings{{
+const std::array<Field<Config>, 26> kRouterSettings{{
     {{"router_settings.routing_strategy",
       "`simple-shuffle`, `least-busy`, `latency-based-routing`, `usage-based-routing`, `usage-based-routing-v2`",
       "`simple-shuffle`", "How a deployment of a group is picked", S::supported,
@@ -337,7 +337,8 @@ const std::array<Field<Config>, 25> kRouterSettings{{
      }},
     {{"router_settings.timeout", "seconds > 0", "600", "Timeout of a call", S::supported,
       "Per-call timeout, as in LiteLLM: each upstream attempt (a retry or fallback gets its own); a "
-      "deployment's `timeout` / `stream_timeout` wins. Wins over `litellm_settings.request_timeout`. The "
+      "deployment's `timeout` / `stream_timeout` wins, and for a stream `router_settings.stream_timeout`. "
+      "Wins over `litellm_settings.request_timeout`. The "
       "whole request's deadline is `fallback_policy` budgets.deadline_ms (default 600 s, or this timeout when "
       "longer)."},
      TG_READ {
@@ -346,6 +347,12 @@ const std::array<Field<Config>, 25> kRouterSettings{{
          c.router_timeout = true;
        }
      }},
+    {{"router_settings.stream_timeout", "seconds > 0", "none", "Timeout of a streaming call", S::supported,
+      "Per-call timeout of a stream, as in LiteLLM (\"maximum time to wait for the first chunk\"): the wait "
+      "for the first content delta (it is a first-token limit too) and for each read after it. A "
+      "deployment's `stream_timeout` wins; for streams it wins over the deployment's `timeout` and "
+      "`router_settings.timeout` (LiteLLM's precedence)."},
+     TG_READ { cfg.stream_call_timeout = c.seconds(v, p, l, false); }},
     {{"router_settings.fallbacks", kFallbackShape, "[]", "As litellm_settings.fallbacks", S::supported,
       "Wins over `litellm_settings.fallbacks` (with a warning when both are set)."},
      TG_READ { router_fallbacks(c, v, p, l, "fallbacks"); }},

@@ -137,7 +137,7 @@ const std::array<Field<AlertSettings>, 3> kAlerts{{
 
 // ---- tollgate_settings ------------------------------------------------------------------
 
-const std::array<Field<TollgateSettings>, 26> kTollgate{{
+const std::array<Field<TollgateSettings>, 29> kTollgate{{
     {{"tollgate_settings.max_request_body_bytes", "bytes ≥ 1", "8388608 (8 MiB)", "", S::supported,
       "Larger client bodies get 413."},
      TG_READ(TollgateSettings) {
@@ -200,6 +200,19 @@ const std::array<Field<TollgateSettings>, 26> kTollgate{{
      TG_READ(TollgateSettings) {
        if (auto n = c.small_int(v, p, l)) t.max_idle_connections_per_upstream = *n;
      }},
+    {{"tollgate_settings.max_connections", "integer ≥ 1", "descriptor limit − max(256, limit / 4)", "",
+      S::supported,
+      "Open client connections, all workers together. At the limit idle keep-alive connections are closed, "
+      "oldest first, else accepting pauses until one ends (docs/operations.md). A value leaving fewer than 128 "
+      "descriptors is lowered at start, with a warning. Restart required."},
+     TG_READ(TollgateSettings) {
+       if (auto n = c.integer(v, p, l, 1)) t.max_connections = *n;
+     }},
+    {{"tollgate_settings.max_connections_per_ip", "integer ≥ 0", "0 (no limit)", "", S::supported,
+      "Open client connections from one IP address; one more is answered 429 and closed. Restart required."},
+     TG_READ(TollgateSettings) {
+       if (auto n = c.integer(v, p, l, 0)) t.max_connections_per_ip = *n;
+     }},
     {{"tollgate_settings.data_dir", "path", "`./data`", "", S::supported, "Must not be empty."},
      TG_READ(TollgateSettings) {
        if (auto s = c.str(v, p, l)) {
@@ -216,6 +229,20 @@ const std::array<Field<TollgateSettings>, 26> kTollgate{{
          if (*s == "clamp") t.budget_output_policy = TollgateSettings::BudgetOutputPolicy::clamp;
          else if (*s == "refuse") t.budget_output_policy = TollgateSettings::BudgetOutputPolicy::refuse;
          else c.error(p, line_of(v, l), "budget_output_policy must be `clamp` or `refuse`, got '" + *s + "'");
+       }
+     }},
+    {{"tollgate_settings.end_user_budget_scope", "`team` | `organization` | `global`", "`team`", "", S::supported,
+      "Whose end users a request's `user` names, for end-user budgets (`/customer/new`, `max_end_user_budget`): "
+      "`team` — the calling key's team (else its organization, else the key itself), `organization` — its "
+      "organization (else team, else key), `global` — one namespace for every caller (LiteLLM's behaviour: any key "
+      "naming an end user charges and can exhaust its budget). The master key and the anonymous caller always use "
+      "the global namespace (docs/budgets.md)."},
+     TG_READ(TollgateSettings) {
+       if (auto s = c.str(v, p, l)) {
+         if (*s == "team") t.end_user_budget_scope = TollgateSettings::EndUserBudgetScope::team;
+         else if (*s == "organization") t.end_user_budget_scope = TollgateSettings::EndUserBudgetScope::organization;
+         else if (*s == "global") t.end_user_budget_scope = TollgateSettings::EndUserBudgetScope::global;
+         else c.error(p, line_of(v, l), "end_user_budget_scope must be `team`, `organization` or `global`, got '" + *s + "'");
        }
      }},
     {{"tollgate_settings.min_output_tokens", "tokens ≥ 1", "16", "", S::supported,

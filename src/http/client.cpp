@@ -343,7 +343,11 @@ void Exchange::cancel() {
 
 void Exchange::finish() {
   if (!s_ || !s_->conn) return;
-  if (!s_->failed && !s_->cancelled && s_->parser && s_->parser->is_done() && s_->parser->get().keep_alive()) {
+  // Bytes beyond the framed response (an unsolicited second response, a wrong Content-Length)
+  // mean the peer's framing cannot be trusted: such a connection is closed, never pooled, so
+  // they can never be read as the answer to another request.
+  if (!s_->failed && !s_->cancelled && s_->parser && s_->parser->is_done() && s_->parser->get().keep_alive() &&
+      s_->conn->buffer.size() == 0) {
     s_->conn->lowest().expires_never();
     s_->pool->give_back(std::move(s_->conn));
   }

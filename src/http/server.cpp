@@ -2,9 +2,12 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <condition_variable>
 #include <list>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -18,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "http/io_context.hpp"
+#include "http/request_framing.hpp"
 
 namespace tollgate::http {
 
@@ -135,8 +139,10 @@ net::awaitable<bool> ResponseWriter::send(Response res) {
 net::awaitable<bool> ResponseWriter::begin_stream(bhttp::response<bhttp::empty_body> head) {
   if (*gone_) co_return false;
   head.version(version_);
+  chunked_ = version_ >= 11;
+  if (!chunked_) keep_alive_ = false;
   head.keep_alive(keep_alive_);
-  head.chunked(true);
+  head.chunked(chunked_);
   bhttp::response_serializer<bhttp::empty_body> sr{head};
   stream_.expires_after(write_timeout_);
   auto [ec, n] = co_await bhttp::async_write_header(stream_, sr, use_nothrow);
@@ -149,16 +155,27 @@ net::awaitable<bool> ResponseWriter::write_chunk(std::string_view data) {
   if (*gone_) co_return false;
   if (data.empty()) co_return true;  // an empty chunk would end the stream
   stream_.expires_after(write_timeout_);
+  if (!chunked_) {
+    auto [ec, n] = co_await net::async_write(stream_, net::const_buffer(data.data(), data.size()), use_nothrow);
+    if (ec) mark_gone();
+    co_return !ec;
+  }
   auto chunk = bhttp::make_chunk(net::const_buffer(data.data(), data.size()));
   auto [ec, n] = co_await net::async_write(stream_, chunk, use_nothrow);
   if (ec) mark_gone();
   co_return !ec;
 }
 
-net::awaitable<bool> ResponseWriter::end_stream() {
+net::awaitable<bool> ResponseWriter::end_stream(const std::vector<std::pair<std::string, std::string>>& trailers) {
   if (*gone_) co_return false;
+  if (!chunked_) {  // HTTP/1.0: the close ends the body (no trailers)
+    finished_ = true;
+    co_return true;
+  }
   stream_.expires_after(write_timeout_);
-  auto last = bhttp::make_chunk_last();
+  bhttp::fields fields;
+  for (const auto& [k, v] : trailers) fields.insert(k, v);
+  auto last = bhttp::make_chunk_last(fields);
   auto [ec, n] = co_await net::async_write(stream_, last, use_nothrow);
   finished_ = true;
   if (ec) mark_gone();
@@ -169,6 +186,84 @@ net::awaitable<bool> ResponseWriter::end_stream() {
 // Server
 
 namespace detail {
+
+struct ServerWorker;
+
+/// The connection figures (ConnectionStats), apart from ServerState so that a metrics reader
+/// holding them keeps nothing else alive.
+struct ConnectionCounters {
+  std::size_t limit = 0;
+  std::atomic<std::size_t> open{0};
+  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint64_t> evicted{0};
+  std::atomic<std::uint64_t> refused_per_ip{0};
+  std::atomic<std::uint64_t> accept_errors{0};
+  std::atomic<std::uint64_t> backpressure{0};
+
+  ConnectionStats snapshot() const {
+    ConnectionStats s;
+    s.open = open;
+    s.limit = limit;
+    s.accepted = accepted;
+    s.evicted = evicted;
+    s.refused_per_ip = refused_per_ip;
+    s.accept_errors = accept_errors;
+    s.backpressure = backpressure;
+    return s;
+  }
+};
+
+/// Open connections per client IP (ServerLimits::max_connections_per_ip). Touched twice per
+/// connection (accept, end), never per request; sharded so workers rarely meet on one lock.
+class PerIpTable {
+ public:
+  using Key = std::array<unsigned char, 16>;  ///< the IPv6 form (IPv4 mapped)
+
+  static Key key_of(const net::ip::address& a) {
+    return a.is_v4() ? net::ip::make_address_v6(net::ip::v4_mapped, a.to_v4()).to_bytes() : a.to_v6().to_bytes();
+  }
+  /// Counts one more connection from `k` unless it already has `limit`.
+  bool try_add(const Key& k, std::size_t limit) {
+    auto& sh = shard(k);
+    std::lock_guard lk(sh.mu);
+    auto& n = sh.counts[k];
+    if (n >= limit) {
+      if (n == 0) sh.counts.erase(k);
+      return false;
+    }
+    ++n;
+    return true;
+  }
+  void remove(const Key& k) {
+    auto& sh = shard(k);
+    std::lock_guard lk(sh.mu);
+    auto it = sh.counts.find(k);
+    if (it == sh.counts.end()) return;
+    if (--it->second == 0) sh.counts.erase(it);
+  }
+  /// Addresses with an open connection (tests: the table empties when the connections end).
+  std::size_t addresses() {
+    std::size_t n = 0;
+    for (auto& sh : shards_) {
+      std::lock_guard lk(sh.mu);
+      n += sh.counts.size();
+    }
+    return n;
+  }
+
+ private:
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(k.data()), k.size()));
+    }
+  };
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<Key, std::size_t, KeyHash> counts;
+  };
+  Shard& shard(const Key& k) { return shards_[KeyHash{}(k) % shards_.size()]; }
+  std::array<Shard, 16> shards_;
+};
 
 /// What the server and all its sessions share. The atomics are read by any thread; the
 /// condition variable wakes finish_drain() when a count it waits on changes during a drain.
@@ -181,8 +276,14 @@ struct ServerState {
   std::atomic<bool> hurry{false};
   std::atomic<bool> stopped{false};
   std::atomic<std::size_t> in_flight{0};
-  std::atomic<std::size_t> connections{0};
+  std::atomic<std::size_t> connections{0};  ///< open client connections (counters->open mirrors it)
+  /// Connection slots taken: open connections plus those an acceptor is taking now; at most
+  /// limits.max_connections (when set).
+  std::atomic<std::size_t> slots{0};
   std::atomic<std::size_t> finished{0};  ///< requests ended since the start
+  std::shared_ptr<ConnectionCounters> counters = std::make_shared<ConnectionCounters>();
+  PerIpTable per_ip;
+  std::vector<ServerWorker*> workers;  ///< fixed at construction; they outlive every session
   std::size_t in_flight_at_drain = 0;
   std::size_t finished_at_drain = 0;
   std::chrono::steady_clock::time_point drain_started{};
@@ -194,6 +295,26 @@ struct ServerState {
     std::lock_guard lk(mu);
     cv.notify_all();
   }
+
+  /// Takes a connection slot unless the table is full.
+  bool try_take_slot() {
+    const auto limit = limits.max_connections;
+    auto n = slots.load();
+    do {
+      if (limit != 0 && n >= limit) return false;
+    } while (!slots.compare_exchange_weak(n, n + 1));
+    return true;
+  }
+  /// Gives a slot back and wakes the acceptors paused at the limit (defined below ServerWorker).
+  void release_slot();
+  /// Wakes the acceptors paused at the limit: they try again (take a slot, or evict).
+  void wake_paused();
+  /// Above pressure_percent of max_connections: idle waits shrink.
+  bool under_pressure() const {
+    const auto limit = limits.max_connections;
+    return limit != 0 &&
+           slots.load(std::memory_order_relaxed) * 100 >= limit * static_cast<std::size_t>(limits.pressure_percent);
+  }
 };
 
 /// One connection as its worker sees it (lives in the session's coroutine frame).
@@ -201,20 +322,44 @@ struct SessionSlot {
   beast::tcp_stream* stream = nullptr;
   ResponseWriter* writer = nullptr;  ///< while a handler runs
   bool idle = true;                  ///< waiting for the first byte of a request
+  bool evicted = false;              ///< closed to make room at the limit (its read is cancelled)
 };
 
 struct ServerWorker {
-  /// Declared before the context: frames the context destroys unregister from it.
+  /// Declared before the context: frames the context destroys unregister from it. Idle
+  /// sessions are in the order they became idle (a session moves to the back when it starts
+  /// waiting for a request), so the first idle one is the one idle the longest.
   std::list<SessionSlot*> sessions;
   IoContext ioc{1};
   std::unique_ptr<tcp::acceptor> acceptor;
   std::thread thread;
+  /// The accept loop waits on this timer while the table is full (worker thread only).
+  net::steady_timer* pause_timer = nullptr;
+  /// Set by the accept loop before it waits at the limit; any thread that frees a slot wakes it.
+  std::atomic<bool> paused{false};
 };
+
+void ServerState::release_slot() {
+  --slots;
+  // Paired with the accept loop's `paused = true` then re-try (both sequentially consistent):
+  // either it sees this slot free or this sees it paused and wakes it.
+  wake_paused();
+}
+
+void ServerState::wake_paused() {
+  if (stopped) return;
+  for (auto* w : workers)
+    if (w->paused.load())
+      net::post(w->ioc, [w] {
+        if (w->pause_timer) w->pause_timer->cancel();
+      });
+}
 
 }  // namespace detail
 
 namespace {
 
+using detail::PerIpTable;
 using detail::ServerState;
 using detail::ServerWorker;
 using detail::SessionSlot;
@@ -233,6 +378,7 @@ net::awaitable<void> reject(beast::tcp_stream& stream, const ServerState& ctx, i
   auto res = error_response(ctx, status, message);
   res.version(version ? version : 11);
   res.keep_alive(false);
+  res.set(bhttp::field::connection, "close");  // said for HTTP/1.0 too, where it is the default
   res.prepare_payload();
   stream.expires_after(ctx.limits.idle_timeout);
   auto [ec, n] = co_await bhttp::async_write(stream, res, use_nothrow);
@@ -249,20 +395,43 @@ net::awaitable<void> reject(beast::tcp_stream& stream, const ServerState& ctx, i
   }
 }
 
-/// The session's entry in its worker's list; the connection count (raised by the accept loop)
-/// falls when the session ends.
-struct Registration {
-  Registration(ServerWorker& w, ServerState& s, SessionSlot* slot)
-      : worker(w), st(s), it(w.sessions.insert(w.sessions.end(), slot)) {}
-  ~Registration() {
-    worker.sessions.erase(it);
-    --st.connections;
-    st.notify();
+/// One accepted connection's share of the server: its slot, its place in the open count and
+/// in its IP's count. Taken by the accept loop, moved into the connection's coroutine, given
+/// back when that ends (or when its frame is destroyed unstarted, at teardown).
+class ConnectionHold {
+ public:
+  ConnectionHold(std::shared_ptr<ServerState> st, std::optional<PerIpTable::Key> ip) : st_(std::move(st)), ip_(ip) {
+    ++st_->connections;
+    ++st_->counters->open;
+    ++st_->counters->accepted;
   }
+  ConnectionHold(ConnectionHold&& o) noexcept : st_(std::move(o.st_)), ip_(o.ip_) { o.st_.reset(); }
+  ConnectionHold& operator=(ConnectionHold&&) = delete;
+  ConnectionHold(const ConnectionHold&) = delete;
+  ConnectionHold& operator=(const ConnectionHold&) = delete;
+  ~ConnectionHold() {
+    if (!st_) return;
+    if (ip_) st_->per_ip.remove(*ip_);
+    --st_->counters->open;
+    st_->release_slot();
+    --st_->connections;  // last: a drain waiting for zero connections sees the rest done
+    st_->notify();
+  }
+
+ private:
+  std::shared_ptr<ServerState> st_;
+  std::optional<PerIpTable::Key> ip_;
+};
+
+/// The session's entry in its worker's list.
+struct Registration {
+  Registration(ServerWorker& w, SessionSlot* slot) : worker(w), it(w.sessions.insert(w.sessions.end(), slot)) {}
+  ~Registration() { worker.sessions.erase(it); }
   Registration(const Registration&) = delete;
   Registration& operator=(const Registration&) = delete;
+  /// The session starts waiting for a request: it becomes the newest idle one.
+  void to_back() { worker.sessions.splice(worker.sessions.end(), worker.sessions, it); }
   ServerWorker& worker;
-  ServerState& st;
   std::list<SessionSlot*>::iterator it;
 };
 
@@ -279,63 +448,91 @@ struct InFlight {
   ServerState& st;
 };
 
-net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerState> state, ServerWorker* worker) {
+net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerState> state, ServerWorker* worker,
+                             [[maybe_unused]] ConnectionHold hold) {
   ServerState& st = *state;
   SessionSlot slot;
   slot.stream = &stream;
-  Registration registration(*worker, st, &slot);
-  beast::flat_buffer buf;
+  Registration registration(*worker, &slot);
   const auto& lim = st.limits;
+  // Bounded: a head, one read of the body beyond it, a chunk header with its extensions; a
+  // chunk header that does not fit is refused (bhttp::error::buffer_overflow) instead of grown.
+  beast::flat_buffer buf(lim.max_header_bytes + 128 * 1024);
+  const auto buffered = [&buf] {
+    const auto data = buf.cdata();
+    return std::string_view(static_cast<const char*>(data.data()), data.size());
+  };
   bool first = true;
   for (;;) {
     // Wait for the first byte of the next request (idle limit), then give the whole head a
     // deadline from that moment (slowloris guard).
     if (buf.size() == 0) {
       if (st.closing_idle) break;  // draining and nothing in flight: no more requests here
+      if (!first) registration.to_back();
       slot.idle = true;
-      stream.expires_after(first ? lim.header_timeout : lim.idle_timeout);
+      auto wait = first ? lim.header_timeout : lim.idle_timeout;
+      if (st.under_pressure()) wait = std::min(wait, lim.pressure_idle_timeout);
+      stream.expires_after(wait);
       auto [ec, n] = co_await stream.async_read_some(buf.prepare(8192), use_nothrow);
-      if (ec) co_return;
+      if (ec) co_return;  // idle limit, peer closed, or evicted (its read cancelled)
+      if (slot.evicted) {
+        // The read had already completed when the eviction ran: a request is arriving, so the
+        // connection is not idle after all. It stays; the acceptor tries again elsewhere.
+        slot.evicted = false;
+        --st.counters->evicted;
+        st.wake_paused();
+      }
       buf.commit(n);
     }
     slot.idle = false;
     InFlight in_flight(st);
     first = false;
-    bhttp::request_parser<bhttp::string_body> parser;
-    parser.header_limit(lim.max_header_bytes);
-    parser.body_limit(static_cast<std::uint64_t>(lim.max_body_bytes));
     stream.expires_after(lim.header_timeout);
+    // The whole head first: its raw lines are checked (RFC 9112 framing, request_framing.hpp)
+    // before Beast reads them.
+    std::size_t end = head_end(buffered());
+    while (end == std::string_view::npos) {
+      if (auto bad = check_partial_head(buffered(), lim.max_header_bytes)) {
+        co_await reject(stream, st, bad->status, bad->message, 11);
+        co_return;
+      }
+      auto [ec, n] = co_await stream.async_read_some(buf.prepare(8192), use_nothrow);
+      if (ec) co_return;  // timeout, close or reset before the head was whole
+      buf.commit(n);
+      end = head_end(buffered());
+    }
+    if (auto bad = check_raw_head(buffered().substr(0, end))) {
+      co_await reject(stream, st, bad->status, bad->message, 11);
+      co_return;
+    }
+    // The reading rules (limits, chunk extensions, what a read error answers) are
+    // request_framing.hpp's, shared with the fuzz target (tests/fuzz/request_framing_fuzz.cpp).
+    const auto max_body = static_cast<std::size_t>(lim.max_body_bytes);
+    RequestParser parser;
+    configure_request_parser(parser, lim.max_header_bytes, max_body);
     {
       auto [ec, n] = co_await bhttp::async_read_header(stream, buf, parser, use_nothrow);
-      if (ec == bhttp::error::body_limit) {
-        co_await reject(stream, st, 413, "request body exceeds the limit of " + std::to_string(lim.max_body_bytes) + " bytes", 11);
-        co_return;
-      }
-      if (ec == bhttp::error::header_limit) {
-        co_await reject(stream, st, 431, "request header fields too large", 11);
-        co_return;
-      }
-      if (ec == beast::error::timeout || ec == bhttp::error::end_of_stream || ec == net::error::eof ||
-          ec == net::error::connection_reset || ec == net::error::operation_aborted)
-        co_return;
       if (ec) {
-        co_await reject(stream, st, 400, "malformed HTTP request: " + ec.message(), 11);
+        if (auto bad = read_refusal(ec, false, max_body)) co_await reject(stream, st, bad->status, bad->message, 11);
+        co_return;
+      }
+      if (auto bad = check_request_head(parser.get())) {
+        co_await reject(stream, st, bad->status, bad->message, parser.get().version());
         co_return;
       }
     }
+    // Trailer fields of a chunked body would be added to the head after it was checked (a second
+    // Host, an Authorization no front proxy saw): a request with any is refused.
+    const auto head_fields = static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end()));
     if (!parser.is_done()) {
       stream.expires_after(lim.body_timeout);
       auto [ec, n] = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
-      if (ec == bhttp::error::body_limit) {
-        co_await reject(stream, st, 413, "request body exceeds the limit of " + std::to_string(lim.max_body_bytes) + " bytes", 11);
+      if (ec) {
+        if (auto bad = read_refusal(ec, true, max_body)) co_await reject(stream, st, bad->status, bad->message, 11);
         co_return;
       }
-      if (ec) {
-        if (ec != beast::error::timeout && ec != net::error::eof && ec != bhttp::error::partial_message &&
-            ec != net::error::operation_aborted)
-          co_await reject(stream, st, 400, "malformed HTTP request: " + ec.message(), 11);
-        else if (ec == beast::error::timeout)
-          co_await reject(stream, st, 408, "request body not received in time", 11);
+      if (auto bad = check_no_trailers(head_fields, parser.get())) {
+        co_await reject(stream, st, bad->status, bad->message, 11);
         co_return;
       }
     }
@@ -373,22 +570,153 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerSta
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
 }
 
-net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<ServerState> state, ServerWorker* worker) {
-  auto exec = co_await net::this_coro::executor;
+/// Answers a connection whose IP is at max_connections_per_ip: 429 with `Connection: close`,
+/// written before anything is read; then a short drain of what the client sent (so the close
+/// does not turn into a reset that hides the answer), and the close.
+net::awaitable<void> refuse_connection(beast::tcp_stream stream, std::shared_ptr<ServerState> state,
+                                       [[maybe_unused]] ConnectionHold hold) {
+  auto res = error_response(*state, 429, "too many connections from this address");
+  res.keep_alive(false);
+  res.set(bhttp::field::connection, "close");
+  res.set(bhttp::field::retry_after, "1");
+  res.prepare_payload();
+  stream.expires_after(std::chrono::milliseconds(1000));
+  auto [ec, n] = co_await bhttp::async_write(stream, res, use_nothrow);
+  if (ec) co_return;
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  std::array<char, 4096> sink{};
+  std::size_t drained = 0;
+  stream.expires_after(std::chrono::milliseconds(250));
+  while (drained < 64 * 1024) {
+    auto [rec, got] = co_await stream.async_read_some(net::buffer(sink), use_nothrow);
+    if (rec) break;
+    drained += got;
+  }
+}
+
+/// Whether bytes wait unread on the session's socket (a request is arriving: not idle).
+bool bytes_waiting(const SessionSlot& s) {
+  char c;
+  const auto n = ::recv(s.stream->socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n > 0;
+}
+
+/// Closes this worker's oldest idle connection (worker thread only). False when none is idle.
+bool evict_oldest_idle(ServerWorker& w, ServerState& st) {
+  for (auto* s : w.sessions) {
+    if (!s->idle || s->evicted || bytes_waiting(*s)) continue;
+    s->evicted = true;
+    s->idle = false;
+    ++st.counters->evicted;
+    s->stream->cancel();  // its read ends with operation_aborted; the session returns and closes
+    return true;
+  }
+  return false;
+}
+
+/// Asks the other workers, one after the other, to evict their oldest idle connection; the
+/// first that has one does. Runs on worker `index`; `left` more workers may be asked after it.
+void evict_elsewhere(std::shared_ptr<ServerState> state, std::size_t index, std::size_t left) {
+  auto* w = state->workers[index];
+  net::post(w->ioc, [state, w, index, left] {
+    auto& st = *state;
+    if (st.stopped || !st.limits.max_connections || st.slots.load() < st.limits.max_connections) return;
+    if (evict_oldest_idle(*w, st)) return;
+    if (left > 0)
+      evict_elsewhere(state, (index + 1) % st.workers.size(), left - 1);
+    else
+      ++st.counters->backpressure;  // nothing idle anywhere: the acceptor waits for a connection to end
+  });
+}
+
+/// Takes a connection slot for a connection waiting in `worker`'s backlog, making room or
+/// waiting at the limit. False when the listener closed (or the server stopped) meanwhile.
+net::awaitable<bool> take_slot(ServerState& st, ServerWorker& worker, std::size_t index, net::steady_timer& pause,
+                               const std::shared_ptr<ServerState>& state) {
   for (;;) {
-    auto [ec, socket] = co_await acceptor.async_accept(use_nothrow);
-    if (ec == net::error::operation_aborted || !acceptor.is_open()) co_return;
-    if (ec) {
-      // Out of descriptors and the like: back off instead of spinning.
-      spdlog::warn("accept failed: {}", ec.message());
-      net::steady_timer t(exec, std::chrono::milliseconds(50));
-      co_await t.async_wait(use_nothrow);
+    if (st.try_take_slot()) co_return true;
+    worker.paused = true;  // before the re-check: a slot freed from now on wakes this loop
+    if (st.try_take_slot()) {
+      worker.paused = false;
+      co_return true;
+    }
+    bool evicted = evict_oldest_idle(worker, st);
+    if (!evicted && st.workers.size() > 1)
+      evict_elsewhere(state, (index + 1) % st.workers.size(), st.workers.size() - 2);
+    else if (!evicted)
+      ++st.counters->backpressure;
+    // Woken when any connection ends (ServerState::release_slot); the bound only re-asks for
+    // an eviction in case an idle connection appeared meanwhile.
+    pause.expires_after(std::chrono::milliseconds(evicted ? 1000 : 250));
+    co_await pause.async_wait(use_nothrow);
+    worker.paused = false;
+    if (st.stopped || !worker.acceptor || !worker.acceptor->is_open()) co_return false;
+  }
+}
+
+net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<ServerState> state, ServerWorker* worker,
+                                 std::size_t index) {
+  auto exec = co_await net::this_coro::executor;
+  auto& st = *state;
+  net::steady_timer pause(exec);
+  worker->pause_timer = &pause;
+  struct Unset {
+    ServerWorker* w;
+    ~Unset() { w->pause_timer = nullptr; }
+  } unset{worker};
+  boost::system::error_code ignored;
+  acceptor.non_blocking(true, ignored);
+  auto last_warning = std::chrono::steady_clock::time_point{};
+  net::steady_timer back_off(exec);
+  for (;;) {
+    // A slot is taken only once a connection waits in this listener's backlog: a worker whose
+    // backlog is empty never holds one that another worker's newcomer needs.
+    auto [wec] = co_await acceptor.async_wait(tcp::acceptor::wait_read, use_nothrow);
+    if (wec == net::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (wec) {
+      back_off.expires_after(std::chrono::milliseconds(50));
+      co_await back_off.async_wait(use_nothrow);
       continue;
     }
-    boost::system::error_code ignored;
+    if (!co_await take_slot(st, *worker, index, pause, state)) co_return;
+    tcp::socket socket(exec);
+    boost::system::error_code ec;
+    acceptor.accept(socket, ec);
+    if (ec) {
+      st.release_slot();
+      if (!acceptor.is_open()) co_return;
+      if (ec == net::error::would_block || ec == net::error::try_again || ec == net::error::connection_aborted ||
+          ec == net::error::interrupted)
+        continue;  // the newcomer left the backlog before it was accepted
+      // Out of descriptors and the like: count it, warn at most once a second, back off
+      // instead of spinning.
+      ++st.counters->accept_errors;
+      if (const auto now = std::chrono::steady_clock::now(); now - last_warning > std::chrono::seconds(1)) {
+        last_warning = now;
+        spdlog::warn("accept failed: {} ({} connection(s) open)", ec.message(), st.connections.load());
+      }
+      back_off.expires_after(std::chrono::milliseconds(50));
+      co_await back_off.async_wait(use_nothrow);
+      continue;
+    }
     socket.set_option(tcp::no_delay(true), ignored);
-    ++state->connections;  // counted from the accept, so a drain never misses a session not yet started
-    net::co_spawn(exec, session(beast::tcp_stream(std::move(socket)), state, worker), [](std::exception_ptr ep) {
+    std::optional<PerIpTable::Key> ip;
+    bool refused = false;
+    if (st.limits.max_connections_per_ip != 0) {
+      boost::system::error_code pec;
+      const auto peer = socket.remote_endpoint(pec);
+      if (!pec) {
+        const auto key = PerIpTable::key_of(peer.address());
+        if (st.per_ip.try_add(key, st.limits.max_connections_per_ip))
+          ip = key;
+        else
+          refused = true;
+      }
+    }
+    // Counted from the accept, so a drain never misses a session not yet started.
+    ConnectionHold hold(state, ip);
+    const auto on_end = [](std::exception_ptr ep) {
       if (!ep) return;
       try {
         std::rethrow_exception(ep);
@@ -397,7 +725,13 @@ net::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::shared_ptr<Server
       } catch (...) {
         spdlog::error("connection ended by a non-standard exception");
       }
-    });
+    };
+    if (refused) {
+      ++st.counters->refused_per_ip;
+      net::co_spawn(exec, refuse_connection(beast::tcp_stream(std::move(socket)), state, std::move(hold)), on_end);
+      continue;
+    }
+    net::co_spawn(exec, session(beast::tcp_stream(std::move(socket)), state, worker, std::move(hold)), on_end);
   }
 }
 
@@ -418,8 +752,12 @@ Server::Server(ServerLimits limits, Handler handler, ErrorBodyFn error_body, int
   state_->limits = limits_;
   state_->handler = handler_;
   state_->error_body = error_body_;
+  state_->counters->limit = limits_.max_connections;
   if (threads < 1) threads = 1;
-  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<detail::ServerWorker>());
+  for (int i = 0; i < threads; ++i) {
+    workers_.push_back(std::make_unique<detail::ServerWorker>());
+    state_->workers.push_back(workers_.back().get());
+  }
 }
 
 Server::~Server() {
@@ -457,9 +795,9 @@ unsigned short Server::listen(const std::string& host, unsigned short port) {
 }
 
 void Server::start(const std::function<void(net::io_context&)>& on_thread_start) {
-  for (auto& w : workers_) {
-    detail::ServerWorker* worker = w.get();
-    if (worker->acceptor) net::co_spawn(worker->ioc, accept_loop(*worker->acceptor, state_, worker), net::detached);
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    detail::ServerWorker* worker = workers_[i].get();
+    if (worker->acceptor) net::co_spawn(worker->ioc, accept_loop(*worker->acceptor, state_, worker, i), net::detached);
     worker->thread = std::thread([worker, on_thread_start] {
       if (on_thread_start) on_thread_start(worker->ioc);
       for (;;) {
@@ -513,6 +851,7 @@ std::size_t Server::begin_drain() {
       boost::system::error_code ignored;
       w.acceptor->close(ignored);  // the accept loop ends; the port is released once every worker's is closed
     }
+    if (w.pause_timer) w.pause_timer->cancel();  // an accept loop paused at the limit ends too
     for (auto* s : w.sessions)
       if (s->writer) s->writer->set_keep_alive(false);
   });
@@ -598,5 +937,11 @@ void Server::stop() {
 
 std::size_t Server::in_flight() const { return state_->in_flight; }
 std::size_t Server::connections() const { return state_->connections; }
+
+ConnectionStats Server::connection_stats() const { return state_->counters->snapshot(); }
+
+std::function<ConnectionStats()> Server::connection_stats_reader() const {
+  return [counters = state_->counters] { return counters->snapshot(); };
+}
 
 }  // namespace tollgate::http

@@ -9,6 +9,15 @@
 /// Graceful stop (rolling restarts, docs/operations.md): begin_drain() closes the listeners
 /// and marks the connections draining; finish_drain() waits for the requests in flight, cuts
 /// those still running at its deadline, closes the rest and ends the workers.
+///
+/// Connection limits (docs/operations.md "Connection limits"): at most
+/// ServerLimits::max_connections client connections over all workers. A worker takes a slot
+/// (one atomic counter) only once a connection waits in its listener's backlog. At the limit it
+/// first evicts an idle connection — one waiting for its next (or first) request, never one
+/// with a request in flight — the oldest idle on its own thread, else the oldest idle of another
+/// worker (posted to that worker, which owns it); with nothing idle anywhere it stops accepting
+/// until a connection ends (back-pressure: the kernel backlog holds the newcomers). Per client
+/// IP, ServerLimits::max_connections_per_ip; one more is answered 429 and closed.
 
 #include <atomic>
 #include <chrono>
@@ -27,6 +36,8 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
+#include "http/connection_stats.hpp"
+
 namespace tollgate::http {
 
 namespace net = boost::asio;
@@ -43,6 +54,17 @@ struct ServerLimits {
   milliseconds header_timeout{10000};             ///< the whole head, from its first byte
   milliseconds body_timeout{30000};               ///< the whole body
   milliseconds idle_timeout{60000};               ///< keep-alive wait for the next request; also per write
+  /// Open client connections over all workers; 0 = no limit. At the limit idle connections are
+  /// evicted (oldest first), else accepting pauses until one ends.
+  std::size_t max_connections = 0;
+  /// Open connections from one client IP; 0 = no limit. One more is answered 429 (with
+  /// `Connection: close`, no request read) and closed.
+  std::size_t max_connections_per_ip = 0;
+  /// Above this share of max_connections, percent (1..100), idle waits (a keep-alive
+  /// connection's wait for its next request, a new connection's wait for its first byte) are
+  /// at most pressure_idle_timeout, so an almost full table frees itself.
+  int pressure_percent = 90;
+  milliseconds pressure_idle_timeout{2000};
 };
 
 /// Writes the response to one request. Owned by the connection; valid during the handler call.
@@ -56,12 +78,15 @@ class ResponseWriter {
 
   /// Sends a complete response (Content-Length set here; keep-alive from the request).
   net::awaitable<bool> send(Response res);
-  /// Starts a chunked response (e.g. text/event-stream) with the given status and headers.
+  /// Starts a chunked response (e.g. text/event-stream) with the given status and headers. An
+  /// HTTP/1.0 client has no chunked coding (RFC 9112 §7.1): its body ends with the connection,
+  /// which is then not kept alive.
   net::awaitable<bool> begin_stream(bhttp::response<bhttp::empty_body> head);
   /// Writes one chunk of a started stream (one SSE event or more).
   net::awaitable<bool> write_chunk(std::string_view data);
-  /// Ends a started stream (last chunk).
-  net::awaitable<bool> end_stream();
+  /// Ends a started stream: the last chunk, with `trailers` as its trailer fields (RFC 9112
+  /// §7.1.2; a client that does not read trailers ignores them).
+  net::awaitable<bool> end_stream(const std::vector<std::pair<std::string, std::string>>& trailers = {});
 
   bool started() const { return started_; }
   bool finished() const { return finished_; }
@@ -95,6 +120,7 @@ class ResponseWriter {
   unsigned version_;
   bool started_ = false;
   bool finished_ = false;
+  bool chunked_ = true;  ///< a started stream's framing: chunked (HTTP/1.1), else ended by the close
   std::shared_ptr<bool> gone_;
   std::shared_ptr<Watch> watch_;
   std::function<void()> shutdown_hook_;
@@ -162,6 +188,11 @@ class Server {
   std::size_t in_flight() const;
   /// Open client connections now, over all workers.
   std::size_t connections() const;
+  /// The connection figures now. Thread-safe.
+  ConnectionStats connection_stats() const;
+  /// A reader of connection_stats() that stays valid after the server is gone (it then reports
+  /// the last figures): for scrape-time metrics.
+  std::function<ConnectionStats()> connection_stats_reader() const;
 
  private:
   void post_to_workers(const std::function<void(detail::ServerWorker&)>& fn);

@@ -1,6 +1,7 @@
 #include "pipeline/admission.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <boost/json.hpp>
 
@@ -99,6 +100,56 @@ std::optional<std::int64_t> config_dollars(const std::optional<std::string>& tex
 
 }  // namespace
 
+namespace {
+
+/// "<kind>:<id>/<user>" with '%' and '/' of the tenant id escaped, so the first '/' after the
+/// kind ends the tenant (split_end_user_scope reads it back).
+std::string tenant_scoped(std::string_view kind, std::string_view id, std::string_view user) {
+  std::string out(kind);
+  out += ':';
+  for (char c : id) {
+    if (c == '%') out += "%25";
+    else if (c == '/') out += "%2F";
+    else out += c;
+  }
+  out += '/';
+  out += user;
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> split_end_user_scope(std::string_view id) {
+  for (std::string_view kind : {"team", "organization", "key"}) {
+    if (id.size() <= kind.size() || id.substr(0, kind.size()) != kind || id[kind.size()] != ':') continue;
+    const auto rest = id.substr(kind.size() + 1);
+    const auto slash = rest.find('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    std::string tenant(kind);
+    tenant += ' ';
+    const auto enc = rest.substr(0, slash);
+    for (std::size_t i = 0; i < enc.size(); ++i) {
+      if (enc.substr(i, 3) == "%25") tenant += '%', i += 2;
+      else if (enc.substr(i, 3) == "%2F") tenant += '/', i += 2;
+      else tenant += enc[i];
+    }
+    return std::pair{tenant, std::string(rest.substr(slash + 1))};
+  }
+  return std::nullopt;
+}
+
+std::string end_user_scope_id(const auth::Principal& p, config::TollgateSettings::EndUserBudgetScope mode) {
+  using Mode = config::TollgateSettings::EndUserBudgetScope;
+  if (mode == Mode::global || !p.key) return p.end_user;
+  const auto& k = *p.key;
+  std::string org = k.organization_id;
+  if (org.empty() && p.organization) org = p.organization->organization_id;
+  if (mode == Mode::organization && !org.empty()) return tenant_scoped("organization", org, p.end_user);
+  if (!k.team_id.empty()) return tenant_scoped("team", k.team_id, p.end_user);
+  if (!org.empty()) return tenant_scoped("organization", org, p.end_user);
+  return tenant_scoped("key", k.token_hash, p.end_user);
+}
+
 std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::string& group,
                                           const config::Config& cfg) {
   std::vector<ScopeLimit> out;
@@ -125,12 +176,14 @@ std::vector<ScopeLimit> applicable_scopes(const auth::Principal& p, const std::s
   // End users are named by callers, so there may be any number of them: one is a scope only
   // while a budget applies to it (its customer record's, else max_end_user_budget). Without one
   // its spend is in the spend log's end_user column, and the ledger keeps nothing for it.
+  // Their ids live in the caller's tenant unless configured global (end_user_scope_id).
   if (!p.end_user.empty()) {
     if (p.customer && p.customer->max_budget_nanos)
-      add(out, ScopeKind::end_user, p.end_user, p.customer->max_budget_nanos, p.customer->budget_duration);
+      add(out, ScopeKind::end_user, end_user_scope_id(p, cfg.tollgate_settings.end_user_budget_scope),
+          p.customer->max_budget_nanos, p.customer->budget_duration);
     else if (cfg.litellm_settings.max_end_user_budget)
-      add(out, ScopeKind::end_user, p.end_user, config_dollars(cfg.litellm_settings.max_end_user_budget),
-          cfg.litellm_settings.budget_duration);
+      add(out, ScopeKind::end_user, end_user_scope_id(p, cfg.tollgate_settings.end_user_budget_scope),
+          config_dollars(cfg.litellm_settings.max_end_user_budget), cfg.litellm_settings.budget_duration);
   }
   for (const auto& t : p.tag_budgets)
     if (t) add(out, ScopeKind::tag, t->name, t->max_budget_nanos, t->budget_duration);
@@ -176,6 +229,8 @@ store::LedgerScope ledger_scope_at(const store::LedgerScope& scope, const budget
 }
 
 std::string scope_name(const ScopeId& s) {
+  if (s.kind == ScopeKind::end_user)
+    if (auto parts = split_end_user_scope(s.id)) return "end_user " + parts->second + " (of " + parts->first + ")";
   return s.kind == ScopeKind::global ? std::string("global") : std::string(budget::to_string(s.kind)) + " " + s.id;
 }
 

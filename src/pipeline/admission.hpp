@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -26,11 +28,24 @@ namespace tollgate::pipeline {
 /// A scope as messages and traces name it: "key <hash>", "team <id>", "global", ...
 std::string scope_name(const budget::ScopeId& s);
 
+/// The end-user budget scope id of `p`'s end user (`p.end_user`, non-empty) under `mode`
+/// (tollgate_settings.end_user_budget_scope): the bare id in the global namespace (mode
+/// `global`, the master key, the anonymous caller); otherwise the id under the caller's tenant,
+/// "team:<team_id>/<user>", "organization:<org_id>/<user>" or "key:<token hash>/<user>" (team
+/// mode: team, else organization, else key; organization mode: organization, else team, else
+/// key), so that one tenant naming an end user never charges or exhausts another's.
+std::string end_user_scope_id(const auth::Principal& p, config::TollgateSettings::EndUserBudgetScope mode);
+
+/// The parts of an end-user scope id end_user_scope_id wrote under a tenant: {"team 1", "alice"}
+/// ("<team|organization|key> <id>", the end user); nullopt for a bare (global) id.
+std::optional<std::pair<std::string, std::string>> split_end_user_scope(std::string_view id);
+
 /// The budget scopes that apply to `p` calling model group `group`, each with its limit and
 /// window. Sources: the key (max_budget/budget_duration, every budget_limits window,
 /// model_max_budget[group]), the user (personal keys; team keys only with
 /// apply_user_budget_to_team_keys), the team, the team membership (max_budget_in_team), the
-/// organization, the end user (customer record, else litellm_settings.max_end_user_budget), and
+/// organization, the end user (customer record, else litellm_settings.max_end_user_budget; id by
+/// end_user_scope_id), and
 /// the global budget (litellm_settings.max_budget). An identity without a budget is still listed,
 /// with limit budget::kMaxNanos: its spend is tracked but never refused — except an end user
 /// without a budget, who is not listed (callers name end users freely: the ledger must not grow

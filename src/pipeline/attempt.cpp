@@ -266,7 +266,7 @@ core::SteadyTime Attempter::attempt_deadline(const config::Deployment& d) {
   auto dl = st_.deadline;
   const auto now = st_.svc->clock->now();
   // The deployment's own timeouts, else LiteLLM's per-call timeout (router_settings.timeout).
-  const auto& t = st_.call.stream && d.stream_timeout ? d.stream_timeout : d.timeout ? d.timeout : st_.cfg.call_timeout;
+  const auto t = st_.cfg.call_timeout_for(d, st_.call.stream);
   if (t) dl = std::min(dl, now + *t);
   st_.attempt_cut_by_caller_limit = false;
   if (st_.call.stream) {

@@ -567,9 +567,11 @@ class Run {
         acct_.settle_held(held, *dep, budget::SettleKind::no_usage, 0);  // admitted but never sent
         break;
       }
-      if (n > 0) {
+      const bool counted_retry = n > 0;
+      const auto retry_class = static_cast<std::size_t>(out.failure);
+      if (counted_retry) {
         ++st_.trace.retries_used;
-        ++st_.retries_by_class[static_cast<std::size_t>(out.failure)];
+        ++st_.retries_by_class[retry_class];
       }
       if (is_fallback && counts_as_fallback && !counted_fallback) {
         ++st_.trace.fallbacks_used;
@@ -582,6 +584,9 @@ class Run {
       st_.permit = permit;
       st_.permit_dep = *dep;
       st_.bound = AttemptBound{held.output_tokens, held.output_reduced, held.reduced_by};
+      const bool continuation = st_.client && st_.client->continuing();
+      // A free or unpriced continuation is bounded too: by what the caller's limit leaves.
+      if (continuation && !st_.bound.tokens && output.max_tokens) st_.bound.tokens = output.max_tokens;
       AttemptResult r = co_await attempter_.attempt(group, *dep);
       const budget::Nanos before = st_.cost;
       acct_.settle(held, *dep, r);
@@ -593,11 +598,26 @@ class Run {
         st_.decide("served");
         co_return out;
       }
+      tried.push_back(*dep);
+      if (continuation && r.failure == FailureClass::caller_fix_required) {
+        // The caller's request was answered until the cut; what this target refused is the
+        // prefill (issue 13 §3): not the caller's error, not this deployment's fault. The next
+        // target that accepts one is asked (the walk keeps the cut's class); the client keeps
+        // the cut's error if none is left. Nor does it use up a retry: it was never the caller's
+        // request that failed.
+        if (counted_retry) {
+          --st_.trace.retries_used;
+          --st_.retries_by_class[retry_class];
+        }
+        std::erase(candidates, *dep);
+        out.error = st_.client->cut_error();
+        st_.decide("next_deployment");
+        continue;
+      }
       out.failure = r.failure;
       out.error = std::move(r.error);
       hint = r.retry_after;
-      tried.push_back(*dep);
-      if (!st_.trace.steps.empty() && st_.trace.steps.back().continuation == "cut") {
+      if (r.cut) {
         // The stream was cut after text reached the client: the next attempts continue it.
         put_prefill();
         std::erase_if(candidates, [&](std::size_t i) { return !continues_on(i); });
@@ -695,7 +715,13 @@ class Run {
   /// Ends the call's body (and its native body) with the text the client has as a final
   /// assistant message, replacing an earlier continuation's: what the next target continues.
   void put_prefill() {
-    const auto text = st_.client->prefill();
+    if (!st_.client->prefill_in_body)
+      if (auto own = providers::final_assistant_text(st_.call.body)) {
+        // The caller prefilled the answer: what was delivered continues that message.
+        st_.client->caller_prefill = std::move(*own);
+        st_.client->prefill_in_body = true;
+      }
+    const std::string text = st_.client->caller_prefill + std::string(st_.client->prefill());
     providers::put_prefill(st_.call.body, text, false, st_.client->prefill_in_body);
     if (st_.call.native_body) providers::put_prefill(*st_.call.native_body, text, true, st_.client->prefill_in_body);
     st_.client->prefill_in_body = true;

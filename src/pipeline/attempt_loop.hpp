@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "config/config.hpp"
 #include "core/clock.hpp"
 #include "http/client.hpp"
+#include "http/connection_stats.hpp"
 #include "pipeline/jobs.hpp"
 #include "pipeline/output_bound.hpp"
 #include "pipeline/sink.hpp"
@@ -71,6 +73,8 @@ struct Services {
   std::shared_ptr<cache::ResponseCache> response_cache;
   /// Prometheus metrics (GET /metrics) and operator alerts (GET /tollgate/alerts).
   std::shared_ptr<telemetry::Registry> metrics;
+  /// The HTTP server's connection figures (GET /tollgate/stats); unset without a server.
+  std::function<http::ConnectionStats()> connection_stats;
   /// The attempt loop's metric families, registered once in make() (never null after it).
   struct LoopMetrics {
     telemetry::CounterFamily* requests = nullptr;      ///< tollgate_requests_total{model_group,result,degradation}

@@ -51,8 +51,6 @@ bool empty_chunk(const json::object& o) {
   return true;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
-
 }  // namespace
 
 std::string_view ClientStream::prefill() const { return providers::prefill_text(text_); }
@@ -60,22 +58,43 @@ std::string_view ClientStream::prefill() const { return providers::prefill_text(
 void ClientStream::cut(core::Error cut) {
   cut_error_ = std::move(cut);
   continuing_ = true;
-  // The prefill loses the trailing whitespace the client already has: the continuation's own
-  // leading whitespace (a model continuing "Hello" writes " world") is then not relayed.
-  lead_pending_ = !text_.empty() && is_space(text_.back());
+  // The prefill loses the trailing whitespace the client already has: where the continuation
+  // repeats it (a model continuing "Hello" writes " world"), that much is not relayed again.
+  lead_ = text_.substr(prefill().size());
   joins_open_block_ = open_text_block_ >= 0;
   block_base_ = joins_open_block_ ? open_text_block_ : next_block_;
 }
 
-void ClientStream::strip_lead(std::string& text) {
-  if (!lead_pending_) return;
+bool ClientStream::strip_lead(json::value& text) {
+  if (lead_.empty() || !text.is_string()) return false;
+  const auto& t = text.get_string();
   std::size_t i = 0;
-  while (i < text.size() && is_space(text[i])) ++i;
-  text.erase(0, i);
-  if (!text.empty()) lead_pending_ = false;
+  while (i < t.size() && i < lead_.size() && t[i] == lead_[i]) ++i;
+  if (i < t.size()) lead_.clear();  // the continuation's text goes its own way from here
+  else lead_.erase(0, i);           // all of it repeated the dropped whitespace: more may follow
+  if (i == 0) return false;
+  text = json::string(std::string_view(t).substr(i));
+  return true;
+}
+
+void ClientStream::add_text(std::string_view t) {
+  if (t.empty()) return;
+  text_ += t;
+  ++text_events_;
 }
 
 bool ClientStream::relay(std::string& chunk) { return native_ ? relay_native(chunk) : relay_chat(chunk); }
+
+void ClientStream::relay_all(std::vector<std::string>& chunks) {
+  std::vector<std::string> out;
+  out.reserve(chunks.size());
+  for (auto& c : chunks) {
+    const bool keep = relay(c);
+    for (auto& extra : take_inserted()) out.push_back(std::move(extra));
+    if (keep) out.push_back(std::move(c));
+  }
+  chunks = std::move(out);
+}
 
 bool ClientStream::relay_chat(std::string& chunk) {
   boost::system::error_code ec;
@@ -104,6 +123,7 @@ bool ClientStream::relay_chat(std::string& chunk) {
         multi_choice_ = true;
         continue;
       }
+      if (present(co, "finish_reason")) finished_ = true;
       auto* delta = co.if_contains("delta");
       if (delta == nullptr || !delta->is_object()) continue;
       auto& d = delta->get_object();
@@ -111,15 +131,8 @@ bool ClientStream::relay_chat(std::string& chunk) {
       if (const auto* tc = d.if_contains("tool_calls"); tc && tc->is_array() && !tc->get_array().empty())
         other_output_ = true;
       if (auto* ct = d.if_contains("content"); ct && ct->is_string()) {
-        if (continuing_ && lead_pending_) {
-          std::string s(ct->get_string());
-          strip_lead(s);
-          if (s.size() != ct->get_string().size()) {
-            *ct = s;
-            changed = true;
-          }
-        }
-        text_ += ct->get_string();
+        if (continuing_ && strip_lead(*ct)) changed = true;
+        add_text(ct->get_string());
       }
     }
   }
@@ -137,6 +150,13 @@ bool ClientStream::relay_native(std::string& chunk) {
   const auto type = str_of(o, "type");
   const bool rewriting = continuing_ || continued > 0;
   if (type == "message_start" || type == "ping") return !rewriting;  // the client has its own
+  if (type == "message_stop") finished_ = true;
+  if (type == "message_delta") {
+    if (const auto* d = o.if_contains("delta"); d && d->is_object() && present(d->get_object(), "stop_reason"))
+      finished_ = true;
+    // A continuation that never went on in the client's open text block: closed before the end.
+    if (rewriting && open_text_block_ >= 0) close_open_block();
+  }
   const auto index = int_of(o, "index");
   if (!index) return true;  // message_delta, message_stop, error: as they are
   std::int64_t ci = *index;
@@ -147,8 +167,8 @@ bool ClientStream::relay_native(std::string& chunk) {
     const auto block_type = block && block->is_object() ? str_of(block->get_object(), "type") : std::string_view();
     if (rewriting && joins_open_block_ && *index == 0) {
       if (block_type == "text") return false;  // the client's text block goes on
-      // Not text: the continuation's blocks go after the client's.
-      joins_open_block_ = false;
+      // Not text: the client's text block is closed, the continuation's blocks go after it.
+      close_open_block();
       block_base_ = next_block_;
       ci = block_base_;
       changed = ci != *index;
@@ -162,15 +182,8 @@ bool ClientStream::relay_native(std::string& chunk) {
       auto& d = delta->get_object();
       if (str_of(d, "type") == "text_delta") {
         if (auto* t = d.if_contains("text"); t && t->is_string()) {
-          if (rewriting && lead_pending_) {
-            std::string s(t->get_string());
-            strip_lead(s);
-            if (s.size() != t->get_string().size()) {
-              *t = s;
-              changed = true;
-            }
-          }
-          if (ci == open_text_block_) text_ += t->get_string();
+          if (rewriting && strip_lead(*t)) changed = true;
+          if (ci == open_text_block_) add_text(t->get_string());
         }
       } else {
         other_output_ = true;
@@ -183,6 +196,12 @@ bool ClientStream::relay_native(std::string& chunk) {
   o["index"] = ci;
   chunk = json::serialize(o);
   return true;
+}
+
+void ClientStream::close_open_block() {
+  inserted_.push_back(json::serialize(json::object{{"type", "content_block_stop"}, {"index", open_text_block_}}));
+  open_text_block_ = -1;
+  joins_open_block_ = false;
 }
 
 }  // namespace tollgate::pipeline

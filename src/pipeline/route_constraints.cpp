@@ -1,5 +1,7 @@
 #include "pipeline/route_constraints.hpp"
 
+#include <algorithm>
+
 namespace tollgate::pipeline {
 
 routing::RouteConstraints route_constraints(const auth::Principal& p, const config::Config& cfg) {
@@ -13,7 +15,12 @@ routing::RouteConstraints route_constraints(const auth::Principal& p, const conf
   c.tag_filtering = cfg.router_settings.enable_tag_filtering;
   c.match_any = cfg.router_settings.tag_filtering_match_any;
   if (c.tag_filtering) {
+    // A budgeted tag the caller may not charge (another tenant's) does not route it either: its
+    // budget would no longer bound the use of the deployments it reserves.
     c.tags = p.tags;
+    std::erase_if(c.tags, [&](const std::string& t) {
+      return std::find(p.uncharged_tags.begin(), p.uncharged_tags.end(), t) != p.uncharged_tags.end();
+    });
     if (p.key) c.key_tags = p.key->tags;
   }
   return c;

@@ -87,9 +87,13 @@ struct AttemptResult {
   core::Error error;                         ///< the error as the client would see it
   std::optional<milliseconds> retry_after;   ///< upstream hint
   int status = 0;                            ///< upstream HTTP status, 0 = transport failure
-  /// The upstream was silent: no response (or no content of a stream) within its time limit.
-  /// The walk then tries the group's other deployments before this one again (issue 13 §2).
+  /// The upstream was silent: no response (or no content of a stream) within its time limit, or
+  /// a stream that reached the client stalled past its idle limit. The walk then goes on to the
+  /// group's other deployments and the fallbacks, not this one again (issue 13 §2).
   bool silent = false;
+  /// A stream cut after text reached the client, left open for another target to continue
+  /// (issue 13 §3): the walk's next attempts send the delivered text as an assistant prefill.
+  bool cut = false;
 };
 
 /// How a whole group (its deployments and retries) ended.

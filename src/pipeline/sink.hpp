@@ -44,6 +44,9 @@ class ResponseSink {
                                                      const providers::Usage& usage) = 0;
   /// Ends the stream; `error` set when the upstream failed mid-stream.
   virtual boost::asio::awaitable<bool> end_stream(const std::optional<core::Error>& error) = 0;
+  /// Header fields known only at a stream's end (`x-tollgate-continued-by`), sent as HTTP
+  /// trailers by end_stream where the sink writes HTTP. Default: dropped.
+  virtual void set_trailers(Headers trailers) { (void)trailers; }
   /// Registers (or, with nullptr, clears) the callback run when the client disconnects.
   virtual void on_client_gone(std::function<void()> fn) = 0;
   virtual bool client_gone() const = 0;

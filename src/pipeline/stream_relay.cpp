@@ -32,28 +32,36 @@ constexpr std::size_t kMaxHeldChunks = 64;
 /// Which limit the next read of the stream waits for.
 enum class Limit { request, first_byte, first_token, idle };
 
-/// The error a stream limit's timeout is reported with (504, type timeout).
-core::Error limit_error(Limit which, milliseconds limit, const config::Deployment& d) {
+/// The error a stream limit's timeout is reported with (504, type timeout); `setting` names the
+/// configuration that set the limit.
+core::Error limit_error(Limit which, milliseconds limit, const config::Deployment& d, std::string_view setting) {
   const std::string who = "upstream " + d.model_name + " (" + d.id + ")";
+  const std::string why = " ms (" + std::string(setting) + ")";
   auto e = which == Limit::first_token
-               ? core::Error::gateway(504, "timeout",
-                                      who + " sent no content within " + std::to_string(limit.count()) +
-                                          " ms (first_token_timeout_ms)",
+               ? core::Error::gateway(504, "timeout", who + " sent no content within " + std::to_string(limit.count()) + why,
                                       "first_token_timeout")
-               : core::Error::gateway(504, "timeout",
-                                      who + " stream was silent for " + std::to_string(limit.count()) +
-                                          " ms (stream idle limit)",
+               : core::Error::gateway(504, "timeout", who + " stream was silent for " + std::to_string(limit.count()) + why,
                                       "stream_idle_timeout");
   e.origin = core::ErrorOrigin::upstream;
   return e;
 }
 
 /// Whether a cut of this stream may be continued elsewhere (issue 13 §3): a chat stream (or a
-/// native Anthropic one) of one choice, and some deployment accepts an assistant prefill.
+/// native Anthropic one) of one choice, and some deployment accepts an assistant prefill. A run
+/// pinned to one deployment (a health check) has no other target: its cut is its answer.
 bool may_continue(const RunState& st, bool native) {
-  if (!st.call.stream || st.call.output.choices != 1) return false;
+  if (!st.call.stream || st.call.output.choices != 1 || st.call.pin) return false;
   if (native ? st.call.native_api != providers::CallApi::messages : st.call.api != providers::CallApi::chat) return false;
   return std::ranges::any_of(st.cfg.model_list, [](const config::Deployment& x) { return providers::accepts_prefill(x); });
+}
+
+/// Whether the delivered text continues the request's final message as a prefill would: always,
+/// unless the caller's request ended with an assistant message and the deployment that opened the
+/// stream does not read one as a prefill (it answered it as an earlier turn: joining the two would
+/// be wrong, so the answer is not continued).
+bool prefill_fits(const RunState& st) {
+  if (st.client->prefill_in_body || !providers::final_assistant_text(st.call.body)) return true;
+  return providers::accepts_prefill(st.deployment(st.client->opened_by()));
 }
 
 /// Classes a cut is never continued after: the answer itself is what failed (a content filter),
@@ -89,8 +97,13 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   // A continuation writes into the client's open stream: what the cut attempt noted stays.
   const bool continuing = st.client && st.client->continuing();
   if (!continuing) reset_response_facts(st);
-  if (!st.client && may_continue(st, native != nullptr)) st.client.emplace(native != nullptr);
+  if (!st.client || !st.client->open()) {
+    // Until the client's stream opens, it takes the framing of the attempt that opens it.
+    if (may_continue(st, native != nullptr)) st.client.emplace(native != nullptr);
+    else st.client.reset();
+  }
   const std::size_t text_before = st.client ? st.client->text().size() : 0;
+  const std::int64_t events_before = st.client ? st.client->text_events() : 0;
   const auto prefill_bytes = continuing ? static_cast<std::int64_t>(st.client->prefill().size()) : 0;
   const auto framing = provider.stream_framing(d);
   auto parser = http::make_frame_parser(framing);
@@ -100,17 +113,28 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
   int skipped = 0;  // malformed events skipped after the stream reached the client
   std::optional<core::Error> stream_error;
   FailureClass cut_class = FailureClass::transient_provider_error;  // the class of stream_error's cut
+  bool went_silent = false;  // the stream was cut by a time limit (it stalled): not asked again
   // Stream limits (issue 13 §2): the request's budget and the deployment's, the smaller; LiteLLM's
   // stream_timeout / timeout (per call) also bound each read, as httpx's read timeout does there.
   const auto& budget = st.trace.budget;
-  const auto first_token = policy::tighter_limit(budget.first_token_timeout, d.first_token_timeout);
-  const auto call_limit = d.stream_timeout ? d.stream_timeout : d.timeout ? d.timeout : st.cfg.call_timeout;
-  const auto idle = policy::tighter_limit(policy::tighter_limit(budget.stream_idle_timeout, d.stream_idle_timeout), call_limit);
+  // The per-call timeout is also a first-token limit: LiteLLM's stream_timeout is "the maximum
+  // time to wait for the first chunk (i.e. first token)"; an early empty chunk does not meet it.
+  const auto call_limit = st.cfg.call_timeout_for(d, true);
+  const auto own_first = policy::tighter_limit(budget.first_token_timeout, d.first_token_timeout);
+  const auto first_token = policy::tighter_limit(own_first, call_limit);
+  const auto own_idle = policy::tighter_limit(budget.stream_idle_timeout, d.stream_idle_timeout);
+  const auto idle = policy::tighter_limit(own_idle, call_limit);
+  // Which setting a limit that fires came from (the error names it).
+  auto setting_of = [&](Limit which) -> std::string_view {
+    const auto& own = which == Limit::first_token ? own_first : own_idle;
+    if (call_limit && (!own || *call_limit < *own)) return "the per-call timeout: stream_timeout / timeout";
+    return which == Limit::first_token ? "first_token_timeout_ms" : "stream_idle_timeout_ms";
+  };
   // Whether a limit that fired is the caller's own (key or request), not the group's or the
   // deployment's: then it does not count against the deployment's circuit (Attempter::record).
   auto callers = [&](Limit which) {
     if (which == Limit::first_token)
-      return st.caller_tightened_first_token && (!d.first_token_timeout || *budget.first_token_timeout <= *d.first_token_timeout);
+      return st.caller_tightened_first_token && budget.first_token_timeout && *budget.first_token_timeout <= *first_token;
     if (which == Limit::idle)
       return st.caller_tightened_idle && *budget.stream_idle_timeout <= *idle;
     return false;
@@ -169,7 +193,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
         policy::Outcome oc;
         oc.transport = transport_event(got.error());
         r.failure = st.table->classify(oc);
-        r.error = stream_limit ? limit_error(limit, limit_ms, d) : transport_error(got.error(), d);
+        r.error = stream_limit ? limit_error(limit, limit_ms, d, setting_of(limit)) : transport_error(got.error(), d);
         // Nothing of the answer came: the next attempt goes to another deployment (attempt_loop).
         r.silent = timed_out && limit != Limit::request;
         ex->cancel();
@@ -186,7 +210,8 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       if (st.cut) {
         stream_error = shutdown_error();
       } else if (stream_limit) {
-        stream_error = limit_error(limit, limit_ms, d);
+        stream_error = limit_error(limit, limit_ms, d, setting_of(limit));
+        went_silent = true;
       } else {
         stream_error = transport_error(got.error(), d);
         stream_error->message = "upstream stream broke: " + got.error().message;
@@ -204,6 +229,9 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       }
       decoder->on_event(ev, chunks);
     });
+    // A clean end before the terminal event: whole when the finish and the usage came (the
+    // decoder then adds what the terminal event would have, e.g. a native message_stop).
+    if (framed && at_end && !decoder->finished() && !decoder->error()) decoder->accept_end_without_terminator(chunks);
     if (framed && malformed > 0) {
       if (!committed) {
         // Nothing reached the client yet: the attempt failed, and another may answer unseen.
@@ -263,22 +291,24 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     const bool held_enough = holdback > 0 ? held_output >= holdback || held_bytes > hold_bytes
                                           : held_output > 0 || chunks.size() > kMaxHeldChunks;
     const bool release = !chunks.empty() && !committed &&
-                         (decoder->finished() || (at_end && decoder->accept_end_without_terminator()) || held_enough);
+                         (decoder->finished() || held_enough);
     if (release) {
       if (!continuing) {
         auto headers = response_headers(st, dep);
+        // What a continuation changes is known at the end: announced as trailers (issue 13 §3).
+        if (st.client) headers.emplace_back("trailer", "x-tollgate-continued-by, x-tollgate-continuations");
         if (!co_await st.sink.begin_stream(headers)) {
           st.gone = true;  // the client cannot be written to: stop, do not retry elsewhere
           break;
         }
         st.first_byte_ms = wall_ms();
-        if (st.client) st.client->set_open();
+        if (st.client) st.client->set_open(dep);
       }
       committed = true;
     }
     if (committed && !chunks.empty()) {
       // Noted for a continuation (and, in one, rewritten into the client's stream).
-      if (st.client) std::erase_if(chunks, [&](std::string& c) { return !st.client->relay(c); });
+      if (st.client) st.client->relay_all(chunks);
       for (const auto& c : chunks) {
         note_stream_chunk(st, c);
         if (st.stream_answer) st.stream_answer->add(c);
@@ -298,7 +328,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
       break;
     }
     if (decoder->finished() || at_end) {
-      if (!decoder->finished() && !decoder->accept_end_without_terminator()) {
+      if (!decoder->finished()) {
         if (!committed) {
           r.failure = at.classify_event(policy::TransportEvent::malformed_body, ex->status());
           r.error = malformed_error(d, "ended its stream before any output");
@@ -341,16 +371,20 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
         at.record(group, dep, ex->status(), r.failure, started, 0, r.evidence);
     co_return r;
   }
-  if (stream_error && !st.gone && !st.cut && st.client && st.client->continuable() && continues_after(cut_class)) {
+  if (stream_error && !st.gone && !st.cut && st.client && st.client->continuable() && continues_after(cut_class) &&
+      prefill_fits(st)) {
     // Cut after text reached the client (issue 13 §3): the stream stays open and the walk asks
     // the next target to continue the answer from that text. This attempt is settled by its
     // evidence (the cut left its bill unknown: its reservation, unless the upstream's partial
     // usage said more was generated).
     const auto added = static_cast<std::int64_t>(st.client->text().size() - text_before);
-    st.client->delivered_tokens += u.completion_tokens > 0 ? u.completion_tokens : (added + 3) / 4;
+    st.client->delivered_tokens +=
+        std::max({u.completion_tokens, st.client->text_events() - events_before, (added + 3) / 4});
     st.client->cut(*stream_error);
     st.stream_answer.reset();
     r.ok = false;
+    r.cut = true;
+    r.silent = went_silent;  // a stalled deployment is not asked to continue its own answer
     r.failure = cut_class;
     r.error = *stream_error;
     r.evidence = budget::Evidence::unreadable;
@@ -366,6 +400,7 @@ net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::str
     st.client->served_by(d.id);
     st.trace.continued_by = d.id;
     st.trace.continuations = st.client->continued;
+    st.sink.set_trailers({{"x-tollgate-continued-by", d.id}, {"x-tollgate-continuations", std::to_string(st.client->continued)}});
   }
   // A stream that skipped a malformed event may lack a piece of its answer: served, never cached;
   // nor is a continued one (its chunks are the continuation's only).

@@ -81,7 +81,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
   bool finished() const override { return finished_; }
   // A server that never sends [DONE] (TGI before 2.1.1, llama.cpp before b3750): a stream that
   // delivered its finish reason and then its final usage, and ended cleanly, is whole.
-  bool accept_end_without_terminator() override {
+  bool accept_end_without_terminator(std::vector<std::string>&) override {
     if (finish_seen_ && usage_.reported && !after_usage_) finished_ = true;
     return finished_;
   }

@@ -35,6 +35,27 @@ std::string_view prefill_text(std::string_view delivered) noexcept {
   return delivered;
 }
 
+std::optional<std::string> final_assistant_text(const json::object& body) {
+  const auto* msgs = body.if_contains("messages");
+  if (msgs == nullptr || !msgs->is_array() || msgs->get_array().empty()) return std::nullopt;
+  const auto& last = msgs->get_array().back();
+  if (!last.is_object()) return std::nullopt;
+  const auto& m = last.get_object();
+  const auto* role = m.if_contains("role");
+  if (role == nullptr || !role->is_string() || role->get_string() != "assistant") return std::nullopt;
+  std::string text;
+  const auto* content = m.if_contains("content");
+  if (content && content->is_string()) text = content->get_string();
+  if (content && content->is_array())
+    for (const auto& part : content->get_array()) {
+      if (!part.is_object()) continue;
+      const auto* type = part.get_object().if_contains("type");
+      const auto* t = part.get_object().if_contains("text");
+      if (type && type->is_string() && type->get_string() == "text" && t && t->is_string()) text += t->get_string();
+    }
+  return text;
+}
+
 void put_prefill(json::object& body, std::string_view prefill, bool content_blocks, bool replace) {
   auto* msgs = body.if_contains("messages");
   if (msgs == nullptr || !msgs->is_array()) return;  // the API layer validated it; nothing to continue

@@ -9,6 +9,7 @@
 /// message); vLLM's OpenAI-compatible server (`continue_final_message: true`,
 /// `add_generation_prompt: false`).
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,11 @@ bool accepts_prefill(const config::Deployment& d) noexcept;
 /// The delivered text as a prefill: trailing whitespace removed (Anthropic refuses a final
 /// assistant message that ends with it; every provider continues the text as well without it).
 std::string_view prefill_text(std::string_view delivered) noexcept;
+
+/// The text of `body`'s final message (an OpenAI chat or Anthropic Messages request) when its
+/// role is `assistant` — the caller's own prefill: its string content, or its text parts /
+/// blocks joined. nullopt when the last message is not the assistant's (or there is none).
+std::optional<std::string> final_assistant_text(const boost::json::object& body);
 
 /// Appends the final assistant message `prefill` to `body`, an OpenAI chat request (`messages`
 /// array; an Anthropic Messages request has the same member and roles), or with `replace` sets

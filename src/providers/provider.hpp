@@ -66,8 +66,14 @@ class StreamDecoder {
   /// Called once when the upstream ended the stream cleanly (the body's end) before its terminal
   /// event. True when what arrived is a whole answer nonetheless — a finish reason and a final
   /// usage report, from a server that never sends `[DONE]` (tools/mock/README.md "Quirks
-  /// catalogue") — and finished() is true from then on. Default: false (the stream was cut).
-  virtual bool accept_end_without_terminator() { return false; }
+  /// catalogue"), or an Anthropic stream whose message_delta gave its stop reason and usage but
+  /// whose `message_stop` never came — and finished() is true from then on; `out` then gets
+  /// the payloads the terminal event would have produced (the usage chunk a translation emits
+  /// at message_stop, a native stream's own `message_stop`). Default: false (the stream was cut).
+  virtual bool accept_end_without_terminator(std::vector<std::string>& out) {
+    (void)out;
+    return false;
+  }
   /// Whether `chunk` (one payload this decoder emitted) carries output — text, reasoning or a
   /// tool call — rather than a preamble (role, ids, empty deltas): the relay holds preamble
   /// chunks back until the first output, so that a first-token limit or a failure before it can

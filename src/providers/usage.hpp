@@ -16,18 +16,27 @@ namespace tollgate::providers {
 /// Token usage of one response (budget/usage.hpp: line items by token kind).
 using Usage = budget::Usage;
 
+/// The largest token count an upstream's usage may report (10^15: far beyond any response). The
+/// readers add up to a handful of counts (Anthropic: input + cache reads + cache writes), which
+/// stays far below INT64_MAX; a larger count is not a count (read as absent: the usage is then
+/// unreported, the bill unknown, when the count is a required one).
+inline constexpr std::int64_t kMaxTokenCount = 1'000'000'000'000'000;
+
 namespace detail {
-/// A non-negative JSON integer (int64/uint64, or an integral double) at `key`, else nullopt.
+/// A non-negative JSON integer (int64/uint64, or an integral double) at most kMaxTokenCount at
+/// `key`, else nullopt.
 inline std::optional<std::int64_t> json_count(const boost::json::object& o, boost::json::string_view key) noexcept {
   const boost::json::value* v = o.if_contains(key);
   if (v == nullptr) return std::nullopt;
-  if (const auto* i = v->if_int64()) return *i >= 0 ? std::optional<std::int64_t>(*i) : std::nullopt;
+  if (const auto* i = v->if_int64())
+    return *i >= 0 && *i <= kMaxTokenCount ? std::optional<std::int64_t>(*i) : std::nullopt;
   if (const auto* u = v->if_uint64()) {
-    return *u <= static_cast<std::uint64_t>(INT64_MAX) ? std::optional<std::int64_t>(static_cast<std::int64_t>(*u))
-                                                      : std::nullopt;
+    return *u <= static_cast<std::uint64_t>(kMaxTokenCount) ? std::optional<std::int64_t>(static_cast<std::int64_t>(*u))
+                                                             : std::nullopt;
   }
   if (const auto* d = v->if_double()) {
-    if (*d >= 0 && *d < 9.2e18 && static_cast<double>(static_cast<std::int64_t>(*d)) == *d) {
+    if (*d >= 0 && *d <= static_cast<double>(kMaxTokenCount) &&
+        static_cast<double>(static_cast<std::int64_t>(*d)) == *d) {
       return static_cast<std::int64_t>(*d);
     }
   }

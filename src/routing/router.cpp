@@ -42,15 +42,13 @@ const std::vector<std::size_t>* ModelGroups::find(std::string_view input) const 
   return nullptr;
 }
 
-namespace {
-const std::vector<std::string>* rule_for(const std::vector<config::FallbackRule>& rules, std::string_view group) {
+const std::vector<std::string>* fallback_rule_for(const std::vector<config::FallbackRule>& rules, std::string_view group) {
   for (const auto& r : rules)
     if (r.from == group) return &r.to;
   for (const auto& r : rules)
     if (r.from == "*") return &r.to;
   return nullptr;
 }
-}  // namespace
 
 std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_view group, policy::FailureClass cls) {
   std::vector<std::string> out;
@@ -61,10 +59,10 @@ std::vector<std::string> fallback_groups(const config::Config& cfg, std::string_
   };
   const auto& ls = cfg.litellm_settings;
   switch (cls) {
-    case policy::FailureClass::context_overflow: add(rule_for(ls.context_window_fallbacks, group)); break;
-    case policy::FailureClass::content_policy: add(rule_for(ls.content_policy_fallbacks, group)); break;
+    case policy::FailureClass::context_overflow: add(fallback_rule_for(ls.context_window_fallbacks, group)); break;
+    case policy::FailureClass::content_policy: add(fallback_rule_for(ls.content_policy_fallbacks, group)); break;
     default:
-      add(rule_for(ls.fallbacks, group));
+      add(fallback_rule_for(ls.fallbacks, group));
       add(&ls.default_fallbacks);
       break;
   }

@@ -49,6 +49,10 @@ class ModelGroups {
   std::vector<std::string> patterns_;
 };
 
+/// The targets `rules` (one of LiteLLM's fallback lists) gives `group`: its own rule, else the
+/// `"*"` rule; nullptr when neither exists.
+const std::vector<std::string>* fallback_rule_for(const std::vector<config::FallbackRule>& rules, std::string_view group);
+
 /// The fallback list for a failure of class `cls` in `group` (LiteLLM's three lists):
 /// context_overflow → `context_window_fallbacks[group]`; content_policy →
 /// `content_policy_fallbacks[group]`; any other class → `fallbacks[group]` (or `fallbacks["*"]`)

@@ -313,6 +313,13 @@ class Simulation {
 }  // namespace
 
 SimulationResult run_simulation(const config::Config& cfg, const Scenario& scenario) {
+  // The run reseeds this thread's generator for every request (determinism). The thread's own
+  // stream must go on afterwards as if nothing ran: on a server's admin thread it also draws the
+  // UUIDs of /team/new, /budget/new... which would otherwise repeat after every simulation.
+  struct RestoreRng {
+    std::mt19937_64 saved = core::thread_rng();
+    ~RestoreRng() { core::thread_rng() = saved; }
+  } restore;
   Simulation sim(cfg, scenario);
   return sim.run();
 }

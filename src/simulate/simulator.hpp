@@ -88,6 +88,7 @@ struct SimulationResult {
 };
 
 /// Runs `scenario` against `cfg`. The scenario must have passed check_against(cfg).
+/// The calling thread's core::thread_rng() is reseeded during the run and restored after it.
 /// Throws std::runtime_error only for faults of the simulator itself.
 SimulationResult run_simulation(const config::Config& cfg, const Scenario& scenario);
 

@@ -117,23 +117,51 @@ void GroupCommitWriter::loop() {
   std::vector<Item> batch;
   std::vector<std::function<void()>> tasks;
   for (;;) {
+    bool stopping = false;
     {
       std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return stop_ || !queue_.empty() || !tasks_.empty(); });
-      if (queue_.empty() && tasks_.empty()) break;  // stop_ and drained
+      const auto ready = [&] { return stop_ || !queue_.empty() || !tasks_.empty(); };
+      if (retry_.empty())
+        cv_.wait(lk, ready);
+      else
+        cv_.wait_until(lk, retry_at_, ready);
+      stopping = stop_;
       batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
       queue_.clear();
       pending_spend_ = 0;
       tasks.swap(tasks_);
     }
-    if (!batch.empty()) commit_batch(batch);
+    // Kept settles first and in a batch of their own: one that can never be written holds up
+    // nothing else. When stopping they get one last try, then their callbacks report the failure
+    // (the next start's recovery settles their reservations).
+    if (!retry_.empty() && (stopping || Clock::now() >= retry_at_)) {
+      std::vector<Item> again;
+      again.swap(retry_);
+      commit_batch(again, !stopping);
+    }
+    if (!batch.empty()) commit_batch(batch, !stopping);
     batch.clear();
     for (auto& t : tasks) t();
     tasks.clear();
+    if (stopping) {
+      std::lock_guard lk(mu_);
+      if (queue_.empty() && tasks_.empty()) break;  // stop_ and drained
+    }
   }
 }
 
-void GroupCommitWriter::commit_batch(std::vector<Item>& batch) {
+void GroupCommitWriter::commit_batch(std::vector<Item>& batch, bool keep_settles) {
+  // The settle of a reserve that was never written closes nothing: drop it.
+  if (!failed_reserves_.empty()) {
+    std::erase_if(batch, [&](Item& item) {
+      auto* l = std::get_if<LedgerItem>(&item);
+      if (l == nullptr || l->record.kind != LedgerKind::settle || failed_reserves_.erase(l->record.reservation_id) == 0)
+        return false;
+      fire(l->cb, true);
+      return true;
+    });
+    if (batch.empty()) return;
+  }
   const std::optional<std::string> err = commit_(batch);
   const auto done = Clock::now();
   std::uint64_t nledger = 0, nspend = 0;
@@ -164,8 +192,29 @@ void GroupCommitWriter::commit_batch(std::vector<Item>& batch) {
       stats_.max_batch = std::max<std::uint64_t>(stats_.max_batch, nledger + nspend);
     }
   }
-  for (auto& item : batch)
-    if (auto* l = std::get_if<LedgerItem>(&item)) fire(l->cb, !err);
+  if (!err) {
+    retry_backoff_ = Clock::duration::zero();
+    for (auto& item : batch)
+      if (auto* l = std::get_if<LedgerItem>(&item)) fire(l->cb, true);
+    return;
+  }
+  bool kept = false;
+  for (auto& item : batch) {
+    auto* l = std::get_if<LedgerItem>(&item);
+    if (l == nullptr) continue;
+    if (l->record.kind == LedgerKind::settle && keep_settles) {
+      retry_.push_back(std::move(item));
+      kept = true;
+      continue;
+    }
+    if (l->record.kind == LedgerKind::reserve) failed_reserves_.insert(l->record.reservation_id);
+    fire(l->cb, false);
+  }
+  if (kept) {
+    using std::chrono::milliseconds;
+    retry_backoff_ = std::clamp<Clock::duration>(retry_backoff_ * 2, milliseconds(50), milliseconds(1000));
+    retry_at_ = Clock::now() + retry_backoff_;
+  }
 }
 
 }  // namespace tollgate::store

@@ -5,6 +5,15 @@
 /// each ledger record's callback exactly once with the outcome. Tasks (`run`) execute on the same
 /// thread after everything enqueued before them. Keeps WriterStats (latency enqueue → durable per
 /// ledger record, over the last 65536 records) and the outcome of the latest write for health().
+///
+/// A settle cannot be refused (the money moved in the in-memory ledger already), so a settle
+/// record whose batch failed (disk full, database locked) is kept and written again, in a batch of
+/// its own, after a backoff (50 ms doubling to 1 s) until it commits or the writer stops; only
+/// then does its callback fire. Dropping it would leave its reservation open in the durable ledger,
+/// and the next start would charge the whole reservation instead of the answer's cost. A reserve
+/// record that failed is reported (on_durable(false): the attempt is refused) and forgotten; the
+/// settle that closes it then has nothing to close and is dropped (on_durable(true)), so the
+/// ledger never holds a settle without its reserve.
 
 #include <chrono>
 #include <condition_variable>
@@ -17,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -89,7 +99,8 @@ class GroupCommitWriter {
   static constexpr std::size_t kSampleRing = 1 << 16;
   static void fire(DurableCallback& cb, bool ok) noexcept;
   void loop();
-  void commit_batch(std::vector<Item>& batch);
+  /// `keep_settles`: a failed batch's settle records go to retry_ (false when stopping).
+  void commit_batch(std::vector<Item>& batch, bool keep_settles);
 
   const std::size_t max_pending_spend_;
   const CommitFn commit_;
@@ -101,6 +112,12 @@ class GroupCommitWriter {
   std::size_t pending_spend_ = 0;
   bool stop_ = false;
   std::thread thread_;
+
+  // Writer thread only.
+  std::vector<Item> retry_;                            ///< settles of failed batches, written again
+  Clock::time_point retry_at_{};                       ///< when retry_ is tried next
+  Clock::duration retry_backoff_{};                    ///< 0 after a success; 50 ms doubling to 1 s
+  std::unordered_set<std::uint64_t> failed_reserves_;  ///< reserves never written: their settle is dropped
 
   mutable std::mutex stats_mu_;
   WriterStats stats_;

@@ -489,6 +489,31 @@ const Table<ProxyModelRecord> kTable<ProxyModelRecord>{"proxy_models", "model_id
 const Table<TeamMemberRecord>& member_columns() { return kTable<TeamMemberRecord>; }
 const Table<SpendLogRow>& spend_columns() { return kTable<SpendLogRow>; }
 
+/// The WHERE clause of a spend log filter ("" when it filters nothing); its values appended to
+/// `args` in placeholder order.
+std::string spend_where(const SpendLogFilter& f, Params& args) {
+  std::string where;
+  auto cond = [&](const char* c) { where += (where.empty() ? " WHERE " : " AND ") + std::string(c); };
+  auto eq = [&](const char* c, Value v) {
+    cond(c);
+    args.push_back(std::move(v));
+  };
+  if (f.api_key) eq("api_key = ?", *f.api_key);
+  if (f.user) eq("\"user\" = ?", *f.user);
+  if (f.team_id) eq("team_id = ?", *f.team_id);
+  if (f.request_id) eq("request_id = ?", *f.request_id);
+  if (f.start_ms) eq("start_ms >= ?", *f.start_ms);
+  if (f.end_ms) eq("start_ms < ?", *f.end_ms);
+  if (f.model) {
+    cond("(model_group = ? OR requested_model = ? OR model = ?)");
+    for (int i = 0; i < 3; ++i) args.emplace_back(*f.model);
+  }
+  if (f.status) eq("status = ?", *f.status);
+  if (f.degradation) eq("degradation = ?", *f.degradation);
+  if (f.degraded) cond("degradation <> ''");
+  return where;
+}
+
 LedgerScope read_scope(const Row& s, std::size_t first) {
   return LedgerScope{s.text(first), s.text(first + 1), s.i64(first + 2), s.i64(first + 3), s.text(first + 4)};
 }
@@ -1006,28 +1031,70 @@ class SqlStore final : public Store {
   }
 
   StoreResult<std::vector<SpendLogRow>> query_spend_logs(const SpendLogFilter& f) override {
-    std::string where;
     Params args;
-    auto cond = [&](const char* c, Value v) {
-      where += where.empty() ? " WHERE " : " AND ";
-      where += c;
-      args.push_back(std::move(v));
-    };
-    if (f.api_key) cond("api_key = ?", *f.api_key);
-    if (f.user) cond("\"user\" = ?", *f.user);
-    if (f.team_id) cond("team_id = ?", *f.team_id);
-    if (f.request_id) cond("request_id = ?", *f.request_id);
-    if (f.start_ms) cond("start_ms >= ?", *f.start_ms);
-    if (f.end_ms) cond("start_ms < ?", *f.end_ms);
+    const std::string where = spend_where(f, args);
     args.emplace_back(std::max<std::int64_t>(f.limit, 0));
+    args.emplace_back(std::max<std::int64_t>(f.offset, 0));
     const std::string sql = std::string("SELECT ") + spend_columns().names() + " FROM spend_logs" + where +
-                            " ORDER BY start_ms DESC, id DESC LIMIT ?";
+                            " ORDER BY start_ms DESC, id DESC LIMIT ? OFFSET ?";
     return on_admin<std::vector<SpendLogRow>>([&](Connection& db) -> StoreResult<std::vector<SpendLogRow>> {
       auto s = db.run(sql, args, "query spend logs");
       if (!s) return std::unexpected(s.error());
       std::vector<SpendLogRow> out;
       out.reserve(s->rows.size());
       for (const auto& row : s->rows) out.push_back(spend_columns().read(row));
+      return out;
+    });
+  }
+
+  StoreResult<std::vector<SpendTotals>> query_spend_totals(const SpendTotalsQuery& q) override {
+    Params args;
+    std::string key;  // the grouping expression
+    switch (q.by) {
+      case SpendGroupBy::none: break;
+      case SpendGroupBy::time_bucket:
+        if (q.bucket_ms <= 0)
+          return std::unexpected(make_error(StoreErrorCode::invalid, "bucket_ms must be positive", "bucket_ms"));
+        // Integer division in both dialects (bigint / bigint); rows before origin_ms are filtered.
+        key = "(start_ms - ?) / ?";
+        args.emplace_back(q.origin_ms);
+        args.emplace_back(q.bucket_ms);
+        break;
+      case SpendGroupBy::model_group: key = "model_group"; break;
+      case SpendGroupBy::api_key: key = "api_key"; break;
+      case SpendGroupBy::team_id: key = "team_id"; break;
+      case SpendGroupBy::model: key = "model"; break;
+    }
+    auto f = q.filter;
+    if (q.by == SpendGroupBy::time_bucket && (!f.start_ms || *f.start_ms < q.origin_ms)) f.start_ms = q.origin_ms;
+    const std::string where = spend_where(f, args);
+    std::string sql = "SELECT " + (key.empty() ? std::string("0") : key) +
+                      ", CAST(COALESCE(SUM(spend_nanos), 0) AS BIGINT), COUNT(*), "
+                      "CAST(COALESCE(SUM(CASE WHEN status = 'failure' THEN 1 ELSE 0 END), 0) AS BIGINT)"
+                      " FROM spend_logs" + where;
+    if (!key.empty()) {
+      sql += " GROUP BY 1";
+      sql += q.by == SpendGroupBy::time_bucket ? " ORDER BY 1" : " ORDER BY SUM(spend_nanos) DESC, 1";
+    }
+    if (q.limit > 0) {
+      sql += " LIMIT ?";
+      args.emplace_back(q.limit);
+    }
+    const bool bucketed = q.by == SpendGroupBy::time_bucket;
+    return on_admin<std::vector<SpendTotals>>([&](Connection& db) -> StoreResult<std::vector<SpendTotals>> {
+      auto s = db.run(sql, args, "spend totals");
+      if (!s) return std::unexpected(s.error());
+      std::vector<SpendTotals> out;
+      out.reserve(s->rows.size());
+      for (const auto& row : s->rows) {
+        SpendTotals t;
+        if (bucketed) t.bucket = row.i64(0);
+        else if (!key.empty()) t.name = row.text(0);
+        t.spend_nanos = row.i64(1);
+        t.requests = row.i64(2);
+        t.errors = row.i64(3);
+        out.push_back(std::move(t));
+      }
       return out;
     });
   }

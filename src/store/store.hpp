@@ -100,7 +100,44 @@ struct SpendLogFilter {
   std::optional<std::string> request_id;
   std::optional<std::int64_t> start_ms;  ///< rows with start_ms >= this
   std::optional<std::int64_t> end_ms;    ///< rows with start_ms < this
+  /// Rows whose model_group, requested_model or model equals this.
+  std::optional<std::string> model;
+  std::optional<std::string> status;     ///< "success" | "failure"
+  /// Rows whose degradation mode equals this; "" = full answers only (no degradation).
+  std::optional<std::string> degradation;
+  bool degraded = false;                 ///< rows answered by any degradation mode (degradation != "")
   std::int64_t limit = 1000;             ///< newest first (start_ms descending)
+  std::int64_t offset = 0;               ///< newest rows skipped first (pagination)
+};
+
+/// What query_spend_totals groups the matching rows by.
+enum class SpendGroupBy {
+  none,         ///< one group: the totals
+  time_bucket,  ///< bucket = (start_ms - SpendTotalsQuery::origin_ms) / bucket_ms
+  model_group,
+  api_key,
+  team_id,
+  model,        ///< the served model
+};
+
+/// query_spend_totals: the matching rows' totals per group.
+struct SpendTotalsQuery {
+  SpendLogFilter filter;  ///< limit and offset are ignored
+  SpendGroupBy by = SpendGroupBy::none;
+  std::int64_t origin_ms = 0;  ///< time_bucket: the start of bucket 0
+  std::int64_t bucket_ms = 0;  ///< time_bucket: > 0
+  /// At most this many groups; time_bucket: buckets in order, others: the most spent first (ties
+  /// by name). ≤ 0: every group.
+  std::int64_t limit = 0;
+};
+
+/// One group of query_spend_totals.
+struct SpendTotals {
+  std::string name;             ///< the group's value (model group, key hash, team id, model); "" for none / time_bucket
+  std::int64_t bucket = 0;      ///< time_bucket: the bucket's number from origin_ms
+  std::int64_t spend_nanos = 0;
+  std::int64_t requests = 0;
+  std::int64_t errors = 0;      ///< rows with status "failure"
 };
 
 /// One line of a global spend breakdown.
@@ -271,6 +308,13 @@ class Store {
   /// committed row has this request_id (the newest when several do), invalid if it is empty.
   /// Equivalent to query_spend_logs({.request_id = id, .limit = 1}).
   virtual StoreResult<SpendLogRow> get_spend_log(const std::string& request_id) = 0;
+  /// Totals of the rows matching `q.filter`, per group (one SQL aggregate, no row is loaded).
+  /// time_bucket groups hold only the buckets that have rows, in order. invalid when a
+  /// time_bucket query has bucket_ms ≤ 0. Only committed rows are visible.
+  virtual StoreResult<std::vector<SpendTotals>> query_spend_totals(const SpendTotalsQuery& q) {
+    (void)q;
+    return std::unexpected(StoreError{StoreErrorCode::unavailable, "spend totals are not kept by this store", {}});
+  }
   /// Spend totals and breakdowns over [start_ms, end_ms) (unset = unbounded).
   virtual StoreResult<GlobalSpend> global_spend(std::optional<std::int64_t> start_ms,
                                                 std::optional<std::int64_t> end_ms) = 0;

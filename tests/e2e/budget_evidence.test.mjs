@@ -136,6 +136,50 @@ e2e('a 200 whose body is oversized or garbage is charged its whole reservation (
   for (const [i, b] of bills.entries()) assert.ok(billNanos(b, PRICES) <= rows[i].unknown, 'the reservation covers the bill');
 });
 
+// Issue 14 §3, upstream side: a response framed two ways at once (Content-Length and chunked)
+// is unreadable — a transient failure charged its reservation, marked unknown — and a response
+// followed by bytes nobody asked for is used, but its connection is never pooled, so those bytes
+// can never become the answer to the next request.
+e2e('an upstream that frames its response badly: conflicting framing is unreadable (charged its reservation); unsolicited bytes after an answer never reach another request', async (ctx) => {
+  const { mock } = state;
+  // One worker thread: one upstream pool, so connection reuse is deterministic.
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [openaiDeployment(mock, 'paid', 'framed', priced())],
+    tollgate_settings: { worker_threads: 1 },
+  }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const x = await send(gw, k.key, ask('paid', { max_tokens: 100 }), { fault: 'conflicting_framing' }, 'framed');
+  assert.ok(x.r.status >= 500, `${x.r.status}`);
+  assert.equal(x.row.unknown_outcome, true);
+  const step = x.row.decision.steps.find((st) => st.step === 'attempt');
+  assert.equal(nanos(step.charged), nanos(step.reserved));
+  const { recorded, bill } = await assertMoney(gw, k.key, mock, 'framed', [x]);
+  assert.ok(bill > 0 && bill <= recorded, `the reservation ${recorded} covers the bill ${bill}`);
+
+  // Extra bytes: the first answer is served and billed by its usage; the next requests, on new
+  // connections, get their own answers, never the unsolicited `{}`.
+  const k2 = await gw.generateKey({ max_budget: 1 });
+  const conns = async () => {
+    const t = await (await gw.fetch('/metrics', { method: 'GET' })).text;
+    const m = t.match(/^tollgate_upstream_connections_opened_total (\d+)/m);
+    return Number(m?.[1] ?? NaN);
+  };
+  const before = await conns();
+  const billBefore = await mockBillNanos(mock, 'framed', PRICES);
+  await mock.script('framed', [{ fault: 'extra_bytes', content: 'first answer' }, { content: 'second answer' }, { content: 'third answer' }]);
+  const texts = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await sdkChat(gw, k2.key, ask('paid', { max_tokens: 50 }));
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    texts.push(r.json.choices[0].message.content);
+  }
+  assert.deepEqual(texts, ['first answer', 'second answer', 'third answer']);
+  // The connection that carried extra bytes was closed: the second request opened a new one,
+  // which the third reused.
+  assert.equal((await conns()) - before, 2, 'the connection with unsolicited bytes was not pooled');
+  await expectSpend(gw, k2.key, (await mockBillNanos(mock, 'framed', PRICES)) - billBefore, 'spend == the bill of the three answers');
+});
+
 e2e('a timeout after the send is charged its reservation whatever class the table puts it in', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({

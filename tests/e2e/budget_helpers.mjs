@@ -2,7 +2,8 @@
 // the gateway's worst-case bound and the mock's token counting mirrored in exact integer
 // arithmetic, the seed-000 deployments, and small request wrappers.
 import assert from 'node:assert/strict';
-import { openaiDeployment, anthropicDeployment } from './harness.mjs';
+import { spawn } from 'node:child_process';
+import { openaiDeployment, anthropicDeployment, waitFor } from './harness.mjs';
 
 /// Default prices of the paid deployments (dollars per token, as decimal strings).
 export const IN_PRICE = '0.000001';
@@ -191,4 +192,28 @@ export function tally(responses, { unavailable = false } = {}) {
     else t.other.push(`${r.status} ${r.text.slice(0, 200)}`);
   }
   return t;
+}
+
+/// Holds an exclusive lock on the SQLite database `file` (from the sqlite3 shell) until
+/// release() is called: the gateway's store cannot be written meanwhile.
+export async function lockDatabase(file) {
+  const proc = spawn('sqlite3', [file], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  let err = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  // The shell has no busy timeout of its own: without one, BEGIN EXCLUSIVE fails at once when the
+  // gateway's writer holds the write lock at that instant, and (without .bail) the shell would go
+  // on to print 'locked' with no lock held. Wait for the lock, and stop on any error.
+  proc.stdin.write(".bail on\n.timeout 20000\nBEGIN EXCLUSIVE;\nSELECT 'locked';\n");
+  await waitFor(() => {
+    if (err) throw new Error(`sqlite3 could not take the exclusive lock: ${err}`);
+    return out.includes('locked');
+  }, { timeoutMs: 30000, what: 'sqlite3 to take the exclusive lock' });
+  return {
+    release: async () => {
+      proc.stdin.end('COMMIT;\n');
+      await new Promise((r) => proc.on('close', r));
+    },
+  };
 }

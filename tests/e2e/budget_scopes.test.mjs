@@ -4,8 +4,8 @@
 // header names the scope kind and id, the paid model is never called), and asks for the paid
 // model directly → 429 budget_exceeded naming the scope. A caller outside that scope is served.
 import assert from 'node:assert/strict';
-import { useMock, e2e, gatewayConfig } from './harness.mjs';
-import { hi, chat, freeBrokenDeployment, paidDeployment, spendLogRow, expectSpend } from './budget_helpers.mjs';
+import { useMock, e2e, gatewayConfig, waitFor } from './harness.mjs';
+import { hi, chat, freeBrokenDeployment, paidDeployment, spendLogRow, expectSpend, mockBill, spendNanos } from './budget_helpers.mjs';
 
 const state = useMock();
 const TINY = 0.00001; // below one worst case of hi() (0.00005)
@@ -122,7 +122,9 @@ e2e('scope end_user: /customer/new budget of the request\'s `user`', async (ctx)
   await gw.admin('/customer/new', { user_id: 'cust-poor', max_budget: TINY });
   await gw.admin('/customer/new', { user_id: 'cust-rich', max_budget: 1 });
   const k = await gw.generateKey({ max_budget: 1 });
-  await assertRefused(gw, k.key, 'end_user', 'cust-poor', { user: 'cust-poor' });
+  // A virtual key's end users live in its tenant (end_user_budget_scope: team → the key itself
+  // when it has no team); the refusal names the end user and that tenant.
+  await assertRefused(gw, k.key, 'end_user', `cust-poor (of key ${k.token})`, { user: 'cust-poor' });
   await assertRefused(gw, true, 'end_user', 'cust-poor', { user: 'cust-poor' }); // master key too
   await assertServed(gw, k.key, { user: 'cust-rich' });
   await assertServed(gw, k.key);
@@ -141,7 +143,7 @@ e2e('scope end_user: litellm_settings.max_end_user_budget as the default', async
   const gw = await seedGateway(ctx, { litellm_settings: { max_end_user_budget: TINY } });
   await gw.admin('/customer/new', { user_id: 'cust-rich', max_budget: 1 });
   const k = await gw.generateKey({ max_budget: 1 });
-  await assertRefused(gw, k.key, 'end_user', 'anyone', { user: 'anyone' });
+  await assertRefused(gw, k.key, 'end_user', `anyone (of key ${k.token})`, { user: 'anyone' });
   await assertServed(gw, k.key, { user: 'cust-rich' }); // its own budget replaces the default
   await assertServed(gw, k.key); // no end user named
 });
@@ -200,6 +202,86 @@ e2e('a fallback target the key may not call (its models) is skipped the same way
   assert.equal((await mock.model('paid-upstream')).requests, 1);
 });
 
+e2e('tenant-safe tags: naming another tenant\'s tag neither charges nor exhausts its budget; its own keys and team are charged', async (ctx) => {
+  const gw = await seedGateway(ctx);
+  await gw.admin('/tag/new', { name: 'team-b-tag', max_budget: 0.00008 }); // one worst case of hi() and a bit
+  const a = await gw.generateKey({ max_budget: 1 }); // tenant A: no claim on the tag
+  const b = await gw.generateKey({ max_budget: 1, metadata: { allowed_tags: ['team-b-tag'] } });
+  // Five requests of tenant A naming the tag would spend it several times over if charged.
+  for (let i = 0; i < 5; i++) await assertServed(gw, a.key, { metadata: { tags: ['team-b-tag'] } });
+  // Its budget is whole for tenant B, whose own requests are charged to it until it is spent.
+  let served = 0;
+  for (; served < 6; served++) {
+    const r = await gw.fetch('/v1/chat/completions', { auth: b.key, body: hi('free-model', { tags: ['team-b-tag'] }) });
+    if (r.status !== 200) break;
+  }
+  assert.ok(served >= 1 && served < 6, `tenant B was served ${served} times before its tag budget ran out`);
+  await assertRefused(gw, b.key, 'tag', 'team-b-tag', { tags: ['team-b-tag'] });
+  // A team's metadata.allowed_tags lets its keys charge the tag ("*": every tag).
+  const team = await gw.admin('/team/new', { team_alias: 'tenant-b', metadata: { allowed_tags: ['*'] } });
+  const member = await gw.generateKey({ max_budget: 1, team_id: team.team_id });
+  await assertRefused(gw, member.key, 'tag', 'team-b-tag', { tags: ['team-b-tag'] });
+  // Tenant A is still served naming it: a budget it may not charge never refuses it either.
+  await assertServed(gw, a.key, { tags: ['team-b-tag'] });
+});
+
+// Issue 14 §5: end-user ids named by callers live in the caller's tenant, so one tenant naming
+// another's end user neither charges nor exhausts that end user's budget there; `global` is
+// LiteLLM's single namespace.
+e2e('tenant-safe end users: another team naming the same end user spends its own budget of that size, never the first team\'s', async (ctx) => {
+  const { mock } = state;
+  const budget = 0.00008; // one worst case of hi() (0.00005) and a bit: a second request is refused
+  for (const mode of ['team', 'global']) {
+    const gw = await ctx.gateway(gatewayConfig({
+      model_list: [freeBrokenDeployment('free-model'), paidDeployment(mock, 'paid-model', 'paid-upstream')],
+      litellm_settings: { fallbacks: [{ 'free-model': ['paid-model'] }] },
+      tollgate_settings: { end_user_budget_scope: mode },
+    }));
+    await gw.admin('/customer/new', { user_id: 'shared-user', max_budget: budget });
+    const teamA = await gw.admin('/team/new', { team_alias: `a-${mode}` });
+    const teamB = await gw.admin('/team/new', { team_alias: `b-${mode}` });
+    const a = await gw.generateKey({ max_budget: 1, team_id: teamA.team_id });
+    const a2 = await gw.generateKey({ max_budget: 1, team_id: teamA.team_id });
+    const b = await gw.generateKey({ max_budget: 1, team_id: teamB.team_id });
+    const billBefore = (await mockBill(mock, 'paid-upstream')).nanos;
+    // Team A spends shared-user's budget (the team's two keys share it) until it is refused.
+    const spendUntilRefused = async (keys) => {
+      let served = 0;
+      for (; served < 8; served++) {
+        const r = await gw.fetch('/v1/chat/completions', { auth: keys[served % keys.length].key, body: hi('free-model', { user: 'shared-user' }) });
+        if (r.status !== 200) break;
+      }
+      return served;
+    };
+    const servedA = await spendUntilRefused([a, a2]);
+    assert.ok(servedA >= 1 && servedA < 8, `team A was served ${servedA} times`);
+    const aName = mode === 'team' ? `shared-user (of team ${teamA.team_id})` : 'shared-user';
+    await assertRefused(gw, a2.key, 'end_user', aName, { user: 'shared-user' });
+    if (mode === 'team') {
+      // Team B's shared-user is whole: served as often as team A's, then refused in its own tenant.
+      assert.equal(await spendUntilRefused([b]), servedA);
+      await assertRefused(gw, b.key, 'end_user', `shared-user (of team ${teamB.team_id})`, { user: 'shared-user' });
+    } else {
+      // One namespace: team B is refused by what team A spent.
+      await assertRefused(gw, b.key, 'end_user', 'shared-user', { user: 'shared-user' });
+    }
+    // Every served request was charged what the upstream billed, and /customer/info reports
+    // shared-user's spend over every tenant.
+    // (Settlement and the spend log are written just after each response: poll.)
+    const billed = (await mockBill(mock, 'paid-upstream')).nanos - billBefore;
+    assert.ok(billed > 0);
+    let total = 0;
+    let customer = 0;
+    await waitFor(async () => {
+      total = (await Promise.all([a, a2, b].map((k) => spendNanos(gw, k.key)))).reduce((x, y) => x + y, 0);
+      customer = Math.round(Number((await gw.admin('/customer/info?end_user_id=shared-user')).spend) * 1e9);
+      return Math.abs(total - billed) <= 3 && Math.abs(customer - total) <= 3;
+    }, { what: 'key and customer spend equal to the upstream bill' }).catch((e) => {
+      throw new Error(`${e.message}: keys charged ${total} nanos, customer ${customer}, the upstream billed ${billed}`);
+    });
+  }
+});
+
 e2e('scope tag: /tag/new budgets of the key\'s tags and the request\'s metadata.tags / tags', async (ctx) => {
   const gw = await seedGateway(ctx);
   const poor = await gw.admin('/tag/new', { name: 'tag-poor', description: 'the poor tag', max_budget: TINY });
@@ -211,8 +293,9 @@ e2e('scope tag: /tag/new budgets of the key\'s tags and the request\'s metadata.
   // A tag of the key.
   const tagged = await gw.generateKey({ max_budget: 1, tags: ['tag-poor'] });
   await assertRefused(gw, tagged.key, 'tag', 'tag-poor');
-  // A tag of the request, in metadata.tags or top-level tags; the master key too.
-  const k = await gw.generateKey({ max_budget: 1 });
+  // A tag of the request, in metadata.tags or top-level tags, from a key allowed to charge it
+  // (its metadata.allowed_tags); the master key too.
+  const k = await gw.generateKey({ max_budget: 1, metadata: { allowed_tags: ['tag-poor', 'tag-rich', 'tag-tracked'] } });
   await assertRefused(gw, k.key, 'tag', 'tag-poor', { metadata: { tags: ['tag-rich', 'tag-poor'] } });
   await assertRefused(gw, k.key, 'tag', 'tag-poor', { tags: ['tag-poor'] });
   await assertRefused(gw, true, 'tag', 'tag-poor', { tags: ['tag-poor'] });
@@ -247,7 +330,7 @@ e2e('scope tag: /tag/new budgets of the key\'s tags and the request\'s metadata.
   assert.equal(missing.json?.error?.param, 'names', missing.text);
   assert.equal(missing.status, 404, missing.text);
   assert.equal((await gw.fetch('/tag/update', { body: { name: 'nope', max_budget: 1 } })).status, 404);
-  assert.equal((await gw.fetch('/tag/list', { auth: k.key, method: 'GET' })).status, 401, 'master key only');
+  assert.equal((await gw.fetch('/tag/list', { auth: k.key, method: 'GET' })).status, 403, 'master key only');
 
   // Raising the budget admits the tag at once; deleting the tag removes its budget.
   const up = await gw.admin('/tag/update', { name: 'tag-poor', max_budget: 1 });

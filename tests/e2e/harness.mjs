@@ -162,6 +162,13 @@ export class Mock {
     };
   }
 
+  /// The last 200 model requests the mock received (GET /mock/requests), oldest first:
+  /// [{path, model, body}], `body` the JSON as received.
+  async received() {
+    const res = await fetch(this.url + '/mock/requests');
+    return (await res.json()).requests;
+  }
+
   /// Request counts for several models at once: {name: requests}.
   async requests(...names) {
     const s = await this.stats();
@@ -249,8 +256,8 @@ export function gatewayConfig({ model_list, litellm_settings, router_settings, g
 
 export class Gateway {
   /// Starts `tollgate serve` on a config (an object written as YAML, or YAML text), on `port`
-  /// (0 = any free port).
-  static async start(config, { port = 0 } = {}) {
+  /// (0 = any free port); `env` replaces the process environment (e.g. to preload libfaketime).
+  static async start(config, { port = 0, env } = {}) {
     const g = new Gateway();
     g.dir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-'));
     let cfg = config;
@@ -264,7 +271,7 @@ export class Gateway {
     writeFileSync(g.configPath, cfg);
     try {
       g.proc = await Proc.start('tollgate', TOLLGATE_BIN,
-        ['serve', '--config', g.configPath, '--host', '127.0.0.1', '--port', String(port)], { cwd: g.dir });
+        ['serve', '--config', g.configPath, '--host', '127.0.0.1', '--port', String(port)], { cwd: g.dir, env });
     } catch (e) {
       e.message += `\n--- config ---\n${cfg}`;
       rmSync(g.dir, { recursive: true, force: true });

@@ -3,29 +3,13 @@
 // can be written again. The store is made unwritable by holding SQLite's exclusive lock from
 // another process (the `sqlite3` shell) past the gateway's busy timeout (5 s).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { useMock, e2e, gatewayConfig, waitFor } from './harness.mjs';
-import { hi, chat, paidDeployment } from './budget_helpers.mjs';
+import { hi, chat, paidDeployment, lockDatabase } from './budget_helpers.mjs';
 
 const state = useMock();
-
-/// Holds an exclusive lock on the database until release() is called.
-async function lockDatabase(file) {
-  const proc = spawn('sqlite3', [file], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout.on('data', (d) => { out += d; });
-  proc.stdin.write("BEGIN EXCLUSIVE;\nSELECT 'locked';\n");
-  await waitFor(() => out.includes('locked'), { what: 'sqlite3 to take the exclusive lock' });
-  return {
-    release: async () => {
-      proc.stdin.end('COMMIT;\n');
-      await new Promise((r) => proc.on('close', r));
-    },
-  };
-}
 
 e2e('an unwritable ledger refuses paid attempts with 503, passes free ones, and recovers', async (ctx) => {
   const { mock } = state;

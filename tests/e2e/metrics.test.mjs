@@ -73,8 +73,17 @@ e2e('after a known load, LiteLLM-named metrics equal what was sent, spend equals
   assert.equal(opened + reused, upstream, 'each upstream request went on a new or a pooled connection');
   assert.ok(metricValue(text, 'tollgate_upstream_connections_idle', {}) >= 1, 'kept alive for the next');
   assert.equal(metricValue(text, 'tollgate_upstream_connect_failures_total', {}), 0);
-  const stats = JSON.parse((await gw.fetch('/tollgate/stats', { method: 'GET' })).text).group_commit;
-  assert.equal(metricValue(text, 'tollgate_ledger_records_total', {}), stats.ledger_records);
+  // The writer commits settle records after the response is written, so the two figures are
+  // read together once the writer is quiet (stats, exposition, stats again: unchanged).
+  const readStats = async () => JSON.parse((await gw.fetch('/tollgate/stats', { method: 'GET' })).text).group_commit;
+  const { stats, exposed } = await waitFor(async () => {
+    const before = await readStats();
+    const t = await metricsText(gw);
+    const after = await readStats();
+    return before.ledger_records === after.ledger_records
+      ? { stats: after, exposed: metricValue(t, 'tollgate_ledger_records_total', {}) } : null;
+  }, { what: 'a quiet ledger writer' });
+  assert.equal(exposed, stats.ledger_records);
   assert.ok(stats.ledger_records >= 10, `5 reserve + 5 settle records of the budgeted key at least (${stats.ledger_records})`);
   assert.ok(metricValue(text, 'tollgate_ledger_commit_seconds', { stat: 'p50' }) > 0);
   assert.ok(metricValue(text, 'tollgate_ledger_commit_seconds', { stat: 'max' }) >= metricValue(text, 'tollgate_ledger_commit_seconds', { stat: 'p99' }));

@@ -386,6 +386,47 @@ e2e('feature circuit: after 2 budget misses in a row, requests go straight to th
   assert.equal((await circuitOf(gw, 'features', 'feat'))?.state, 'closed');
 });
 
+e2e('stale_cache with an open feature circuit: a request degraded before any attempt finds the answer an identical earlier request left', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(degradingConfig(mock, 'fsc', { mode: 'stale_cache', max_age_ms: 60000 }, {
+    groupPolicy: { budgets: { deadline_ms: 300 }, feature_circuit: { consecutive_failures: 2, cooldown_ms: 60000 } },
+  }));
+  // The caller's body as sent: `model` is the group name, which the provider adapter rewrites
+  // to the upstream's name for the attempt; the key must be built from the caller's own fields.
+  const body = ask('fsc', { max_tokens: 20, temperature: 0 });
+  await mock.script('fsc-up', [{ content: 'Paris is the capital of France.' }, { latency_ms: 1000 }]);
+  const fresh = await chat(gw, body);
+  assert.equal(fresh.status, 200, fresh.text);
+  // Two budget misses (the primary now answers after 1 s, past the 300 ms deadline) open the
+  // group's feature circuit; each of them is degraded to the stale answer already.
+  for (let i = 1; i <= 2; i++) {
+    const miss = await chat(gw, body);
+    assert.equal(miss.status, 200, `miss ${i}: ${miss.text}`);
+    assert.match(miss.headers.get('x-tollgate-degradation') ?? '', /^stale_cache/);
+  }
+  assert.equal((await circuitOf(gw, 'features', 'fsc'))?.state, 'open');
+  const before = (await mock.model('fsc-up')).requests;
+  // Open circuit: straight to the degradation, no attempt — and the cache is found.
+  const stale = await chat(gw, body);
+  assert.equal(stale.status, 200, stale.text);
+  assert.match(stale.headers.get('x-tollgate-degradation') ?? '', /^stale_cache; age=\d+s$/);
+  assert.equal(stale.json.choices[0].message.content, fresh.json.choices[0].message.content);
+  const row = await assertLoggedDegradation(gw, stale, 'stale_cache');
+  assert.ok(row.decision.steps.some((s) => /feature circuit/.test(s.reason ?? '')), JSON.stringify(row.decision.steps));
+  assert.ok(!row.decision.steps.some((s) => s.step === 'attempt'), 'no attempt while the feature circuit is open');
+  // Streaming, the same caller body: the same answer as an event stream.
+  const streamed = await chat(gw, { ...body, stream: true });
+  assert.equal(streamed.status, 200, streamed.text);
+  assert.match(streamed.headers.get('x-tollgate-degradation') ?? '', /^stale_cache/);
+  const text = sseData(streamed.text).slice(0, -1).map((c) => c.choices?.[0]?.delta?.content ?? '').join('');
+  assert.equal(text, fresh.json.choices[0].message.content);
+  assert.equal((await mock.model('fsc-up')).requests, before, 'the primary was not touched');
+  // Another body misses: nothing to degrade to, a clean error naming the open circuit.
+  const other = await chat(gw, ask('fsc', { max_tokens: 21 }));
+  assert.notEqual(other.status, 200, other.text);
+  assert.ok(other.json?.error?.message, other.text);
+});
+
 // The feature circuit counts budget misses: running out of time, hitting max_request_cost, or
 // finding no deployment whose circuit admits traffic (docs/failure_policy.md §4). A request that
 // a fallback serves well within its deadline, with no cost ceiling, missed nothing.

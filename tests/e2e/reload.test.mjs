@@ -74,9 +74,9 @@ e2e('POST /config/reload needs the master key and answers what it applied', asyn
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'g1', 'up1')] }));
   const key = (await gw.generateKey({})).key;
-  for (const auth of [false, 'sk-wrong', key]) {
+  for (const [auth, status] of [[false, 401], ['sk-wrong', 401], [key, 403]]) {  // a valid virtual key: 403
     const r = await gw.fetch('/config/reload', { body: {}, auth });
-    assert.equal(r.status, 401, `${auth}: ${r.text}`);
+    assert.equal(r.status, status, `${auth}: ${r.text}`);
   }
   assert.equal((await gw.fetch('/config/reload', { method: 'GET' })).status, 405);
   rewrite(gw, gatewayConfig({ model_list: [openaiDeployment(mock, 'g1', 'up1'), openaiDeployment(mock, 'g2', 'up2')] }));
@@ -193,7 +193,7 @@ e2e('/model/new, /model/update, /model/delete are served at once; a bad body is 
   assert.equal(gone.status, 400);
   assert.equal(gone.json.error.code, 'model_not_found');
   // Only the master key writes.
-  assert.equal((await gw.fetch('/model/new', { body: openaiDeployment(mock, 'x', 'x'), auth: k.key })).status, 401);
+  assert.equal((await gw.fetch('/model/new', { body: openaiDeployment(mock, 'x', 'x'), auth: k.key })).status, 403);
 });
 
 e2e('an unpriced model added through /model/new is refused where a budget attaches', async (ctx) => {

@@ -6,77 +6,19 @@
 // money: the continuation is charged its own bill, the cut attempt its reservation (never less
 // than what the simulator billed it), both under one request.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { useMock, e2e, gatewayConfig, spendLogOf } from './harness.mjs';
-import { paidDeployment, paidAnthropicDeployment, spendNanos, mockBillNanos, unknownCharges, nanos, IN_PRICE, OUT_PRICE } from './budget_helpers.mjs';
+import { paidDeployment, paidAnthropicDeployment, spendNanos, mockBillNanos, unknownCharges, nanos } from './budget_helpers.mjs';
+import { MESSAGES, PRICES, words, openaiStream, anthropicStream, checkMoney as checkStreamMoney } from './stream_helpers.mjs';
 
 const state = useMock();
-const PRICES = { input: IN_PRICE, output: OUT_PRICE };
-const MESSAGES = [{ role: 'user', content: 'Tell me something long.' }];
-const words = (n) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
 
-/// Streams a chat completion through the official openai SDK: {text, finish, usage, error, ms, response, ids}.
-async function openaiStream(client, body = {}) {
-  const t = performance.now();
-  const { data, response } = await client.chat.completions
-    .create({ messages: MESSAGES, max_tokens: 100, stream: true, stream_options: { include_usage: true }, ...body })
-    .withResponse();
-  let text = '';
-  let finish = null;
-  let usage = null;
-  let error = null;
-  const ids = new Set();
-  let roles = 0;
-  try {
-    for await (const chunk of data) {
-      ids.add(chunk.id);
-      if (chunk.choices[0]?.delta?.role) roles += 1;
-      text += chunk.choices[0]?.delta?.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-      if (chunk.usage) usage = chunk.usage;
-    }
-  } catch (e) { error = e; }
-  return { text, finish, usage, error, ms: performance.now() - t, response, ids, roles };
-}
-
-/// Streams /v1/messages through the official Anthropic SDK: the text, the events' shape, the error.
-async function anthropicStream(client, body = {}) {
-  const { data: stream, response } = await client.messages
-    .create({ model: 'x', max_tokens: 100, messages: MESSAGES, stream: true, ...body })
-    .withResponse();
-  let text = '';
-  let starts = 0;
-  let stops = 0;
-  let stopReason = null;
-  let error = null;
-  const blockStarts = [];
-  try {
-    for await (const ev of stream) {
-      if (ev.type === 'message_start') starts += 1;
-      if (ev.type === 'content_block_start') blockStarts.push(ev.index);
-      if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') {
-        assert.equal(ev.index, 0, 'the continuation writes into the client\'s open text block');
-        text += ev.delta.text;
-      }
-      if (ev.type === 'message_delta') stopReason = ev.delta.stop_reason ?? stopReason;
-      if (ev.type === 'message_stop') stops += 1;
-    }
-  } catch (e) { error = e; }
-  return { text, starts, stops, stopReason, error, blockStarts, response };
-}
-
-/// The request's money: spend == the continuation's bill + the cut attempt's reservation, which
-/// covers what the simulator billed the cut attempt.
+/// The request's money (stream_helpers.checkMoney): spend == the continuation's bill + the cut
+/// attempt's charge, which covers what the simulator billed the cut attempt (never nothing).
 async function checkMoney(gw, mock, key, response, served, cut) {
-  const row = await spendLogOf(gw, response);
-  const attempts = row.decision.steps.filter((s) => s.step === 'attempt');
-  const servedBill = await mockBillNanos(mock, served, PRICES);
-  const cutBill = await mockBillNanos(mock, cut, PRICES);
-  const unknown = unknownCharges(row);
-  const spent = await spendNanos(gw, key);
-  assert.equal(nanos(attempts.at(-1).charged), servedBill, 'the continuation is charged its own bill');
-  assert.equal(spent, servedBill + unknown, `spend ${spent} = continuation ${servedBill} + cut attempt ${unknown}`);
-  assert.ok(unknown >= cutBill && cutBill > 0, `the cut attempt's charge ${unknown} covers its bill ${cutBill}`);
-  return { row, attempts };
+  const r = await checkStreamMoney(gw, mock, key, response, served, cut);
+  assert.ok(r.otherBill > 0, 'the cut attempt was billed by the provider');
+  return r;
 }
 
 e2e('OpenAI SDK: a stream cut after 40 of 60 tokens is continued by the fallback from a prefill; one answer, one id, both attempts paid', async (ctx) => {
@@ -120,6 +62,7 @@ e2e('Anthropic SDK (native stream): a cut answer is continued in the same messag
   assert.equal(s.starts, 1, 'one message_start');
   assert.equal(s.stops, 1, 'one message_stop');
   assert.deepEqual(s.blockStarts, [0], 'one text block');
+  assert.deepEqual([...s.textIndices], [0], 'the continuation writes into the client\'s open text block');
   assert.equal(s.stopReason, 'end_turn');
   assert.deepEqual(await mock.requests('acut-up', 'acut-fb-up'), { 'acut-up': 1, 'acut-fb-up': 1 });
   await checkMoney(gw, mock, key, s.response, 'acut-fb-up', 'acut-up');
@@ -151,6 +94,97 @@ e2e('a fallback that rejects the prefill: the client gets the original cut\'s er
   const after = await openaiStream(gw.openai({ apiKey: key }), { model: 'rj-fb' });
   assert.equal(after.error, null);
   assert.equal(after.text, words(60));
+});
+
+e2e('a fallback that rejects the prefill is passed over: the next one continues the answer, the refusal billed nothing', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'rk', 'rk-up'), paidAnthropicDeployment(mock, 'rk-fb', 'rk-fb-up'),
+      paidAnthropicDeployment(mock, 'rk-fb2', 'rk-fb2-up')],
+    litellm_settings: { fallbacks: [{ rk: ['rk-fb', 'rk-fb2'] }] },
+  }));
+  await mock.script('rk-up', [{ fault: 'truncate', content: words(60), truncate_after_tokens: 40 }]);
+  await mock.script('rk-fb-up', [{ reject_prefill: true, content: words(60) }]);
+  await mock.script('rk-fb2-up', [{ content: words(60) }]);
+  const key = (await gw.generateKey({ max_budget: 1 })).key;
+  const s = await openaiStream(gw.openai({ apiKey: key }), { model: 'rk' });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(60), 'the whole answer, continued past the refusal');
+  assert.deepEqual(await mock.requests('rk-up', 'rk-fb-up', 'rk-fb2-up'), { 'rk-up': 1, 'rk-fb-up': 1, 'rk-fb2-up': 1 });
+  const row = await spendLogOf(gw, s.response);
+  const attempts = row.decision.steps.filter((x) => x.step === 'attempt');
+  assert.equal(attempts.length, 3, JSON.stringify(attempts));
+  assert.equal(attempts[1].class, 'caller_fix_required');
+  assert.equal(attempts[1].decision, 'fallback', 'a refused prefill does not end the walk: its group had no other deployment');
+  assert.equal(nanos(attempts[1].charged), 0);
+  assert.equal(attempts[2].continuation, 'continued');
+  const spent = await spendNanos(gw, key);
+  const served = await mockBillNanos(mock, 'rk-fb2-up', PRICES);
+  assert.equal(spent, served + unknownCharges(row), 'the refusal adds nothing to the spend');
+  // No circuit opened on the deployment that refused a prefill: it still serves ordinary calls.
+  const after = await openaiStream(gw.openai({ apiKey: key }), { model: 'rk-fb' });
+  assert.equal(after.error, null);
+  assert.equal(after.text, words(60));
+});
+
+e2e('the caller\'s own final assistant message: the delivered text continues it in one message; after a deployment that answered it as a turn, nothing is joined', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidAnthropicDeployment(mock, 'own', 'own-up'), paidAnthropicDeployment(mock, 'own-fb', 'own-fb-up'),
+      paidDeployment(mock, 'turn', 'turn-up'), paidAnthropicDeployment(mock, 'turn-fb', 'turn-fb-up')],
+    litellm_settings: { fallbacks: [{ own: ['own-fb'] }, { turn: ['turn-fb'] }] },
+  }));
+  const messages = [...MESSAGES, { role: 'assistant', content: 'w0 w1' }];
+  await mock.script('own-up', [{ fault: 'truncate', content: words(60), truncate_after_tokens: 20 }]);
+  await mock.script('own-fb-up', [{ content: words(60) }]);
+  const s = await openaiStream(gw.openai(), { model: 'own', messages });
+  assert.equal(s.error, null, String(s.error));
+  assert.equal(s.text, words(60).slice('w0 w1'.length), 'the answer after the caller\'s own prefill, whole');
+  const sent = (await mock.received()).filter((r) => r.model === 'own-fb-up').at(-1).body;
+  assert.equal(sent.messages.length, messages.length, 'one final assistant message, not a second one');
+  const last = sent.messages.at(-1);
+  const text = typeof last.content === 'string' ? last.content : last.content.map((b) => b.text ?? '').join('');
+  assert.equal(last.role, 'assistant');
+  assert.ok(text.startsWith('w0 w1 w2') && text.endsWith('w21'), text);
+
+  // An OpenAI primary reads the caller's final assistant message as an earlier turn and answers
+  // anew: its text does not continue that message, so it is not continued from a prefill.
+  await mock.script('turn-up', [{ fault: 'truncate', content: words(60), truncate_after_tokens: 20 }]);
+  await mock.script('turn-fb-up', [{ content: words(60) }]);
+  const t = await openaiStream(gw.openai(), { model: 'turn', messages: [...MESSAGES, { role: 'assistant', content: 'Done.' }] });
+  assert.ok(t.error, 'the cut\'s error');
+  assert.deepEqual(await mock.requests('turn-up', 'turn-fb-up'), { 'turn-up': 1, 'turn-fb-up': 0 });
+});
+
+e2e('the HTTP trailers of a continued stream name who continued it', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [paidDeployment(mock, 'tr', 'tr-up'), paidAnthropicDeployment(mock, 'tr-fb', 'tr-fb-up')],
+    litellm_settings: { fallbacks: [{ tr: ['tr-fb'] }] },
+  }));
+  await mock.script('tr-up', [{ fault: 'truncate', content: words(30), truncate_after_tokens: 10 }]);
+  await mock.script('tr-fb-up', [{ content: words(30) }]);
+  const key = (await gw.generateKey({ max_budget: 1 })).key;
+  const body = JSON.stringify({ model: 'tr', messages: MESSAGES, max_tokens: 100, stream: true });
+  const res = await new Promise((resolve, reject) => {
+    const req = http.request(gw.url + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', te: 'trailers' },
+    }, (r) => {
+      let text = '';
+      r.setEncoding('utf8');
+      r.on('data', (d) => { text += d; });
+      r.on('end', () => resolve({ headers: r.headers, trailers: r.trailers, text }));
+      r.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  assert.match(res.headers.trailer ?? '', /x-tollgate-continued-by/, 'announced in the head');
+  assert.ok(res.text.trimEnd().endsWith('data: [DONE]'), res.text.slice(-200));
+  const row = await spendLogOf(gw, res.headers['x-litellm-call-id']);
+  assert.equal(res.trailers['x-tollgate-continued-by'], row.decision.continued_by);
+  assert.equal(res.trailers['x-tollgate-continuations'], '1');
 });
 
 e2e('a fallback that cannot take a prefill (OpenAI) is skipped with its reason; the client gets the cut\'s error', async (ctx) => {

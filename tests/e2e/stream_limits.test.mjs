@@ -6,54 +6,10 @@
 // attempt cut off unseen its reservation (never less than what the simulator billed).
 import assert from 'node:assert/strict';
 import { useMock, e2e, gatewayConfig, spendLogOf, circuitOf } from './harness.mjs';
-import { paidDeployment, paidAnthropicDeployment, spendNanos, mockBillNanos, unknownCharges, nanos, IN_PRICE, OUT_PRICE } from './budget_helpers.mjs';
+import { paidDeployment, paidAnthropicDeployment, spendNanos, mockBillNanos } from './budget_helpers.mjs';
+import { MESSAGES, PRICES, words, openaiStream, checkMoney } from './stream_helpers.mjs';
 
 const state = useMock();
-const PRICES = { input: IN_PRICE, output: OUT_PRICE };
-const MESSAGES = [{ role: 'user', content: 'Tell me something.' }];
-
-/// Streams a chat completion through the official openai SDK: {text, finish, error, ms, response}.
-async function openaiStream(client, body, headers = {}) {
-  const t = performance.now();
-  let data;
-  let response;
-  try {
-    ({ data, response } = await client.chat.completions
-      .create({ messages: MESSAGES, max_tokens: 60, stream: true, stream_options: { include_usage: true }, ...body }, { headers })
-      .withResponse());
-  } catch (e) {  // refused before the stream began: an HTTP error, no stream
-    return { text: '', finish: null, usage: null, error: e, ms: performance.now() - t, response: null };
-  }
-  let text = '';
-  let finish = null;
-  let usage = null;
-  let error = null;
-  try {
-    for await (const chunk of data) {
-      text += chunk.choices[0]?.delta?.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-      if (chunk.usage) usage = chunk.usage;
-    }
-  } catch (e) { error = e; }
-  return { text, finish, usage, error, ms: performance.now() - t, response };
-}
-
-const words = (n) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
-
-/// The spend of one request equals the served attempt's bill plus the unseen attempts' charges,
-/// and those charges cover what the simulator billed them.
-async function checkMoney(gw, mock, key, response, served, failed) {
-  const row = await spendLogOf(gw, response);
-  const attempts = row.decision.steps.filter((s) => s.step === 'attempt');
-  const servedBill = await mockBillNanos(mock, served, PRICES);
-  const failedBill = failed ? await mockBillNanos(mock, failed, PRICES) : 0;
-  const unknown = unknownCharges(row);
-  const spent = await spendNanos(gw, key);
-  assert.equal(nanos(attempts.at(-1).charged), servedBill, 'the serving attempt is charged its bill');
-  assert.equal(spent, servedBill + unknown, `spend ${spent} = served ${servedBill} + unseen attempts ${unknown}`);
-  assert.ok(unknown >= failedBill, `the cut-off attempt's charge ${unknown} covers its bill ${failedBill}`);
-  return { row, attempts };
-}
 
 e2e('a slow first token behind an early role chunk: first_token_timeout_ms moves the stream to the fallback, the client gets one whole answer', async (ctx) => {
   const { mock } = state;

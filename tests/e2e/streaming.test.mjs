@@ -178,3 +178,29 @@ e2e('20 concurrent streams all complete with their own content', async (ctx) => 
   assert.equal(m.succeeded, 20);
   assert.equal(m.completion_tokens, 200);
 });
+
+e2e('an HTTP/1.0 client gets its stream without chunked framing, ended by the close', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'gpt-4o', 'gpt-4o')] }));
+  const { default: net } = await import('node:net');
+  const url = new URL(gw.url);
+  const body = JSON.stringify(chatBody('gpt-4o', { stream: true }));
+  const raw = await new Promise((resolve, reject) => {
+    const sock = net.connect(Number(url.port), url.hostname, () => {
+      sock.write(`POST /v1/chat/completions HTTP/1.0\r\nHost: ${url.host}\r\nAuthorization: Bearer sk-tollgate-e2e-master-key\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    });
+    let data = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d) => { data += d; });
+    sock.on('end', () => resolve(data));
+    sock.on('error', reject);
+    sock.setTimeout(10000, () => { sock.destroy(); reject(new Error(`no close: ${data}`)); });
+  });
+  const [head, payload] = [raw.slice(0, raw.indexOf('\r\n\r\n')), raw.slice(raw.indexOf('\r\n\r\n') + 4)];
+  assert.match(head, /^HTTP\/1\.0 200/, head);
+  assert.doesNotMatch(head, /transfer-encoding/i, 'HTTP/1.0 has no chunked coding');
+  assert.doesNotMatch(head, /connection: keep-alive/i);
+  assert.match(payload, /^data: \{/, 'the events themselves, no chunk sizes');
+  assert.ok(payload.trimEnd().endsWith('data: [DONE]'), payload.slice(-100));
+});

@@ -116,10 +116,10 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
     std::string f(v.get_string());
     if (f != "reset" && f != "hang" && f != "truncate" && f != "garbage" && f != "oversized" &&
         f != "empty" && f != "no_done" && f != "truncate_before_usage" && f != "malformed_event" &&
-        f != "stall" && f != "none" && !f.empty())
+        f != "stall" && f != "conflicting_framing" && f != "extra_bytes" && f != "none" && !f.empty())
       return bad(
           "one of reset, hang, truncate, garbage, oversized, empty, no_done, "
-          "truncate_before_usage, malformed_event, stall, none");
+          "truncate_before_usage, malformed_event, stall, conflicting_framing, extra_bytes, none");
     b.fault = f == "none" ? std::string() : f;
   } else if (key == "retry_after") {
     if (v.is_string()) {

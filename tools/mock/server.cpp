@@ -27,6 +27,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <sstream>
 
 namespace tollgate::mock {
 
@@ -244,7 +245,28 @@ awaitable<bool> answer_whole(tcp::socket& s, const Api& api, const Call& call, c
     call.end(ok ? Outcome::succeeded : Outcome::cancelled, c.tokens);
     co_return ok && keep;
   }
-  std::string h = head(200, "application/json", extra, text.size(), keep);
+  if (fault == "conflicting_framing") {
+    // Content-Length and chunked framing at once (RFC 9112 §6.3: a desync vector): the body as
+    // one chunk. The answer was generated: billed in full.
+    std::string h = head(200, "application/json", extra, text.size(), keep);
+    h.insert(h.size() - 2, "transfer-encoding: chunked\r\n");
+    std::ostringstream chunked;
+    chunked << std::hex << text.size() << "\r\n" << text << "\r\n0\r\n\r\n";
+    const std::string body = chunked.str();
+    bool ok = co_await write_all(s, h, body);
+    close_socket(s);
+    call.end(ok ? Outcome::failed : Outcome::cancelled, c.tokens);
+    co_return false;
+  }
+  std::string h = head(200, "application/json", extra, text.size(), keep);  // the answer's own length
+  if (fault == "extra_bytes") {
+    // A whole, correct answer followed in the same write by bytes nobody asked for (a second,
+    // unsolicited response): a client that pooled this connection would read them as the answer
+    // to its next request.
+    static constexpr std::string_view unsolicited =
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+    text += unsolicited;
+  }
   bool ok = co_await write_all(s, h, text);
   if (ok)
     call.end(Outcome::succeeded, c.tokens);

@@ -26,6 +26,7 @@ class Decoder final : public StreamDecoder {
   Decoder(std::string model, bool include_usage) : inner_(std::move(model), include_usage) {}
   void on_event(const http::SseEvent& ev, std::vector<std::string>& out) override { inner_.on_event(ev, out); }
   bool finished() const override { return inner_.finished(); }
+  bool accept_end_without_terminator(std::vector<std::string>& out) override { return inner_.end_without_stop(out); }
   Usage usage() const override { return inner_.usage(); }
   bool usage_final() const override { return inner_.usage_final(); }
   std::optional<policy::Outcome> error() const override {
@@ -41,16 +42,25 @@ class Decoder final : public StreamDecoder {
 
 /// What a native stream relays: every event's data unchanged (Anthropic's events carry their
 /// name as `type`), read on the way by the translation's decoder for the usage, the end and the
-/// errors. An `error` event is not relayed (the sink ends the stream with its own).
+/// errors. An `error` event is not relayed (the sink ends the stream with its own); nor is what
+/// follows message_stop, nor an OpenAI-style `[DONE]` (not JSON: an Anthropic client cannot read it).
 class NativeDecoder final : public StreamDecoder {
  public:
   explicit NativeDecoder(std::string model) : inner_(std::move(model), true) {}
   void on_event(const http::SseEvent& ev, std::vector<std::string>& out) override {
+    if (inner_.finished() || ev.data == "[DONE]") return;
     scratch_.clear();
     inner_.on_event(ev, scratch_);
     if (ev.event != "error" && !inner_.error()) out.emplace_back(ev.data);
   }
   bool finished() const override { return inner_.finished(); }
+  // A whole answer without its message_stop: the client is given one.
+  bool accept_end_without_terminator(std::vector<std::string>& out) override {
+    scratch_.clear();
+    if (!inner_.end_without_stop(scratch_)) return false;
+    out.emplace_back(R"({"type":"message_stop"})");
+    return true;
+  }
   // Anthropic events: a content block's delta, or a tool_use block's start.
   bool carries_output(std::string_view data) const override {
     return data.find("\"content_block_delta\"") != std::string_view::npos ||

@@ -579,7 +579,28 @@ void MessagesStreamToChat::emit_delta(std::string_view delta_json, std::string_v
   s.push_back('}');
 }
 
+void MessagesStreamToChat::finish(std::vector<std::string>& out_chunks) {
+  if (finished_) return;
+  finished_ = true;
+  if (include_usage_) {
+    std::string& s = out_chunks.emplace_back(prefix_);
+    s.append("\"choices\":[],\"usage\":");
+    s.append(json::serialize(usage_to_openai(usage_)));
+    s.push_back('}');
+  }
+}
+
+bool MessagesStreamToChat::end_without_stop(std::vector<std::string>& out_chunks) {
+  if (finished_) return true;
+  if (!finish_reason_ || !usage_final() || error_) return false;
+  finish(out_chunks);
+  return true;
+}
+
 void MessagesStreamToChat::on_event(const http::SseEvent& ev, std::vector<std::string>& out_chunks) {
+  // message_stop ended the answer (its usage chunk, when asked, is the last chunk): whatever an
+  // upstream sends after it is not relayed, as ChatStreamToMessages ignores chunks after its own.
+  if (finished_) return;
   if (ev.data.empty() || ev.data == "[DONE]") return;
   // Parse into a stack-backed monotonic arena: a typical event allocates nothing on the heap.
   mr_.release();
@@ -705,14 +726,7 @@ void MessagesStreamToChat::on_event(const http::SseEvent& ev, std::vector<std::s
       emit_delta("{}", *fr, out_chunks);
     }
   } else if (type == "message_stop") {
-    if (finished_) return;
-    finished_ = true;
-    if (include_usage_) {
-      std::string& s = out_chunks.emplace_back(prefix_);
-      s.append("\"choices\":[],\"usage\":");
-      s.append(json::serialize(usage_to_openai(usage_)));
-      s.push_back('}');
-    }
+    finish(out_chunks);
   } else if (type == "error") {
     const json::object* e = get_obj(*o, "error");
     error_.emplace(e != nullptr ? *e : *o, json::storage_ptr());

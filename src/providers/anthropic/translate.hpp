@@ -93,7 +93,7 @@ Usage usage_from_anthropic(const boost::json::value& usage) noexcept;
 /// - message_delta → `{delta:{},finish_reason}`;
 /// - message_stop → `finished()`; with `include_usage`, one last chunk `{choices:[],usage}`.
 /// - `ping`, thinking blocks and unknown events are ignored; an `error` event (or a data
-///   payload that is not a JSON object) sets `error()`.
+///   payload that is not a JSON object) sets `error()`; events after message_stop are ignored.
 /// Every chunk has `id` (the upstream message id once message_start was seen), `object`,
 /// `created`, `model`; with `include_usage` every other chunk carries `usage: null` (the
 /// OpenAI shape). Not thread-safe; one instance per stream.
@@ -115,8 +115,13 @@ class MessagesStreamToChat {
   /// True once the usage is the whole bill: message_start's counts were read and a message_delta
   /// reported the (cumulative) output tokens.
   [[nodiscard]] bool usage_final() const noexcept { return usage_.reported && output_seen_; }
-  /// True once message_stop was seen (the stream completed normally).
+  /// True once message_stop was seen (the stream completed normally), or end_without_stop()
+  /// accepted its end.
   [[nodiscard]] bool finished() const noexcept { return finished_; }
+  /// The upstream closed cleanly without message_stop: when a message_delta gave the stop reason
+  /// and the usage is final, the answer is whole — handled as message_stop (appends the usage
+  /// chunk when asked) and true; else false (the stream was cut).
+  bool end_without_stop(std::vector<std::string>& out_chunks);
   /// The Anthropic error object (`{"type":..,"message":..}`) of an `error` event, if any.
   [[nodiscard]] const std::optional<boost::json::object>& error() const noexcept { return error_; }
   /// The OpenAI finish_reason from message_delta, if seen.
@@ -126,6 +131,8 @@ class MessagesStreamToChat {
   void begin_chunk(std::string& s) const;
   void emit_delta(std::string_view delta_json, std::string_view finish_reason, std::vector<std::string>& out);
   void rebuild_prefix();
+  /// message_stop: finished, and the usage chunk when asked.
+  void finish(std::vector<std::string>& out);
 
   std::string model_;
   std::string id_;

@@ -484,6 +484,7 @@ RedisLedgerStats RedisLedger::stats() const {
 }
 
 void RedisLedger::tick() {
+  std::lock_guard round(tick_mutex_);
   renew_lease();
   if (!client_->reachable()) {
     counters_ready_ = false;

@@ -100,6 +100,7 @@ class RedisLedger final : public budget::BudgetLedger {
   [[nodiscard]] bool available() const noexcept override { return ready(); }
   /// One round of the background duties, synchronously: renew the lease, rebuild the counters
   /// if Redis lost them, settle dead instances' reservations, retry pending settlements.
+  /// Thread-safe: rounds run one at a time (the background thread runs them too).
   void tick();
   [[nodiscard]] RedisLedgerStats stats() const;
   [[nodiscard]] const std::string& instance_id() const noexcept { return options_.instance_id; }
@@ -161,7 +162,8 @@ class RedisLedger final : public budget::BudgetLedger {
   std::unordered_map<budget::ScopeId, Refused> refused_;
   RedisLedgerStats stats_;
   std::atomic<bool> counters_ready_{false};
-  bool persistence_checked_ = false;  // background thread only
+  std::mutex tick_mutex_;              // one tick() round at a time (background thread and callers)
+  bool persistence_checked_ = false;  // under tick_mutex_
   /// The connection epoch on which the counters were last seen built: after a reconnect they are
   /// not trusted until seen again (Redis may have come back empty).
   std::atomic<std::uint64_t> ready_epoch_{~std::uint64_t{0}};

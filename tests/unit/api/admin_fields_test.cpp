@@ -104,6 +104,12 @@ TEST(AdminFields, ModelMaxBudget) {
 TEST(AdminFields, DollarsJsonIsExact) {
   EXPECT_EQ(json::serialize(dollars_json(std::int64_t{1'500'000'000})), "1.5E0");
   EXPECT_EQ(json::serialize(dollars_json(std::int64_t{0})), "0");
+  // Exact to 15 significant digits; beyond, the nearest double (found by fuzz_admin_fields,
+  // tests/fuzz/regressions/admin_fields/large-nano-amount).
+  EXPECT_EQ(*money_of(dollars_json(std::int64_t{999'999'999'999'999}), "x"), 999'999'999'999'999);
+  const std::int64_t large = 92'233'236'854'770'001;
+  const auto back = *money_of(dollars_json(large), "x");
+  EXPECT_LE(back > large ? back - large : large - back, large / 1'000'000'000'000'000 + 1);
   EXPECT_EQ(json::serialize(dollars_json(std::optional<std::int64_t>{})), "null");
   EXPECT_EQ(json::serialize(dollars_json(std::int64_t{100'000'000'000})), "100");
 }

@@ -65,6 +65,32 @@ std::shared_ptr<const IdentityIndex> index() {
   return IdentityIndex::build(std::move(s));
 }
 
+TEST(IdentityIndex, ListsEveryRecordOfAKind) {
+  auto idx = index();
+  EXPECT_EQ(idx->keys().size(), 6u);
+  EXPECT_EQ(idx->teams().size(), 2u);
+  EXPECT_EQ(idx->users().size(), 1u);
+  EXPECT_EQ(idx->members().size(), 1u);
+  EXPECT_EQ(idx->organizations().size(), 1u);
+  EXPECT_EQ(idx->customers().size(), 2u);
+  EXPECT_TRUE(idx->tags().empty());
+}
+
+TEST(PrincipalOfKey, ResolvesLikeAuthenticationWithoutItsChecks) {
+  auto idx = index();
+  auto p = principal_of_key(*idx, idx->key(sha256_hex("sk-team")));
+  ASSERT_TRUE(p->key);
+  EXPECT_EQ(p->team->team_id, "t-ok");
+  EXPECT_EQ(p->user->user_id, "u1");
+  ASSERT_TRUE(p->membership);
+  EXPECT_EQ(p->organization->organization_id, "org1");  // the team's
+  EXPECT_EQ(p->tags, std::vector<std::string>{"k-tag"});
+  // Blocked keys and keys of blocked teams resolve too (listings); authentication refuses them.
+  EXPECT_TRUE(principal_of_key(*idx, idx->key(sha256_hex("sk-blocked")))->key->blocked);
+  EXPECT_TRUE(principal_of_key(*idx, idx->key(sha256_hex("sk-team-blocked")))->team->blocked);
+  EXPECT_FALSE(principal_for_key_hash(*idx, sha256_hex("sk-team-blocked"), kNow));
+}
+
 TEST(Authenticate, MasterKeyGivesMasterPrincipal) {
   auto p = authenticate(*index(), kMaster, kMaster, kNow);
   ASSERT_TRUE(p.has_value());
@@ -214,10 +240,11 @@ TEST(WithRequest, TagBudgetsAreTheTagsThatHaveARecordInTagOrder) {
   ASSERT_TRUE(p.has_value());
   auto r = with_request(*p, *idx, "", {"req-tag", "unknown"});
   ASSERT_TRUE(r.has_value());
-  ASSERT_EQ((*r)->tag_budgets.size(), 2u);
+  // The key may charge its own tags only: req-tag's budget is another tenant's.
+  ASSERT_EQ((*r)->tag_budgets.size(), 1u);
   EXPECT_EQ((*r)->tag_budgets[0]->name, "k-tag");
-  EXPECT_EQ((*r)->tag_budgets[1]->name, "req-tag");
-  EXPECT_EQ((*r)->tag_budgets[1]->max_budget_nanos, 5);
+  EXPECT_EQ((*r)->uncharged_tags, std::vector<std::string>{"req-tag"});
+  EXPECT_EQ((*r)->tags, (std::vector<std::string>{"k-tag", "plain", "req-tag", "unknown"})) << "still routed and logged";
   // The master key (no key tags) gets the request's tags' budgets too.
   auto m = authenticate(*idx, kMaster, kMaster, kNow);
   ASSERT_TRUE(m.has_value());
@@ -225,6 +252,38 @@ TEST(WithRequest, TagBudgetsAreTheTagsThatHaveARecordInTagOrder) {
   ASSERT_TRUE(mr.has_value());
   ASSERT_EQ((*mr)->tag_budgets.size(), 1u);
   EXPECT_EQ((*mr)->tag_budgets[0]->name, "req-tag");
+}
+
+TEST(WithRequest, AllowedTagsInTheKeysOrTeamsMetadataMayBeCharged) {
+  store::IdentitySnapshot snap;
+  snap.keys.push_back(key("sk-allowed"));
+  snap.keys.back().metadata = R"({"allowed_tags":["req-tag"]})";
+  snap.keys.push_back(key("sk-member"));
+  snap.keys.back().team_id = "t-star";
+  snap.keys.push_back(key("sk-litellm-tags"));
+  snap.keys.back().metadata = R"({"tags":["other"]})";
+  snap.keys.push_back(key("sk-bad-metadata"));
+  snap.keys.back().metadata = R"({"allowed_tags":"req-tag"})";
+  store::TeamRecord team;
+  team.team_id = "t-star";
+  team.metadata = R"({"allowed_tags":["*"]})";
+  snap.teams.push_back(team);
+  snap.tags.push_back({.name = "req-tag", .max_budget_nanos = 5});
+  snap.tags.push_back({.name = "other", .max_budget_nanos = 5});
+  auto idx = IdentityIndex::build(std::move(snap));
+  auto charged = [&](const char* secret) {
+    auto p = authenticate(*idx, secret, kMaster, kNow);
+    EXPECT_TRUE(p.has_value()) << secret;
+    auto r = with_request(*p, *idx, "", {"req-tag", "other"});
+    EXPECT_TRUE(r.has_value());
+    std::vector<std::string> names;
+    for (const auto& t : (*r)->tag_budgets) names.push_back(t->name);
+    return names;
+  };
+  EXPECT_EQ(charged("sk-allowed"), std::vector<std::string>{"req-tag"});
+  EXPECT_EQ(charged("sk-member"), (std::vector<std::string>{"req-tag", "other"})) << "the team allows every tag";
+  EXPECT_EQ(charged("sk-litellm-tags"), std::vector<std::string>{"other"}) << "LiteLLM's metadata.tags";
+  EXPECT_TRUE(charged("sk-bad-metadata").empty()) << "allowed_tags must be a list";
 }
 
 TEST(Identities, InstallSwapsIndex) {

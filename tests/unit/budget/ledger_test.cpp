@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <random>
@@ -79,6 +80,23 @@ TEST(Ledger, AllOrNone) {
   EXPECT_EQ(second.error().requested, 20);
   for (const auto& s : scopes) EXPECT_EQ(reserved(ledger, s), 40) << to_string(s.scope);  // nothing more anywhere
   ledger.settle(std::move(*first), 40, SettleKind::actual, kT0);
+}
+
+TEST(Ledger, ScopeIdsListsTheScopesOfOneKind) {
+  Ledger ledger({.shards = 4});
+  EXPECT_TRUE(ledger.scope_ids(ScopeKind::end_user).empty());
+  const std::vector<ScopeLimit> scopes = {limit(ScopeKind::end_user, "team:t/alice", 100),
+                                          limit(ScopeKind::end_user, "bob", 100), limit(ScopeKind::key, "k", 100)};
+  auto r = ledger.reserve(scopes, 10, kT0);
+  ASSERT_TRUE(r.has_value());
+  auto ids = ledger.scope_ids(ScopeKind::end_user);
+  std::vector<std::string> names;
+  for (const auto& id : ids) names.push_back(id.id);
+  std::ranges::sort(names);
+  EXPECT_EQ(names, (std::vector<std::string>{"bob", "team:t/alice"}));
+  ASSERT_EQ(ledger.scope_ids(ScopeKind::key).size(), 1u);
+  EXPECT_TRUE(ledger.scope_ids(ScopeKind::team).empty());
+  ledger.settle(std::move(*r), 10, SettleKind::actual, kT0);
 }
 
 TEST(Ledger, RefusalNamesFirstRefusingScopeInCallerOrder) {

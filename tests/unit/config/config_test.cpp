@@ -880,6 +880,34 @@ TEST(ConfigLoader, EffectiveRetriesAndTimeoutPrecedence) {
   EXPECT_EQ(router.config->router_settings.routing_strategy, RoutingStrategy::least_busy);
 }
 
+TEST(ConfigLoader, StreamTimeoutPrecedenceIsLiteLLMs) {
+  // LiteLLM (Router._get_stream_timeout, then _get_timeout): a stream's deployment
+  // stream_timeout, then router_settings.stream_timeout, then the deployment's timeout, then
+  // router_settings.timeout; a call that does not stream never reads a stream_timeout.
+  LoadResult r = load(
+      "model_list:\n"
+      "  - model_name: a\n"
+      "    litellm_params: {model: openai/a, timeout: 600}\n"
+      "  - model_name: b\n"
+      "    litellm_params: {model: openai/b, timeout: 600, stream_timeout: 3}\n"
+      "  - model_name: c\n"
+      "    litellm_params: {model: openai/c}\n"
+      "router_settings: {timeout: 30, stream_timeout: 10}\n");
+  ASSERT_TRUE(r.ok()) << all(r.errors);
+  const auto& c = *r.config;
+  EXPECT_EQ(c.stream_call_timeout, 10s);
+  EXPECT_EQ(c.call_timeout_for(c.model_list[0], true), 10s);
+  EXPECT_EQ(c.call_timeout_for(c.model_list[0], false), 600s);
+  EXPECT_EQ(c.call_timeout_for(c.model_list[1], true), 3s);
+  EXPECT_EQ(c.call_timeout_for(c.model_list[1], false), 600s);
+  EXPECT_EQ(c.call_timeout_for(c.model_list[2], true), 10s);
+  EXPECT_EQ(c.call_timeout_for(c.model_list[2], false), 30s);
+  LoadResult none = load("model_list:\n  - model_name: a\n    litellm_params: {model: openai/a}\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none.config->call_timeout_for(none.config->model_list[0], true));
+  EXPECT_FALSE(load("router_settings: {stream_timeout: 0}\n").ok()) << "seconds > 0";
+}
+
 // ---------------------------------------------------------------------------------------
 // tollgate_settings and general_settings
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_server.hpp"
+
 #include <charconv>
 #include <chrono>
 #include <future>
@@ -25,6 +27,8 @@ namespace tollgate::http {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Client;
+using testing::eventually;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
@@ -58,63 +62,9 @@ net::awaitable<void> handle(Request& req, ResponseWriter& w) {
   co_await w.send(std::move(res));
 }
 
-std::string error_body(int status, std::string_view message) {
-  return "{\"status\":" + std::to_string(status) + ",\"message\":\"" + std::string(message) + "\"}";
-}
-
-/// A server on 127.0.0.1:0 with `threads` workers, started on construction.
-struct TestServer {
-  explicit TestServer(int threads = 1) : server(ServerLimits{}, handle, error_body, threads) {
-    port = server.listen("127.0.0.1", 0);
-    server.start(nullptr);
-  }
-  ~TestServer() {
-    server.stop();
-    server.join();
-  }
-  /// Polls `pred` until it holds or `limit` passes.
-  template <class Pred>
-  static bool eventually(Pred pred, std::chrono::milliseconds limit = 5000ms) {
-    const auto end = Clock::now() + limit;
-    while (!pred()) {
-      if (Clock::now() > end) return false;
-      std::this_thread::sleep_for(5ms);
-    }
-    return true;
-  }
-  Server server;
-  unsigned short port = 0;
-};
-
-/// A blocking HTTP/1.1 client on one connection.
-struct Client {
-  explicit Client(unsigned short port) {
-    sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  }
-  void send(const std::string& target) {
-    bhttp::request<bhttp::empty_body> req{bhttp::verb::get, target, 11};
-    req.set(bhttp::field::host, "127.0.0.1");
-    req.keep_alive(true);
-    bhttp::write(sock, req);
-  }
-  /// The next response; nullopt when the connection ended instead.
-  std::optional<bhttp::response<bhttp::string_body>> read() {
-    bhttp::response<bhttp::string_body> res;
-    boost::system::error_code ec;
-    bhttp::read(sock, buf, res, ec);
-    if (ec) return std::nullopt;
-    return res;
-  }
-  /// True when the server closed the connection (EOF or reset), without a response.
-  bool closed() {
-    char c;
-    boost::system::error_code ec;
-    sock.read_some(net::buffer(&c, 1), ec);
-    return ec == net::error::eof || ec == net::error::connection_reset;
-  }
-  net::io_context ioc;
-  tcp::socket sock{ioc};
-  beast::flat_buffer buf;
+/// A server on 127.0.0.1:0 running `handle` with `threads` workers.
+struct TestServer : testing::TestServer {
+  explicit TestServer(int threads = 1) : testing::TestServer(ServerLimits{}, handle, threads) {}
 };
 
 bool refuses_connections(unsigned short port) {
@@ -130,13 +80,13 @@ TEST(ServerDrain, CountsRequestsInFlight) {
   EXPECT_EQ(t.server.in_flight(), 0u);
   Client a(t.port);
   a.send("/slow?ms=300");
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 1; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 1; }));
   EXPECT_EQ(t.server.connections(), 1u);
   auto res = a.read();
   ASSERT_TRUE(res);
   EXPECT_EQ(res->body(), "slow done");
   EXPECT_TRUE(res->keep_alive());  // not draining: the connection stays open
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 0; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 0; }));
   EXPECT_EQ(t.server.connections(), 1u);
 }
 
@@ -144,7 +94,7 @@ TEST(ServerDrain, WaitsForRequestsInFlightAndClosesAfterThem) {
   TestServer t(2);
   Client a(t.port);
   a.send("/slow?ms=400");
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 1; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 1; }));
   EXPECT_EQ(t.server.begin_drain(), 1u);
   EXPECT_EQ(t.server.begin_drain(), 0u);  // once
   auto drain = std::async(std::launch::async, [&] { return t.server.finish_drain(Clock::now() + 20s); });
@@ -167,10 +117,10 @@ TEST(ServerDrain, NewConnectionsAreRefusedOnceDraining) {
   TestServer t(2);
   Client a(t.port);
   a.send("/slow?ms=60000");
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 1; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 1; }));
   EXPECT_FALSE(refuses_connections(t.port));
   t.server.begin_drain();
-  EXPECT_TRUE(TestServer::eventually([&] { return refuses_connections(t.port); }));
+  EXPECT_TRUE(eventually([&] { return refuses_connections(t.port); }));
   t.server.hurry();
   const DrainReport r = t.server.finish_drain(Clock::now() + 20s);
   EXPECT_EQ(r.cut, 1u);
@@ -187,10 +137,10 @@ TEST(ServerDrain, IdleKeepAliveConnectionServesOneMoreRequestWithClose) {
   ASSERT_TRUE(first);
   EXPECT_TRUE(first->keep_alive());
   // The handler has returned (a request is in flight until then, and would close after it).
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 0; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 0; }));
   Client busy(t.port);
   busy.send("/slow?ms=1500");
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 1; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 1; }));
   t.server.begin_drain();
   // A request already on its way on an open keep-alive connection is served, not dropped.
   idle.send("/fast");
@@ -213,7 +163,7 @@ TEST(ServerDrain, IdleConnectionsCloseAsSoonAsNothingIsInFlight) {
   Client idle(t.port);
   idle.send("/fast");
   ASSERT_TRUE(idle.read());
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 0; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 0; }));
   EXPECT_EQ(t.server.begin_drain(), 0u);
   const DrainReport r = t.server.finish_drain(Clock::now() + 30s);
   EXPECT_LT(r.elapsed, 20s);  // did not wait for the deadline
@@ -229,7 +179,7 @@ TEST(ServerDrain, DeadlineCutsWhatIsStillInFlight) {
   hooked.send("/slow?ms=60000");
   Client bare(t.port);
   bare.send("/hang?ms=60000");
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 2; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 2; }));
   t.server.begin_drain();
   const DrainReport r = t.server.finish_drain(Clock::now() + 200ms, 300ms);
   EXPECT_EQ(r.in_flight_at_start, 2u);
@@ -252,7 +202,7 @@ TEST(ServerDrain, HurryCutsBeforeTheDeadline) {
   TestServer t;
   Client a(t.port);
   a.send("/slow?ms=60000");
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 1; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 1; }));
   t.server.begin_drain();
   auto drain = std::async(std::launch::async, [&] { return t.server.finish_drain(Clock::now() + 60s); });
   EXPECT_EQ(drain.wait_for(100ms), std::future_status::timeout);  // still waiting for the request
@@ -268,7 +218,7 @@ TEST(ServerDrain, StopAbandonsAndJoinDestroysWhatWasLeft) {
   TestServer t;
   Client a(t.port);
   a.send("/hang?ms=60000");
-  ASSERT_TRUE(TestServer::eventually([&] { return t.server.in_flight() == 1; }));
+  ASSERT_TRUE(eventually([&] { return t.server.in_flight() == 1; }));
   t.server.stop();
   t.server.join();  // the suspended handler's frame is destroyed here: its request is over
   EXPECT_EQ(t.server.in_flight(), 0u);

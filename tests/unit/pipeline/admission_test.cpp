@@ -107,10 +107,59 @@ TEST(Scopes, EveryIdentityOfTheCallerApplies) {
   auto with_default = load(std::string(kConfig) + "  max_end_user_budget: 0.5\n");
   auto eu = pipeline::applicable_scopes(full_principal(), "paid", *with_default);
   ASSERT_TRUE(find(eu, ScopeKind::end_user));
-  EXPECT_EQ(find(eu, ScopeKind::end_user)->scope.id, "alice");
+  EXPECT_EQ(find(eu, ScopeKind::end_user)->scope.id, "team:t1/alice") << "the key's team's end user";
   EXPECT_EQ(find(eu, ScopeKind::end_user)->max_budget, 500'000'000);
   // No per-model budget for another group.
   EXPECT_FALSE(find(pipeline::applicable_scopes(full_principal(), "free", *cfg), ScopeKind::key_model));
+}
+
+// Issue 14 §5: an end user named by one tenant is not another tenant's end user.
+TEST(Scopes, EndUserIdsLiveInTheCallersTenantUnlessGlobal) {
+  using Mode = config::TollgateSettings::EndUserBudgetScope;
+  auto p = full_principal();
+  EXPECT_EQ(pipeline::end_user_scope_id(p, Mode::team), "team:t1/alice");
+  EXPECT_EQ(pipeline::end_user_scope_id(p, Mode::global), "alice");
+  // No organization: the organization mode falls back to the team.
+  EXPECT_EQ(pipeline::end_user_scope_id(p, Mode::organization), "team:t1/alice");
+  auto org = std::make_shared<store::OrganizationRecord>();
+  org->organization_id = "o1";
+  p.organization = org;
+  EXPECT_EQ(pipeline::end_user_scope_id(p, Mode::organization), "organization:o1/alice");
+  EXPECT_EQ(pipeline::end_user_scope_id(p, Mode::team), "team:t1/alice");
+  // A key of no team: its organization in team mode, else the key itself.
+  auto solo = std::make_shared<store::KeyRecord>(*p.key);
+  solo->team_id.clear();
+  p.key = solo;
+  EXPECT_EQ(pipeline::end_user_scope_id(p, Mode::team), "organization:o1/alice");
+  p.organization = nullptr;
+  EXPECT_EQ(pipeline::end_user_scope_id(p, Mode::team), "key:kh/alice");
+  EXPECT_EQ(pipeline::end_user_scope_id(p, Mode::organization), "key:kh/alice");
+  // Two keys of different tenants naming the same end user get different scopes.
+  auto other = full_principal();
+  auto other_key = std::make_shared<store::KeyRecord>(*other.key);
+  other_key->team_id = "t2";
+  other.key = other_key;
+  EXPECT_NE(pipeline::end_user_scope_id(other, Mode::team), pipeline::end_user_scope_id(full_principal(), Mode::team));
+  // The master key and the anonymous caller: the global namespace in every mode.
+  auth::Principal master;
+  master.is_master = true;
+  master.end_user = "alice";
+  EXPECT_EQ(pipeline::end_user_scope_id(master, Mode::team), "alice");
+  auth::Principal anonymous;
+  anonymous.end_user = "alice";
+  EXPECT_EQ(pipeline::end_user_scope_id(anonymous, Mode::organization), "alice");
+  // A tenant id with '/' or '%' is escaped, so the tenant ends at the first '/'; messages name
+  // the end user and its tenant.
+  auto slashed = std::make_shared<store::KeyRecord>(*other.key);
+  slashed->team_id = "a/b%";
+  other.key = slashed;
+  const auto id = pipeline::end_user_scope_id(other, Mode::team);
+  EXPECT_EQ(id, "team:a%2Fb%25/alice");
+  EXPECT_EQ(pipeline::scope_name({ScopeKind::end_user, id}), "end_user alice (of team a/b%)");
+  EXPECT_EQ(pipeline::scope_name({ScopeKind::end_user, "alice"}), "end_user alice");
+  // The config key.
+  auto cfg = load(std::string(kConfig) + "  max_end_user_budget: 0.5\ntollgate_settings:\n  end_user_budget_scope: global\n");
+  EXPECT_EQ(find(pipeline::applicable_scopes(full_principal(), "paid", *cfg), ScopeKind::end_user)->scope.id, "alice");
 }
 
 TEST(Scopes, UserBudgetAppliesToTeamKeysWhenConfigured) {

@@ -383,6 +383,28 @@ TEST(MessagesStreamToChat, IncludeUsageEmitsFinalUsageChunk) {
                                              "prompt_tokens_details":{"cached_tokens":0}})"));
 }
 
+TEST(MessagesStreamToChat, AStreamClosedAfterItsStopReasonAndUsageWithoutMessageStopIsWhole) {
+  MessagesStreamToChat conv("claude-group", /*include_usage=*/true);
+  std::vector<std::string> chunks;
+  for (const auto& ev : sse_events(read_fixture("anthropic_stream_basic.sse")))
+    if (ev.event != "message_stop") conv.on_event(ev, chunks);
+  EXPECT_FALSE(conv.finished());
+  const auto before = chunks.size();
+  EXPECT_TRUE(conv.end_without_stop(chunks));
+  EXPECT_TRUE(conv.finished());
+  ASSERT_EQ(chunks.size(), before + 1) << "the usage chunk message_stop would have given";
+  EXPECT_EQ(parse_chunks(chunks).back().at("usage").at("completion_tokens"), 15);
+
+  // Cut before the stop reason: not whole.
+  MessagesStreamToChat cut("claude-group", true);
+  std::vector<std::string> out;
+  for (const auto& ev : sse_events(read_fixture("anthropic_stream_basic.sse")))
+    if (ev.event == "message_start" || ev.event == "content_block_start" || ev.event == "content_block_delta")
+      cut.on_event(ev, out);
+  EXPECT_FALSE(cut.end_without_stop(out));
+  EXPECT_FALSE(cut.finished());
+}
+
 TEST(MessagesStreamToChat, DocsToolUseStreamingExample) {
   MessagesStreamToChat conv("claude-group");
   std::vector<std::string> chunks;
@@ -877,6 +899,51 @@ TEST(MessagesRoundTrip, PromptCacheMarksReachTheProvider) {
       *messages_request_to_chat(obj(R"({"model":"c","max_tokens":10,"system":"Rules.","messages":[{"role":"user","content":"hi"}]})")),
       "claude-x", 10);
   EXPECT_TRUE(plain.at("system").is_string());
+}
+
+// Found by fuzz_anthropic_stream (tests/fuzz/regressions/anthropic_stream/): events an upstream
+// sent after message_stop were still translated, so the client got text chunks after the final
+// usage chunk (and a second finish). message_stop ends the stream.
+TEST(MessagesStreamToChat, NothingAfterMessageStopIsRelayed) {
+  MessagesStreamToChat conv("m", true, 1);
+  std::vector<std::string> chunks;
+  const auto feed = [&](const char* event, const char* data) {
+    conv.on_event(http::SseEvent{event, data, {}, {}}, chunks);
+  };
+  feed("message_start", R"({"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":3,"output_tokens":0}}})");
+  feed("content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+  feed("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}})");
+  feed("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}})");
+  feed("message_stop", R"({"type":"message_stop"})");
+  ASSERT_TRUE(conv.finished());
+  const auto whole = chunks.size();
+  ASSERT_NE(chunks.back().find(R"("usage":{"prompt_tokens":3)"), std::string::npos) << chunks.back();
+  feed("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"more"}})");
+  feed("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":99}})");
+  feed("message_stop", R"({"type":"message_stop"})");
+  EXPECT_EQ(chunks.size(), whole) << chunks.back();
+  EXPECT_EQ(conv.usage().completion_tokens, 1);
+  EXPECT_EQ(conv.finish_reason(), "stop");
+}
+
+// UBSan under fuzz_upstream_decode (tests/fuzz/regressions/upstream_decode/anthropic-usage-sum-overflow):
+// input_tokens + cache_read_input_tokens overflowed int64 (undefined; in practice a negative
+// prompt count, so a negative charge). A count above kMaxTokenCount is not a count.
+TEST(AnthropicUsage, AbsurdCountsAreNotReadAndNeverOverflow) {
+  auto u = usage_from_anthropic(json::parse(
+      R"({"input_tokens":9223372036854775807,"output_tokens":1,"cache_read_input_tokens":5})"));
+  EXPECT_FALSE(u.reported) << "the required input count is unreadable: the bill is unknown";
+  u = usage_from_anthropic(json::parse(
+      R"({"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":9223372036854775807,"cache_creation_input_tokens":9223372036854775807})"));
+  ASSERT_TRUE(u.reported);
+  EXPECT_EQ(u.prompt_tokens, 10);
+  EXPECT_EQ(u.cached_tokens, 0);
+  u = usage_from_anthropic(json::parse(
+      R"({"input_tokens":1000000000000000,"output_tokens":1000000000000000,"cache_read_input_tokens":1000000000000000,"cache_creation_input_tokens":1000000000000000})"));
+  ASSERT_TRUE(u.reported) << "kMaxTokenCount itself is a count";
+  EXPECT_EQ(u.prompt_tokens, 3 * kMaxTokenCount);
+  EXPECT_FALSE(usage_from_openai(json::parse(R"({"prompt_tokens":1000000000000001,"completion_tokens":1})")).reported);
+  EXPECT_TRUE(usage_from_openai(json::parse(R"({"prompt_tokens":1e15,"completion_tokens":1})")).reported);
 }
 
 }  // namespace

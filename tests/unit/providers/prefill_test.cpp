@@ -34,6 +34,22 @@ TEST(Prefill, ProviderDefaultsAndTheModelInfoOverride) {
   EXPECT_FALSE(accepts_prefill(off));
 }
 
+TEST(Prefill, TheCallersOwnFinalAssistantMessage) {
+  auto chat = json::parse(R"({"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"{\"a\":"}]})").as_object();
+  EXPECT_EQ(final_assistant_text(chat), std::optional<std::string>("{\"a\":"));
+  auto blocks = json::parse(R"({"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"one "},{"type":"image"},{"type":"text","text":"two"}]}]})").as_object();
+  EXPECT_EQ(final_assistant_text(blocks), std::optional<std::string>("one two"));
+  auto user_last = json::parse(R"({"messages":[{"role":"assistant","content":"x"},{"role":"user","content":"q"}]})").as_object();
+  EXPECT_EQ(final_assistant_text(user_last), std::nullopt);
+  EXPECT_EQ(final_assistant_text(json::object{}), std::nullopt);
+  auto empty = json::parse(R"({"messages":[]})").as_object();
+  EXPECT_EQ(final_assistant_text(empty), std::nullopt);
+  // Merged: the caller's message takes the delivered text after its own, no second message.
+  put_prefill(chat, "{\"a\": 1", false, true);
+  ASSERT_EQ(chat["messages"].as_array().size(), 2u);
+  EXPECT_EQ(chat["messages"].as_array()[1].as_object()["content"].as_string(), "{\"a\": 1");
+}
+
 TEST(Prefill, TextLosesTrailingWhitespaceOnly) {
   EXPECT_EQ(prefill_text("  Hello world \n\t"), "  Hello world");
   EXPECT_EQ(prefill_text("   "), "");

@@ -56,7 +56,7 @@ TEST(StreamQuirks, NoDoneAfterFinishAndUsageIsAWholeAnswer) {
   s.send(kFinishStop);
   s.send(kUsage);
   EXPECT_FALSE(s.d->finished());
-  EXPECT_TRUE(s.d->accept_end_without_terminator());
+  EXPECT_TRUE(s.d->accept_end_without_terminator(s.out));
   EXPECT_TRUE(s.d->finished());
   EXPECT_TRUE(s.d->usage_final());
   EXPECT_EQ(s.d->usage().completion_tokens, 7);
@@ -65,12 +65,12 @@ TEST(StreamQuirks, NoDoneAfterFinishAndUsageIsAWholeAnswer) {
 TEST(StreamQuirks, NoDoneWithoutUsageOrFinishIsCut) {
   Stream a;
   a.send(kFinishStop);
-  EXPECT_FALSE(a.d->accept_end_without_terminator());  // no usage: the bill is unknown
+  EXPECT_FALSE(a.d->accept_end_without_terminator(a.out));  // no usage: the bill is unknown
   EXPECT_FALSE(a.d->finished());
   Stream b;
   b.send(R"({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]})");
   b.send(kUsage);
-  EXPECT_FALSE(b.d->accept_end_without_terminator());  // no finish reason: cut
+  EXPECT_FALSE(b.d->accept_end_without_terminator(b.out));  // no finish reason: cut
 }
 
 TEST(StreamQuirks, ParallelCallsAllAtIndexZeroGetTheirOwnIndex) {

@@ -285,6 +285,74 @@ TEST(LedgerSqlite, LockedDatabaseReportsNotDurableAndUnhealthyThenRecovers) {
   EXPECT_EQ(store->read_ledger(0, 100).value().size(), 1u);
 }
 
+// A settle cannot be refused: one whose batch failed is kept and written once the database can
+// be written again (never dropped: the next start would charge its whole reservation). A reserve
+// that failed is reported and forgotten, and its settle dropped: no settle without its reserve.
+TEST(LedgerSqlite, SettleOfAFailedBatchIsWrittenLaterAndAFailedReservesSettleDropped) {
+  TempDir dir;
+  const std::string path = dir.file("tg.db");
+  auto store = open_or_die(path, {.busy_timeout_ms = 50});
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(append_sync(*store, reserve(1, 50, {kKey})));
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+
+  std::promise<bool> settled1;
+  store->append_ledger(settle(1, 50, 20, "actual"), [&](bool d) { settled1.set_value(d); });
+  std::promise<bool> reserved2;
+  store->append_ledger(reserve(2, 70, {kKey}), [&](bool d) { reserved2.set_value(d); });
+  EXPECT_FALSE(reserved2.get_future().get());  // refused: the attempt is not sent
+  std::promise<bool> settled2;
+  store->append_ledger(settle(2, 70, 0, "no_usage"), [&](bool d) { settled2.set_value(d); });
+  auto f1 = settled1.get_future();
+  EXPECT_EQ(f1.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);  // kept, not failed
+  EXPECT_GE(store->writer_stats().failed_batches, 2u);
+
+  ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  EXPECT_TRUE(f1.get());
+  EXPECT_TRUE(settled2.get_future().get());
+  ASSERT_TRUE(store->flush());
+  auto rows = store->read_ledger(0, 100).value();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].kind, LedgerKind::reserve);
+  EXPECT_EQ(rows[1].kind, LedgerKind::settle);
+  EXPECT_EQ(rows[1].reservation_id, 1u);
+  EXPECT_EQ(rows[1].actual_nanos, 20);
+  auto rec = store->recover_ledger(3000);
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->recovered.empty());
+  EXPECT_EQ(as_map(rec->spent)[kKey], 20);
+}
+
+// Stopping while a kept settle still cannot be written does not hang: it gets one last try, then
+// its callback reports the failure (recovery at the next start settles the reservation).
+TEST(LedgerSqlite, StopGivesUpAKeptSettle) {
+  TempDir dir;
+  const std::string path = dir.file("tg.db");
+  std::promise<bool> settled;
+  auto f = settled.get_future();
+  sqlite3* other = nullptr;
+  {
+    auto store = open_or_die(path, {.busy_timeout_ms = 50});
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(append_sync(*store, reserve(1, 50, {kKey})));
+    ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+    store->append_ledger(settle(1, 50, 20, "actual"), [&](bool d) { settled.set_value(d); });
+    EXPECT_FALSE(store->flush());
+  }
+  EXPECT_FALSE(f.get());
+  ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  auto store = open_or_die(path, {});
+  auto rec = store->recover_ledger(3000);
+  ASSERT_TRUE(rec);
+  ASSERT_EQ(rec->recovered.size(), 1u);
+  EXPECT_EQ(rec->recovered[0].actual_nanos, 50);
+}
+
 // A full disk (simulated by a page cap) fails the batch, never crashes.
 TEST(LedgerSqlite, FullDatabaseReportsNotDurable) {
   TempDir dir;

@@ -132,6 +132,91 @@ TEST_P(SpendLogTest, Filters) {
   EXPECT_TRUE(ids({.request_id = "nope"}).empty());
 }
 
+TEST_P(SpendLogTest, UiFiltersModelStatusDegradationOffset) {
+  SpendLogRow degraded = row("r5", "k1", "alice", "ta", "gpt-4o", 5000, 7);
+  degraded.degradation = "reduced";
+  degraded.model = "small-model-v2";
+  store_->append_spend_log(degraded);
+  SpendLogRow aliased = row("r6", "k1", "alice", "ta", "big", 6000, 1);
+  aliased.requested_model = "my-alias";
+  store_->append_spend_log(aliased);
+  ASSERT_TRUE(store_->flush());
+  // model: model_group, requested_model or the served model.
+  EXPECT_EQ(ids({.model = "claude"}), (V{"r2"}));
+  EXPECT_EQ(ids({.model = "my-alias"}), (V{"r6"}));
+  EXPECT_EQ(ids({.model = "small-model-v2"}), (V{"r5"}));
+  EXPECT_EQ(ids({.model = "gpt-4o"}), (V{"r5", "r4", "r3", "r1"}));
+  EXPECT_EQ(ids({.status = "failure"}), (V{"r4"}));
+  EXPECT_EQ(ids({.status = "success", .limit = 2}), (V{"r6", "r5"}));
+  EXPECT_EQ(ids({.degradation = "reduced"}), (V{"r5"}));
+  EXPECT_EQ(ids({.degradation = "stale_cache"}), V{});
+  EXPECT_EQ(ids({.degradation = ""}), (V{"r6", "r4", "r3", "r2", "r1"}));
+  EXPECT_EQ(ids({.degraded = true}), (V{"r5"}));
+  // Filters combine, and offset pages through the newest-first order.
+  EXPECT_EQ(ids({.api_key = "k1", .model = "gpt-4o", .degradation = ""}), (V{"r1"}));
+  EXPECT_EQ(ids({.limit = 2, .offset = 0}), (V{"r6", "r5"}));
+  EXPECT_EQ(ids({.limit = 2, .offset = 2}), (V{"r4", "r3"}));
+  EXPECT_EQ(ids({.limit = 2, .offset = 4}), (V{"r2", "r1"}));
+  EXPECT_EQ(ids({.limit = 2, .offset = 6}), V{});
+  // A value that looks like SQL is a value.
+  EXPECT_EQ(ids({.model = "x' OR '1'='1"}), V{});
+}
+
+TEST_P(SpendLogTest, SpendTotalsGroupAndBucketInTheQuery) {
+  auto totals = [&](SpendTotalsQuery q) {
+    auto r = store_->query_spend_totals(q);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? *r : std::vector<SpendTotals>{};
+  };
+  auto all = totals({});
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].spend_nanos, 450);
+  EXPECT_EQ(all[0].requests, 4);
+  EXPECT_EQ(all[0].errors, 1);
+  // Nothing matches: one row of zeros.
+  auto none = totals({.filter = {.api_key = "nobody"}});
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].requests, 0);
+  EXPECT_EQ(none[0].spend_nanos, 0);
+
+  auto groups = totals({.by = SpendGroupBy::model_group});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].name, "claude");  // the most spent first
+  EXPECT_EQ(groups[0].spend_nanos, 300);
+  EXPECT_EQ(groups[1].name, "gpt-4o");
+  EXPECT_EQ(groups[1].requests, 3);
+  EXPECT_EQ(groups[1].errors, 1);
+  auto keys = totals({.filter = {.start_ms = 1500}, .by = SpendGroupBy::api_key, .limit = 1});
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].name, "k1");
+  EXPECT_EQ(keys[0].spend_nanos, 300);
+  auto teams = totals({.by = SpendGroupBy::team_id});
+  EXPECT_EQ(teams.size(), 3u);
+  auto models = totals({.filter = {.api_key = "k2"}, .by = SpendGroupBy::model});
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_EQ(models[0].name, "gpt-4o-2024-08-06");
+  EXPECT_EQ(models[0].requests, 2);
+
+  // Buckets of 1500 ms from 500: r1 (1000) → 0, r2 (2000) → 1, r3 (3000) → 1, r4 (4000) → 2.
+  auto buckets = totals({.by = SpendGroupBy::time_bucket, .origin_ms = 500, .bucket_ms = 1500});
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].bucket, 0);
+  EXPECT_EQ(buckets[0].spend_nanos, 100);
+  EXPECT_EQ(buckets[1].bucket, 1);
+  EXPECT_EQ(buckets[1].spend_nanos, 350);
+  EXPECT_EQ(buckets[1].requests, 2);
+  EXPECT_EQ(buckets[2].bucket, 2);
+  EXPECT_EQ(buckets[2].errors, 1);
+  // Rows before the origin are not counted; the filter still applies.
+  auto late = totals({.filter = {.api_key = "k1"}, .by = SpendGroupBy::time_bucket, .origin_ms = 1500, .bucket_ms = 1000});
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].bucket, 0);
+  EXPECT_EQ(late[0].spend_nanos, 300);
+  auto bad = store_->query_spend_totals({.by = SpendGroupBy::time_bucket, .bucket_ms = 0});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, StoreErrorCode::invalid);
+}
+
 TEST_P(SpendLogTest, GlobalSpend) {
   auto g = store_->global_spend(std::nullopt, std::nullopt);
   ASSERT_TRUE(g);
