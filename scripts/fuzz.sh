@@ -2,13 +2,18 @@
 # Builds the libFuzzer targets (tests/fuzz/, docs/fuzzing.md) with clang-14 into ./build-fuzz and
 # runs every target for a bounded time: first its fixed inputs (tests/fuzz/regressions/<target>/,
 # crashes found before, each must now pass), then libFuzzer over a COPY of its seed corpus
-# (tests/fuzz/corpus/<target>/ is never written) with its dictionary when there is one.
+# (tests/fuzz/corpus/<target>/ is never written) with its dictionary (<target>.dict, or
+# json_keys.dict for the JSON targets).
 # Exits non-zero when any target crashed, leaked, broke a property or timed out; the last line is
 # exactly "N passed, N failed" (N = targets).
 #
-# Usage: scripts/fuzz.sh [--seconds N] [--log-dir DIR] [--keep-corpus] [target...]
+# Usage: scripts/fuzz.sh [--seconds N] [--seed N] [--log-dir DIR] [--keep-corpus] [target...]
 #   --seconds N     fuzzing time per target (default 10); the wall time is about
 #                   targets × (N + a few seconds) once built
+#   --seed N        libFuzzer's random seed (default: a new one each run). A fixed seed makes the
+#                   run repeatable: the same inputs in the same order, so a run of N seconds tries
+#                   a prefix of what a longer run with that seed tried (scripts/test.sh uses one;
+#                   exploration with new seeds is the long run's job, docs/fuzzing.md)
 #   --log-dir DIR   keep each target's libFuzzer log (and crash inputs) in DIR (default: a temp dir,
 #                   removed at the end unless something failed)
 #   --keep-corpus   keep the grown corpus copies in the log dir
@@ -16,6 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=10
+seed=()
 log_dir=""
 keep_corpus=0
 only=()
@@ -23,10 +29,12 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --seconds=*) seconds=${1#*=}; shift ;;
+    --seed) seed=(-seed="$2"); shift 2 ;;
+    --seed=*) seed=(-seed="${1#*=}"); shift ;;
     --log-dir) log_dir=$2; shift 2 ;;
     --log-dir=*) log_dir=${1#*=}; shift ;;
     --keep-corpus) keep_corpus=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) only+=("$1"); shift ;;
   esac
 done
@@ -39,6 +47,9 @@ if [ ! -f build-fuzz/build.ninja ]; then
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DTOLLGATE_FUZZ=ON -DTOLLGATE_WERROR=OFF
 fi
 cmake --build build-fuzz --target fuzz
+
+# Targets that read JSON share one dictionary (no symlinks: a checkout may not keep them).
+json_targets=(admin_fields anthropic_stream anthropic_translate json_body upstream_decode)
 
 targets=()
 if [ ${#only[@]} -gt 0 ]; then targets=("${only[@]}")
@@ -75,10 +86,11 @@ for t in "${targets[@]}"; do
       mkdir -p "$corpus" "$log_dir/$t-artifacts"
       cp tests/fuzz/corpus/$t/* "$corpus"/ 2>/dev/null || true
       dict=()
-      [ -f tests/fuzz/$t.dict ] && dict=(-dict=tests/fuzz/$t.dict)
+      if [ -f tests/fuzz/$t.dict ]; then dict=(-dict=tests/fuzz/$t.dict)
+      elif [[ " ${json_targets[*]} " == *" $t "* ]]; then dict=(-dict=tests/fuzz/json_keys.dict); fi
       # -timeout: one input slower than 10 s is a finding; the outer timeout bounds the run.
       if ! timeout $((seconds + 120)) "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-          -print_final_stats=1 -artifact_prefix="$log_dir/$t-artifacts/" "${dict[@]}" "$corpus" >> "$log" 2>&1; then
+          -print_final_stats=1 -artifact_prefix="$log_dir/$t-artifacts/" "${seed[@]}" "${dict[@]}" "$corpus" >> "$log" 2>&1; then
         result=FAIL
         note="crash: $(ls "$log_dir/$t-artifacts" | head -1)"
       fi

@@ -1,4 +1,5 @@
 #include "api/errors.hpp"
+#include "core/json_parse.hpp"
 
 #include <algorithm>
 
@@ -14,7 +15,7 @@ namespace {
 bool relayable(const std::string& body, std::string_view key) {
   if (body.empty()) return false;
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   return !ec && v.is_object() && v.as_object().contains(key);
 }
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/json_parse.hpp"
+
 namespace tollgate::api {
 
 std::expected<boost::json::object, core::Error> parse_json_object(std::string_view text, unsigned max_depth,
@@ -18,7 +20,7 @@ std::expected<boost::json::object, core::Error> parse_json_object(std::string_vi
     return std::unexpected(core::Error::caller(400, "invalid_request_error", "request body must be a JSON object"));
   // The body is passed on re-serialised (upstream, into the store): a number it cannot write
   // back as JSON is refused here rather than sent on as `Infinity`.
-  if (has_non_finite(v))
+  if (core::has_non_finite(v))
     return std::unexpected(core::Error::caller(
         400, "invalid_request_error", "request body is not valid JSON: a number is out of range (beyond ±1.8e308)"));
   return std::move(v.as_object());

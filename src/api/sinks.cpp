@@ -1,4 +1,5 @@
 #include "api/sinks.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -113,7 +114,7 @@ net::awaitable<bool> AnthropicSink::stream_chunks(const std::vector<std::string>
   std::string out;
   for (const auto& c : chunks) {
     boost::system::error_code ec;
-    auto v = json::parse(c, ec);
+    auto v = core::parse_json(c, ec);
     if (ec || !v.is_object()) continue;
     const auto& o = v.as_object();
     if (const auto* type = o.if_contains("type"); type && type->is_string() && !o.contains("choices")) {

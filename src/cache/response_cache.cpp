@@ -1,4 +1,5 @@
 #include "cache/response_cache.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -15,7 +16,7 @@ std::string encode(const CachedAnswer& a) {
 
 std::optional<CachedAnswer> decode(std::string_view text) {
   boost::system::error_code ec;
-  auto v = json::parse(text, ec);
+  auto v = core::parse_json(text, ec);
   if (ec || !v.is_object()) return std::nullopt;
   const auto& o = v.get_object();
   const auto* c = o.if_contains("completion");

@@ -1,4 +1,5 @@
 #include "cache/stream_answer.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -23,7 +24,7 @@ void append_string(const json::object& o, const char* k, std::string& out, bool*
 
 void StreamAnswer::add(std::string_view chunk) {
   boost::system::error_code ec;
-  auto v = json::parse(chunk, ec);
+  auto v = core::parse_json(chunk, ec);
   if (ec || !v.is_object()) {
     malformed_ = true;
     return;

@@ -1,4 +1,5 @@
 #include "pipeline/attempt.hpp"
+#include "core/json_parse.hpp"
 
 #include <ctime>
 
@@ -427,7 +428,7 @@ void Attempter::write_default_params(const config::Deployment& d) {
   for (const auto& [k, json_text] : d.default_params) {
     if (st_.call.body.contains(k)) continue;  // the caller's own value wins
     boost::system::error_code ec;
-    auto v = boost::json::parse(json_text, ec);
+    auto v = core::parse_json(json_text, ec);
     if (ec) continue;  // written by the loader: always valid
     st_.call.body[k] = std::move(v);
     defaulted_.push_back(k);

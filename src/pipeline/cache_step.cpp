@@ -1,4 +1,5 @@
 #include "pipeline/cache_step.hpp"
+#include "core/json_parse.hpp"
 
 #include <algorithm>
 
@@ -39,7 +40,7 @@ net::awaitable<bool> answer_from_cache(RunState& st) {
   const std::int64_t age_ms = std::max<std::int64_t>(0, wall_ms() - hit.stored_unix_ms);
   if (ctl.s_maxage && age_ms > *ctl.s_maxage * 1000) co_return false;
   boost::system::error_code ec;
-  auto parsed = json::parse(hit.completion, ec);
+  auto parsed = core::parse_json(hit.completion, ec);
   if (ec || !parsed.is_object()) co_return false;
   st.cache_hit = true;
   st.cache_saved = hit.cost_nanos;

@@ -1,4 +1,5 @@
 #include "pipeline/continuation.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -98,7 +99,7 @@ void ClientStream::relay_all(std::vector<std::string>& chunks) {
 
 bool ClientStream::relay_chat(std::string& chunk) {
   boost::system::error_code ec;
-  auto v = json::parse(chunk, ec);
+  auto v = core::parse_json(chunk, ec);
   if (ec || !v.is_object()) return true;
   auto& o = v.as_object();
   bool changed = false;
@@ -144,7 +145,7 @@ bool ClientStream::relay_chat(std::string& chunk) {
 
 bool ClientStream::relay_native(std::string& chunk) {
   boost::system::error_code ec;
-  auto v = json::parse(chunk, ec);
+  auto v = core::parse_json(chunk, ec);
   if (ec || !v.is_object()) return true;
   auto& o = v.as_object();
   const auto type = str_of(o, "type");

@@ -1,4 +1,5 @@
 #include "pipeline/degrade.hpp"
+#include "core/json_parse.hpp"
 
 #include "auth/access.hpp"
 #include "pipeline/cache_step.hpp"
@@ -139,7 +140,7 @@ void Degrader::cap_output_tokens(std::int64_t cap) {
 
 std::optional<json::object> Degrader::parse_completion(const std::string& text) {
   boost::system::error_code ec;
-  auto v = json::parse(text, ec);
+  auto v = core::parse_json(text, ec);
   if (ec || !v.is_object()) return std::nullopt;
   return std::move(v.as_object());
 }

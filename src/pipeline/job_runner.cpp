@@ -1,4 +1,5 @@
 #include "pipeline/job_runner.hpp"
+#include "core/json_parse.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -316,7 +317,7 @@ net::awaitable<void> JobRunner::run_one(store::JobRecord job) {
   }
 
   boost::system::error_code ec;
-  auto parsed = json::parse(job.request_body, ec);
+  auto parsed = core::parse_json(job.request_body, ec);
   ChatCall call;
   call.model = job.model_group;
   call.call_id = core::new_uuid();

@@ -1,4 +1,5 @@
 #include "pipeline/jobs.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -10,7 +11,7 @@ namespace {
 json::value parsed_or_null(const std::string& text) {
   if (text.empty()) return nullptr;
   boost::system::error_code ec;
-  auto v = json::parse(text, ec);
+  auto v = core::parse_json(text, ec);
   return ec ? json::value(text) : v;
 }
 

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "providers/anthropic/adapter.hpp"
+#include "core/json_parse.hpp"
 #include "providers/gemini/adapter.hpp"
 #include "providers/bedrock/adapter.hpp"
 #include "providers/sagemaker/adapter.hpp"
@@ -49,7 +50,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
       return;
     }
     boost::system::error_code ec;
-    auto v = json::parse(data, ec);
+    auto v = core::parse_json(data, ec);
     if (ec || !v.is_object()) {
       after_usage_ = true;
       out.emplace_back(data);
@@ -276,7 +277,7 @@ class OpenAiProvider : public Provider {
 
   std::expected<Parsed, std::string> parse_response(const config::Deployment&, std::string_view body) const override {
     boost::system::error_code ec;
-    auto v = json::parse(body, ec);
+    auto v = core::parse_json(body, ec);
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
     auto& o = v.as_object();
     Parsed p;

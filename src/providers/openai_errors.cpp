@@ -1,4 +1,5 @@
 #include "providers/openai_errors.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -29,7 +30,7 @@ policy::Outcome outcome_from_openai_error(int status, const json::object& e) {
 
 policy::Outcome outcome_from_openai_body(int status, std::string_view body) {
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   if (!ec && v.is_object()) {
     auto& o = v.as_object();
     if (auto* e = o.if_contains("error")) {

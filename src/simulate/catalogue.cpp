@@ -1,4 +1,5 @@
 #include "simulate/catalogue.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -165,7 +166,7 @@ RequestFacts read_request(std::string_view body, const config::Deployment& d) {
   RequestFacts f;
   f.model = d.upstream_model;
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   if (ec || !v.is_object()) return f;
   const auto& o = v.as_object();
   if (auto* m = o.if_contains("messages"); m && m->is_array())

@@ -7,7 +7,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-#include "api/json_body.hpp"
+#include "core/json_parse.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -47,10 +47,10 @@ inline std::optional<boost::json::value> parse_json(std::string_view text) {
   return v;
 }
 
-/// api::has_non_finite: a number beyond a double's range is written back as `Infinity`. Known and
-/// open (docs/fuzzing.md "Open findings"): the provider translations re-serialise upstream JSON,
-/// so the targets do not hold such inputs against them.
-using api::has_non_finite;
+/// core::has_non_finite: a DOM holding a number beyond a double's range. The gateway never hands
+/// one to a translation (core::parse_json refuses it where upstream JSON is read), so the targets
+/// that build their DOM themselves skip such inputs.
+using core::has_non_finite;
 
 /// Prints two texts that should be equal (to the crash log) and fails.
 [[noreturn]] inline void texts_differ(const char* what, std::string_view a, std::string_view b, const char* file,

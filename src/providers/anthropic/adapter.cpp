@@ -1,4 +1,5 @@
 #include "providers/anthropic/adapter.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -126,7 +127,7 @@ class AnthropicProvider : public Provider {
 
   std::expected<Parsed, std::string> parse_response(const config::Deployment& d, std::string_view body) const override {
     boost::system::error_code ec;
-    auto v = json::parse(body, ec);
+    auto v = core::parse_json(body, ec);
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
     const auto& o = v.as_object();
     auto* content = o.if_contains("content");
@@ -141,7 +142,7 @@ class AnthropicProvider : public Provider {
 
   policy::Outcome parse_error(int status, std::string_view body) const override {
     boost::system::error_code ec;
-    auto v = json::parse(body, ec);
+    auto v = core::parse_json(body, ec);
     if (ec) {
       policy::Outcome o;
       o.status = status;
@@ -185,7 +186,7 @@ class NativeMessages final : public AnthropicProvider {
 
   std::expected<Parsed, std::string> parse_response(const config::Deployment&, std::string_view body) const override {
     boost::system::error_code ec;
-    auto v = json::parse(body, ec);
+    auto v = core::parse_json(body, ec);
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
     auto& o = v.as_object();
     auto* content = o.if_contains("content");

@@ -1,4 +1,5 @@
 #include "providers/anthropic/translate.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/monotonic_resource.hpp>
@@ -56,14 +57,15 @@ std::int64_t now_seconds() noexcept {
 void append_int(std::string& out, std::int64_t n) { out.append(std::to_string(n)); }
 
 // Parses a tool call's `arguments` (a JSON text in a string) into an object; {} when absent,
-// unparsable or not an object (Anthropic requires `input` to be an object).
+// unparsable (also a number beyond a double's range: core::parse_json) or not an object (Anthropic
+// requires `input` to be an object).
 json::object parse_arguments(const json::value* args) {
   if (args == nullptr) return {};
   if (const auto* o = args->if_object()) return *o;  // some clients send an object already
   const auto* s = args->if_string();
   if (s == nullptr || s->empty()) return {};
   boost::system::error_code ec;
-  json::value v = json::parse(sv(*s), ec);
+  json::value v = core::parse_json(sv(*s), ec);
   if (ec || !v.is_object()) return {};
   return std::move(v.as_object());
 }

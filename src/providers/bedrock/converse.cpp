@@ -1,4 +1,5 @@
 #include "providers/bedrock/converse.hpp"
+#include "core/json_parse.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -82,7 +83,7 @@ void push(json::array& messages, std::string_view role, json::array&& blocks) {
 json::object parse_arguments(const json::value* args) {
   if (args && args->is_string()) {
     boost::system::error_code ec;
-    auto v = json::parse(args->get_string(), ec);
+    auto v = core::parse_json(args->get_string(), ec);
     if (!ec && v.is_object()) return std::move(v.as_object());
   } else if (args && args->is_object()) {
     return args->get_object();

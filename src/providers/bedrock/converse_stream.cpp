@@ -1,4 +1,5 @@
 #include "providers/bedrock/converse_stream.hpp"
+#include "core/json_parse.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -53,7 +54,7 @@ void ConverseStreamDecoder::emit(json::object delta, const char* finish_reason, 
 void ConverseStreamDecoder::on_event(const http::SseEvent& ev, std::vector<std::string>& out) {
   if (finished_ || error_) return;
   boost::system::error_code ec;
-  const auto v = json::parse(ev.data, ec);
+  const auto v = core::parse_json(ev.data, ec);
   if (ev.id == "exception" || ev.id == "error") {
     policy::Outcome o;
     const std::string name = aws::exception_name(ev.event);

@@ -1,4 +1,5 @@
 #include "providers/bedrock/embeddings.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -106,7 +107,7 @@ bool is_vector(const json::value& v) {
 std::expected<Provider::Parsed, std::string> embeddings_from_invoke(EmbedFamily family, std::string_view body,
                                                                     std::string_view model) {
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
   auto& o = v.as_object();
   Provider::Parsed p;

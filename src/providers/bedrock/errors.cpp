@@ -1,4 +1,5 @@
 #include "providers/bedrock/errors.hpp"
+#include "core/json_parse.hpp"
 
 #include <cctype>
 
@@ -35,7 +36,7 @@ policy::Outcome outcome_from_aws_error(int status, std::string_view body, std::s
   o.status = status;
   std::string name = exception_name(error_type_header);
   boost::system::error_code ec;
-  const auto v = json::parse(body, ec);
+  const auto v = core::parse_json(body, ec);
   if (!ec && v.is_object()) {
     const auto& b = v.get_object();
     for (const std::string_view key : {"message", "Message"})

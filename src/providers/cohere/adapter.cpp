@@ -1,4 +1,5 @@
 #include "providers/cohere/adapter.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -82,7 +83,7 @@ policy::Outcome outcome_from_cohere_error(int status, std::string_view body) {
   policy::Outcome o;
   o.status = status;
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   const auto* obj = ec ? nullptr : v.if_object();
   const auto* m = obj ? obj->if_contains("message") : nullptr;
   if (m && m->is_string()) {

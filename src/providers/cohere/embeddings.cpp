@@ -1,4 +1,5 @@
 #include "providers/cohere/embeddings.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -69,7 +70,7 @@ std::expected<json::object, std::string> embed_body(const json::object& request,
 
 std::expected<Provider::Parsed, std::string> embed_response(std::string_view body, std::string_view model) {
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
   auto& o = v.get_object();
   auto* by_type = o.if_contains("embeddings");

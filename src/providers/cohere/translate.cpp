@@ -1,4 +1,5 @@
 #include "providers/cohere/translate.hpp"
+#include "core/json_parse.hpp"
 
 #include <chrono>
 
@@ -145,7 +146,7 @@ std::string_view finish_reason(std::string_view r, bool delivered_tool_calls) no
 
 std::expected<json::object, std::string> response_to_chat(std::string_view body, std::string_view model, Usage& usage) {
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
   const auto& o = v.get_object();
   const auto* m = obj(o, "message");
@@ -186,7 +187,7 @@ StreamToChat::StreamToChat(std::string model, bool include_usage)
 void StreamToChat::on_event(const http::SseEvent& ev, std::vector<std::string>& out) {
   if (done_ || error_ || ev.data.empty()) return;
   boost::system::error_code ec;
-  auto v = json::parse(ev.data, ec);
+  auto v = core::parse_json(ev.data, ec);
   if (ec || !v.is_object()) {
     error_ = "upstream stream event is not a JSON object";
     return;

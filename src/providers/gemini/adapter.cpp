@@ -1,4 +1,5 @@
 #include "providers/gemini/adapter.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -69,7 +70,7 @@ class GeminiProvider final : public Provider {
 
   std::expected<Parsed, std::string> parse_response(const config::Deployment& d, std::string_view body) const override {
     boost::system::error_code ec;
-    auto v = json::parse(body, ec);
+    auto v = core::parse_json(body, ec);
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
     const auto& o = v.get_object();
     if (!o.contains("candidates") && !o.contains("promptFeedback"))

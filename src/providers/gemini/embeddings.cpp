@@ -1,4 +1,5 @@
 #include "providers/gemini/embeddings.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -94,7 +95,7 @@ json::object vertex_embed_body(const std::vector<std::string_view>& texts, std::
 
 std::expected<Provider::Parsed, std::string> gemini_embed_response(std::string_view body, std::string_view model) {
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
   auto& o = v.get_object();
   json::array vectors;
@@ -114,7 +115,7 @@ std::expected<Provider::Parsed, std::string> gemini_embed_response(std::string_v
 
 std::expected<Provider::Parsed, std::string> vertex_embed_response(std::string_view body, std::string_view model) {
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
   auto* predictions = v.get_object().if_contains("predictions");
   if (predictions == nullptr || !predictions->is_array() || predictions->get_array().empty())

@@ -1,4 +1,5 @@
 #include "providers/gemini/errors.hpp"
+#include "core/json_parse.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -66,7 +67,7 @@ policy::Outcome outcome_from_google_error(int status, const json::object& error)
 
 policy::Outcome outcome_from_google_body(int status, std::string_view body) {
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   const json::object* err = nullptr;
   if (!ec) {
     const json::value* root = &v;

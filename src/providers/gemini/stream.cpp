@@ -1,4 +1,5 @@
 #include "providers/gemini/stream.hpp"
+#include "core/json_parse.hpp"
 
 #include <ctime>
 #include <map>
@@ -24,7 +25,7 @@ class Decoder final : public StreamDecoder {
   void on_event(const http::SseEvent& ev, std::vector<std::string>& out) override {
     if (finished_ || ev.data.empty()) return;
     boost::system::error_code ec;
-    auto v = json::parse(ev.data, ec);
+    auto v = core::parse_json(ev.data, ec);
     if (ec || !v.is_object()) {
       malformed_ = true;
       return;

@@ -1,4 +1,5 @@
 #include "providers/gemini/translate.hpp"
+#include "core/json_parse.hpp"
 
 #include <ctime>
 #include <map>
@@ -95,7 +96,7 @@ std::string content_text(const json::value& content) {
 
 json::object parse_object_or_empty(std::string_view text) {
   boost::system::error_code ec;
-  auto v = json::parse(text, ec);
+  auto v = core::parse_json(text, ec);
   if (!ec && v.is_object()) return std::move(v.get_object());
   return {};
 }

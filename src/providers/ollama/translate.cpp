@@ -1,4 +1,5 @@
 #include "providers/ollama/translate.hpp"
+#include "core/json_parse.hpp"
 
 #include <chrono>
 
@@ -63,7 +64,7 @@ json::value arguments_object(const json::value* args) {
   if (args && args->is_object()) return *args;
   if (args && args->is_string()) {
     boost::system::error_code ec;
-    auto v = json::parse(args->get_string(), ec);
+    auto v = core::parse_json(args->get_string(), ec);
     if (!ec && v.is_object()) return v;
   }
   return json::object();
@@ -237,7 +238,7 @@ std::string_view finish_reason(const json::object& o, bool delivered_tool_calls)
 
 std::optional<ToolCall> tool_call_from_json(std::string_view text) {
   boost::system::error_code ec;
-  auto v = json::parse(text, ec);
+  auto v = core::parse_json(text, ec);
   if (ec || !v.is_object()) return std::nullopt;
   const auto& o = v.get_object();
   auto name = str(o, "name");
@@ -259,7 +260,7 @@ json::object tool_call_json(std::int64_t index, std::string_view name, std::stri
 std::expected<json::object, std::string> response_to_chat(std::string_view body, std::string_view model,
                                                           bool generate, Usage& usage) {
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = core::parse_json(body, ec);
   if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
   const auto& o = v.get_object();
   json::object message{{"role", "assistant"}};
@@ -318,7 +319,7 @@ void NdjsonToChat::on_event(const http::SseEvent& ev, std::vector<std::string>& 
   if (done_ || error_) return;
   if (ev.data.empty()) return;
   boost::system::error_code ec;
-  auto v = json::parse(ev.data, ec);
+  auto v = core::parse_json(ev.data, ec);
   if (ec || !v.is_object()) {
     error_ = "upstream stream line is not a JSON object";
     return;

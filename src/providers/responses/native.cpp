@@ -1,4 +1,5 @@
 #include "providers/responses/native.hpp"
+#include "core/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -61,7 +62,7 @@ class EventsDecoder final : public StreamDecoder {
       return;
     }
     boost::system::error_code ec;
-    auto v = json::parse(ev.data, ec);
+    auto v = core::parse_json(ev.data, ec);
     if (ec || !v.is_object()) {
       if (name.empty()) return;  // not an event of this API
       error_ = stream_failure(json::object{{"code", "malformed_event"}, {"message", "an event that is not JSON"}});
@@ -128,7 +129,7 @@ class NativeResponses final : public Provider {
 
   std::expected<Parsed, std::string> parse_response(const config::Deployment&, std::string_view body) const override {
     boost::system::error_code ec;
-    auto v = json::parse(body, ec);
+    auto v = core::parse_json(body, ec);
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
     auto& o = v.as_object();
     const auto* output = o.if_contains("output");

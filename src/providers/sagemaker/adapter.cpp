@@ -9,6 +9,7 @@
 // `PayloadPart` events whose `Bytes` (base64) carry the container's own SSE stream.
 // https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointWithResponseStream.html
 #include "providers/sagemaker/adapter.hpp"
+#include "core/json_parse.hpp"
 
 #include <array>
 #include <boost/json.hpp>
@@ -81,7 +82,7 @@ class Decoder final : public StreamDecoder {
   void on_event(const http::SseEvent& ev, std::vector<std::string>& out) override {
     if (error_) return;
     boost::system::error_code ec;
-    const auto v = json::parse(ev.data, ec);
+    const auto v = core::parse_json(ev.data, ec);
     if (ev.id == "exception" || ev.id == "error") {
       policy::Outcome o;
       o.error_type = o.error_code = aws::exception_name(ev.event);
@@ -115,7 +116,7 @@ class Decoder final : public StreamDecoder {
       return;
     }
     boost::system::error_code ec;
-    const auto v = json::parse(e.data, ec);
+    const auto v = core::parse_json(e.data, ec);
     if (ec || !v.is_object()) return;
     const auto& o = v.get_object();
     if (!started_) {
@@ -188,7 +189,7 @@ class SageMakerProvider final : public Provider {
 
   std::expected<Parsed, std::string> parse_response(const config::Deployment& d, std::string_view body) const override {
     boost::system::error_code ec;
-    auto v = json::parse(body, ec);
+    auto v = core::parse_json(body, ec);
     if (ec) return std::unexpected("upstream returned a body that is not JSON");
     Parsed p;
     if (chat_mode(d)) {

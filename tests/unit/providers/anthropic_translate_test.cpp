@@ -87,6 +87,25 @@ ChatStreamSummary summarize(const std::vector<json::object>& chunks) {
 // usage.hpp
 // ============================================================================================
 
+// A tool call whose arguments hold a number beyond a double's range cannot become an `input`
+// object that is written back as JSON (it would read `Infinity`): it is sent as `{}`, like
+// arguments that do not parse (found by the anthropic_translate fuzz target).
+TEST(AnthropicTranslate, OutOfRangeToolArgumentsBecomeAnEmptyInput) {
+  const auto chat = obj(R"({"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,
+    "message":{"role":"assistant","content":null,"tool_calls":[
+      {"id":"call_0","type":"function","function":{"name":"f","arguments":"{\"n\": 1}"}},
+      {"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"n\": 1e4001}"}}]},
+    "finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}})");
+  const auto msg = chat_response_to_messages(chat, "m");
+  const std::string text = json::serialize(msg);
+  EXPECT_EQ(text.find("Infinity"), std::string::npos) << text;
+  const auto& content = msg.at("content").as_array();
+  ASSERT_EQ(content.size(), 2u) << text;
+  EXPECT_EQ(content[0].at("input"), json::parse(R"({"n":1})"));
+  EXPECT_EQ(content[1].at("input"), json::object{});
+  EXPECT_EQ(content[1].at("id"), "call_1");
+}
+
 TEST(Usage, FromOpenAi) {
   const auto u = usage_from_openai(json::parse(
       R"({"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,
