@@ -140,12 +140,15 @@ function fillDisk(dir) {
 }
 
 /// The gateway's C heap from /metrics (tollgate_heap_bytes: in use, freed but kept by the
-/// allocator, SQLite's share of in use), in kB; {} when it cannot be read.
+/// allocator, SQLite's share of in use), in kB, and the number of metric series (sample lines):
+/// state that grows with the keys, models, statuses and failure classes seen, not with requests;
+/// {} when it cannot be read.
 async function heapSample(base) {
   try {
     const text = await (await fetch(base + '/metrics', { signal: AbortSignal.timeout(5000) })).text();
     const kb = (state) => Math.round(Number(new RegExp(`^tollgate_heap_bytes\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1]) / 1024);
-    return { heap_in_use_kb: kb('in_use'), heap_free_kb: kb('free'), sqlite_kb: kb('store') };
+    const series = text.split('\n').filter((l) => l && !l.startsWith('#')).length;
+    return { heap_in_use_kb: kb('in_use'), heap_free_kb: kb('free'), sqlite_kb: kb('store'), metric_series: series };
   } catch {
     return {};
   }
@@ -316,6 +319,8 @@ export async function runSoak(opts = {}) {
     // clock call); only the wall clock moves: timers and deadlines stay on the real monotonic one.
     FAKETIME_CACHE_DURATION: '1',
     DONT_FAKE_MONOTONIC: '1',
+    // A sanitized build (scripts/sanitize.sh) must accept libfaketime ahead of its runtime.
+    ASAN_OPTIONS: [process.env.ASAN_OPTIONS, 'verify_asan_link_order=0'].filter(Boolean).join(':'),
   };
 
   const mock = await Mock.start();
@@ -914,7 +919,8 @@ export async function runSoak(opts = {}) {
     check('resources: RSS and descriptors after the load within 10 % of after warm-up', Boolean(rssOk && fdOk),
       warm && after ? `incarnation ${warm.incarnation}: RSS ${mb(warm.rss_kb)} after warm-up → ${mb(after.rss_kb)} after the load and ${sec(sched.idleMs)} idle (${((after.rss_kb / warm.rss_kb - 1) * 100).toFixed(1)} %); ` +
         `descriptors ${warm.fds} → ${after.fds}; heap in use ${mb(warm.heap_in_use_kb)} → ${mb(after.heap_in_use_kb)} ` +
-        `(SQLite ${mb(warm.sqlite_kb)} → ${mb(after.sqlite_kb)}), freed but kept by malloc ${mb(warm.heap_free_kb)} → ${mb(after.heap_free_kb)}` : `missing sample (warm ${JSON.stringify(warm)}, after ${JSON.stringify(after)})`);
+        `(SQLite ${mb(warm.sqlite_kb)} → ${mb(after.sqlite_kb)}), freed but kept by malloc ${mb(warm.heap_free_kb)} → ${mb(after.heap_free_kb)}, ` +
+        `metric series ${warm.metric_series} → ${after.metric_series}` : `missing sample (warm ${JSON.stringify(warm)}, after ${JSON.stringify(after)})`);
 
     // 4. No crash.
     const exits = gateways.map((g) => ({ n: g.n, intent: g.intent, exit: g.exit }));

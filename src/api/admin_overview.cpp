@@ -159,24 +159,27 @@ Reply overview(const Context& c, const Call& q) {
     by_group.push_back(std::move(o));
   }
   const auto index = c.deps().identities->current();
-  json::array top_keys;
-  for (const auto& k : *keys) {
-    const auto rec = index->key(k.name);
-    json::object o;
-    o["token"] = k.name;
-    o["key_alias"] = text_or_null(rec ? &rec->key_alias : nullptr);
-    o["spend"] = dollars_json(k.spend_nanos);
-    top_keys.push_back(std::move(o));
-  }
-  json::array top_teams;
-  for (const auto& t : *teams) {
-    const auto rec = index->team(t.name);
-    json::object o;
-    o["team_id"] = t.name;
-    o["team_alias"] = text_or_null(rec ? &rec->team_alias : nullptr);
-    o["spend"] = dollars_json(t.spend_nanos);
-    top_teams.push_back(std::move(o));
-  }
+  // One entry per top spender, its alias (or null) read from the identity index.
+  const auto top = [](const std::vector<store::SpendTotals>& rows, std::string_view id_field, std::string_view alias_field,
+                      const auto& alias_of) {
+    json::array out;
+    for (const auto& r : rows) {
+      json::object o;
+      o[id_field] = r.name;
+      o[alias_field] = text_or_null(alias_of(r.name));
+      o["spend"] = dollars_json(r.spend_nanos);
+      out.push_back(std::move(o));
+    }
+    return out;
+  };
+  json::array top_keys = top(*keys, "token", "key_alias", [&](const std::string& id) -> const std::string* {
+    const auto rec = index->key(id);
+    return rec ? &rec->key_alias : nullptr;
+  });
+  json::array top_teams = top(*teams, "team_id", "team_alias", [&](const std::string& id) -> const std::string* {
+    const auto rec = index->team(id);
+    return rec ? &rec->team_alias : nullptr;
+  });
   json::array top_models;
   for (const auto& m : *models)
     top_models.push_back(json::object{{"model", m.name}, {"spend", dollars_json(m.spend_nanos)}});

@@ -33,7 +33,10 @@ boost::asio::awaitable<std::optional<T>> await_answer(std::function<void(std::fu
     std::mutex mutex;
     std::optional<T> result;
     bool abandoned = false;  // nobody will take the answer: it goes to `late`
-    std::shared_ptr<boost::asio::steady_timer> timer;
+    // Owned by the frame only: the answering side may hold `start`'s callback after the
+    // io_context is gone, and must not then be the one destroying a timer of that context
+    // (a use-after-free at shutdown, found by AddressSanitizer).
+    std::weak_ptr<boost::asio::steady_timer> timer;
   };
   // Lives in the coroutine's frame: when the frame ends without taking an answer, the answer (or
   // one still to come) goes to `late`.
@@ -54,7 +57,8 @@ boost::asio::awaitable<std::optional<T>> await_answer(std::function<void(std::fu
   };
   auto exec = co_await boost::asio::this_coro::executor;
   auto wait = std::make_shared<Wait>();
-  wait->timer = std::make_shared<boost::asio::steady_timer>(exec, deadline);
+  const auto timer = std::make_shared<boost::asio::steady_timer>(exec, deadline);
+  wait->timer = timer;
   Abandon guard{wait, late};
   start([wait, exec, late](T answer) {
     std::unique_lock lock(wait->mutex);
@@ -64,7 +68,7 @@ boost::asio::awaitable<std::optional<T>> await_answer(std::function<void(std::fu
       return;
     }
     wait->result.emplace(std::move(answer));
-    boost::asio::post(exec, [timer = wait->timer] { timer->cancel(); });
+    if (auto t = wait->timer.lock()) boost::asio::post(exec, [t = std::move(t)] { t->cancel(); });
   });
   for (;;) {
     {
@@ -75,7 +79,7 @@ boost::asio::awaitable<std::optional<T>> await_answer(std::function<void(std::fu
       }
       if (std::chrono::steady_clock::now() >= deadline) break;
     }
-    co_await wait->timer->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    co_await timer->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   }
   co_return std::nullopt;  // the guard hands an answer that comes later to `late`
 }

@@ -96,7 +96,10 @@ void register_compat_metrics(Services& s) {
   c.cached_tokens = &m.counter("litellm_cached_tokens_metric_total", "Tokens of answers served from the response cache",
                                cache_labels);
   // litellm_deployment_state: 0 healthy, 1 partial outage (half-open), 2 outage (open), read at scrape.
-  m.on_collect([latest = s.latest](telemetry::Exposition& out) {
+  // Held weakly, as in watch_circuits (run_metrics.cpp): the registry must not own the snapshot.
+  m.on_collect([weak = std::weak_ptr<const Services::Latest>(s.latest)](telemetry::Exposition& out) {
+    const auto latest = weak.lock();
+    if (!latest) return;
     std::shared_ptr<const config::Config> cfg;
     std::shared_ptr<policy::Circuits> circuits;
     {

@@ -118,7 +118,11 @@ net::awaitable<std::expected<store::JobRecord, DeferRefused>> JobRunner::defer(s
   auto exec = co_await net::this_coro::executor;
   auto timer = std::make_shared<net::steady_timer>(exec, deadline);
   const std::int64_t max_jobs = svc()->config->tollgate_settings.max_queued_jobs_per_key;
-  net::post(ioc_, [this, max_jobs, job, shared, timer, exec]() mutable {
+  // The runner holds the caller's timer weakly: the lambda may be destroyed on the runner's thread
+  // after the caller's context is gone, and must not then destroy a timer of that context (a
+  // use-after-free found by AddressSanitizer). It posts the wake-up under the mutex, so the caller
+  // cannot have returned (and its context ended) while the post is made.
+  net::post(ioc_, [this, max_jobs, job, shared, weak_timer = std::weak_ptr<net::steady_timer>(timer), exec]() mutable {
     {
       std::lock_guard lk(shared->mu);
       if (shared->abandoned) return;
@@ -145,7 +149,10 @@ net::awaitable<std::expected<store::JobRecord, DeferRefused>> JobRunner::defer(s
     {
       std::lock_guard lk(shared->mu);
       abandoned = shared->abandoned;
-      if (!abandoned) shared->result = std::move(res);
+      if (!abandoned) {
+        shared->result = std::move(res);
+        if (auto t = weak_timer.lock()) net::post(exec, [t = std::move(t)] { t->cancel(); });
+      }
     }
     if (abandoned && r && *r) {
       // Claimed first, so that a runner (of any instance) that took it meanwhile keeps it.
@@ -158,9 +165,7 @@ net::awaitable<std::expected<store::JobRecord, DeferRefused>> JobRunner::defer(s
         failed.updated_ms = now_ms();
         finish(failed);
       }
-      return;
     }
-    net::post(exec, [timer] { timer->cancel(); });
   });
   for (;;) {
     {

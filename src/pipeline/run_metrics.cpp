@@ -8,9 +8,13 @@ namespace tollgate::pipeline {
 namespace {
 
 /// Circuit states as gauges, read at scrape time: 0 closed, 1 half-open, 2 open.
-/// The circuits are the latest snapshot's (config hot reload replaces them).
-void watch_circuits(telemetry::Registry& metrics, std::shared_ptr<const Services::Latest> latest) {
-  metrics.on_collect([latest](telemetry::Exposition& out) {
+/// The circuits are the latest snapshot's (config hot reload replaces them). The collector holds
+/// the snapshot weakly: the circuits' transition logger holds the registry, so a strong reference
+/// here would be a cycle that keeps Services alive forever (found by LeakSanitizer).
+void watch_circuits(telemetry::Registry& metrics, const std::shared_ptr<const Services::Latest>& snapshot) {
+  metrics.on_collect([weak = std::weak_ptr<const Services::Latest>(snapshot)](telemetry::Exposition& out) {
+    const auto latest = weak.lock();
+    if (!latest) return;
     std::shared_ptr<policy::Circuits> circuits;
     {
       std::lock_guard lk(latest->mu);

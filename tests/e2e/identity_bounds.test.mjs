@@ -138,6 +138,10 @@ async function pool(n, width, fn) {
   return out;
 }
 
+/// Under AddressSanitizer (scripts/sanitize.sh sets TOLLGATE_SANITIZED) RSS measures ASan's
+/// allocator (quarantine, redzones), not the gateway's: the RSS bounds are printed, not held.
+const SANITIZED = Boolean(process.env.TOLLGATE_SANITIZED);
+
 /// The gateway's resident set size in bytes (VmRSS of /proc/<pid>/status).
 function rssBytes(gw) {
   const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${gw.proc.child.pid}/status`, 'utf8'));
@@ -203,7 +207,7 @@ e2e('1,000 requests with distinct 100 KB user values: all 400 before anything is
   // 100 MB of names went in. Retaining even a fifth of one value per request would be 20 MB;
   // what is allowed is the allocator keeping a few freed request buffers (8 in flight × body,
   // parse tree and copies, per worker arena).
-  assert.ok(rss1 - rss0 < 20 * MB, `RSS grew by ${mb(rss1 - rss0)} MB (bound 20 MB)`);
+  if (!SANITIZED) assert.ok(rss1 - rss0 < 20 * MB, `RSS grew by ${mb(rss1 - rss0)} MB (bound 20 MB)`);
   // A refused request writes nothing: the files do not grow at all beyond a page or two of
   // anything unrelated that the writer thread flushes.
   assert.ok(db1 - db0 < 64 * 1024, `DB+WAL grew by ${db1 - db0} bytes (bound 64 KB)`);
@@ -245,7 +249,7 @@ e2e('1,000 requests with distinct 256-byte user ids are served; the per-end-user
     `DB+WAL ${kb(distinct.db - same.db)} KB`);
   // Generous bounds (the figures above are what docs/budgets.md reports); they fail if one end
   // user ever costs as much as the 100 KB names refused above.
-  assert.ok(distinct.rss / N < 32 * 1024, `RSS per end user ${distinct.rss / N} bytes (bound 32 KB)`);
+  if (!SANITIZED) assert.ok(distinct.rss / N < 32 * 1024, `RSS per end user ${distinct.rss / N} bytes (bound 32 KB)`);
   assert.ok(distinct.db / N < 32 * 1024, `DB+WAL per end user ${distinct.db / N} bytes (bound 32 KB)`);
 });
 

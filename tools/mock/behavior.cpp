@@ -270,7 +270,8 @@ bool parse_behavior(const boost::json::value& v, Behavior& out, std::string& err
 
 bool parse_behavior_query(std::string_view query, Behavior& out, std::string& err) {
   Behavior b;
-  auto params = boost::urls::parse_query(query);
+  const std::string owned(query);  // NUL-terminated: Boost.URL 1.81's parse_query runs strlen over it
+  auto params = boost::urls::parse_query(owned);
   if (!params) {
     err = "invalid model directives";
     return false;

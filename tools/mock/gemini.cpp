@@ -351,7 +351,10 @@ Reply google_token(std::string_view query, std::string_view form) {
   std::int64_t expires_in = 3600;
   auto read = [&](std::string_view text) {
     if (text.empty()) return;
-    auto params = boost::urls::parse_query(boost::core::string_view(text.data(), text.size()));
+    // Boost.URL 1.81's parse_query runs strlen over its argument: it must end with a NUL
+    // (AddressSanitizer found the over-read on a form body).
+    const std::string owned(text);
+    auto params = boost::urls::parse_query(owned);
     if (!params) return;
     for (auto p : *params) {
       const std::string key = p.key.decode();
