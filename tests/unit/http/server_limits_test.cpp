@@ -217,6 +217,9 @@ TEST(ServerLimits, CountersReturnToZeroWhenConnectionsEnd) {
     std::vector<std::unique_ptr<Client>> clients;
     for (int i = 0; i < 3; ++i) clients.push_back(std::make_unique<Client>(t.port));
     ASSERT_TRUE(clients[0]->get("/fast"));
+    // Each worker accepts from its own queue: until all three are accepted, a fourth connection
+    // may be accepted before one of them and be let in while that one is refused.
+    ASSERT_TRUE(eventually([&] { return t.server.connections() == 3; }));
     Client refused(t.port);
     auto r = refused.read();
     ASSERT_TRUE(r);
