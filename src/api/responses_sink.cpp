@@ -36,7 +36,7 @@ net::awaitable<bool> ResponsesSink::stream_chunks(const std::vector<std::string>
   std::string out;
   for (const auto& c : chunks) {
     boost::system::error_code ec;
-    auto v = core::parse_json(c, ec);
+    auto v = json::parse(c, ec);  // a native event is relayed as it came, so any JSON will do
     if (ec || !v.is_object()) continue;
     const auto& o = v.as_object();
     const auto* type = o.if_contains("type");
@@ -47,6 +47,7 @@ net::awaitable<bool> ResponsesSink::stream_chunks(const std::vector<std::string>
       http::append_sse_event(out, std::string_view(type->get_string()), c);
       continue;
     }
+    if (core::has_non_finite(v)) continue;  // translated means written back: it would read `Infinity`
     conv_.on_chunk(o, events);
   }
   out += events_text(events);

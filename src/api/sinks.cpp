@@ -114,7 +114,7 @@ net::awaitable<bool> AnthropicSink::stream_chunks(const std::vector<std::string>
   std::string out;
   for (const auto& c : chunks) {
     boost::system::error_code ec;
-    auto v = core::parse_json(c, ec);
+    auto v = json::parse(c, ec);  // a native event is relayed as it came, so any JSON will do
     if (ec || !v.is_object()) continue;
     const auto& o = v.as_object();
     if (const auto* type = o.if_contains("type"); type && type->is_string() && !o.contains("choices")) {
@@ -123,6 +123,7 @@ net::awaitable<bool> AnthropicSink::stream_chunks(const std::vector<std::string>
       http::append_sse_event(out, std::string_view(type->get_string()), c);
       continue;
     }
+    if (core::has_non_finite(v)) continue;  // translated means written back: it would read `Infinity`
     conv_.on_chunk(o, events);
   }
   for (const auto& [ev, data] : events) http::append_sse_event(out, ev, data);

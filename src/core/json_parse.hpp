@@ -1,8 +1,10 @@
 #pragma once
 /// Parsing JSON that Tollgate may write back (upstream answers and events, tool-call arguments,
 /// stored bodies): Boost.JSON 1.81 reads a number beyond a double's range (`1e400`) as infinity and
-/// `serialize` then writes `Infinity`, which is not JSON. Every such parse goes through here and
-/// refuses the number, so no re-serialised value can hold one (docs/fuzzing.md).
+/// `serialize` then writes `Infinity`, which is not JSON. The provider decoders, caches and jobs,
+/// which re-serialise what they parse, parse here and refuse the number; the stream relays, which
+/// mostly pass the upstream's text on as it came, parse with Boost and check has_non_finite()
+/// before writing a value back (docs/fuzzing.md). Trusted, stored JSON is not parsed here.
 
 #include <string_view>
 

@@ -99,7 +99,7 @@ void ClientStream::relay_all(std::vector<std::string>& chunks) {
 
 bool ClientStream::relay_chat(std::string& chunk) {
   boost::system::error_code ec;
-  auto v = core::parse_json(chunk, ec);
+  auto v = json::parse(chunk, ec);  // written back only when changed and finite (core/json_parse.hpp)
   if (ec || !v.is_object()) return true;
   auto& o = v.as_object();
   bool changed = false;
@@ -139,13 +139,14 @@ bool ClientStream::relay_chat(std::string& chunk) {
   }
   if (!changed) return true;
   if (empty_chunk(o)) return false;  // only the continuation's repeated preamble
+  if (core::has_non_finite(v)) return true;  // as it came: written back it would read `Infinity`
   chunk = json::serialize(o);
   return true;
 }
 
 bool ClientStream::relay_native(std::string& chunk) {
   boost::system::error_code ec;
-  auto v = core::parse_json(chunk, ec);
+  auto v = json::parse(chunk, ec);  // written back only when changed and finite (core/json_parse.hpp)
   if (ec || !v.is_object()) return true;
   auto& o = v.as_object();
   const auto type = str_of(o, "type");
@@ -193,7 +194,7 @@ bool ClientStream::relay_native(std::string& chunk) {
   } else if (type == "content_block_stop") {
     if (ci == open_text_block_) open_text_block_ = -1;
   }
-  if (!changed) return true;
+  if (!changed || core::has_non_finite(v)) return true;
   o["index"] = ci;
   chunk = json::serialize(o);
   return true;

@@ -120,8 +120,9 @@ net::awaitable<std::expected<store::JobRecord, DeferRefused>> JobRunner::defer(s
   const std::int64_t max_jobs = svc()->config->tollgate_settings.max_queued_jobs_per_key;
   // The runner holds the caller's timer weakly: the lambda may be destroyed on the runner's thread
   // after the caller's context is gone, and must not then destroy a timer of that context (a
-  // use-after-free found by AddressSanitizer). It posts the wake-up under the mutex, so the caller
-  // cannot have returned (and its context ended) while the post is made.
+  // use-after-free found by AddressSanitizer). It posts the wake-up under the mutex, so a caller
+  // that returns normally cannot have done so while the post is made (one destroyed unresumed by
+  // its context's shutdown does not take the mutex: that narrow window remains).
   net::post(ioc_, [this, max_jobs, job, shared, weak_timer = std::weak_ptr<net::steady_timer>(timer), exec]() mutable {
     {
       std::lock_guard lk(shared->mu);

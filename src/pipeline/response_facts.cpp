@@ -1,5 +1,4 @@
 #include "pipeline/response_facts.hpp"
-#include "core/json_parse.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -142,7 +141,7 @@ void note_stream_chunk(RunState& st, std::string_view chunk) {
   const bool finish = has_finish_reason(chunk);
   if (!first && !finish && !capture) return;  // the common case: nothing to read
   boost::system::error_code ec;
-  auto v = core::parse_json(chunk, ec);
+  auto v = boost::json::parse(chunk, ec);  // only read, never written back
   if (ec || !v.is_object()) return;
   const auto& o = v.as_object();
   if (first) st.response_id = short_field(str(o, "id"));

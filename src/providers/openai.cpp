@@ -50,7 +50,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
       return;
     }
     boost::system::error_code ec;
-    auto v = core::parse_json(data, ec);
+    auto v = json::parse(data, ec);  // read for usage and errors; written back only when finite
     if (ec || !v.is_object()) {
       after_usage_ = true;
       out.emplace_back(data);
@@ -73,7 +73,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
     }
     bool changed = maybe_tools && tools_.repair(o);
     if (first_delta) changed = give_role(o) || changed;
-    if (changed) {
+    if (changed && !core::has_non_finite(v)) {
       out.emplace_back(json::serialize(o));
       return;
     }
