@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 namespace tollgate::store {
 
-GroupCommitWriter::GroupCommitWriter(std::size_t max_pending_spend_rows, CommitFn commit)
-    : max_pending_spend_(max_pending_spend_rows), commit_(std::move(commit)) {
+GroupCommitWriter::GroupCommitWriter(Options options, CommitFn commit)
+    : opts_(options), commit_(std::move(commit)) {
   samples_.resize(kSampleRing);
 }
 
@@ -48,6 +49,7 @@ void GroupCommitWriter::append_ledger(LedgerRecord record, DurableCallback on_du
     std::lock_guard lk(mu_);
     if (!stop_) {
       queue_.push_back(LedgerItem{std::move(record), std::move(on_durable), Clock::now()});
+      ++queued_ledger_;
       cv_.notify_one();
       return;
     }
@@ -57,14 +59,30 @@ void GroupCommitWriter::append_ledger(LedgerRecord record, DurableCallback on_du
 
 void GroupCommitWriter::append_spend_log(SpendLogRow row) {
   std::lock_guard lk(mu_);
-  if (stop_ || pending_spend_ >= max_pending_spend_) {
+  if (stop_ || pending_spend_ >= opts_.max_pending_spend_rows) {
     std::lock_guard sl(stats_mu_);
     ++stats_.dropped_spend_rows;
     return;
   }
-  ++pending_spend_;
+  const auto now = Clock::now();
+  const bool first = pending_spend_++ == 0;
+  if (first) oldest_spend_ = now;
   queue_.push_back(SpendItem{std::move(row)});
-  cv_.notify_one();
+  // Wake the writer for the first row (it then sleeps until the batch is due) and when due.
+  if (first || spend_due(now)) cv_.notify_one();
+}
+
+bool GroupCommitWriter::spend_due(Clock::time_point now) const {
+  return pending_spend_ > 0 &&
+         (pending_spend_ >= opts_.spend_batch_rows || now >= oldest_spend_ + opts_.spend_linger);
+}
+
+void GroupCommitWriter::commit_spend_now() {
+  {
+    std::lock_guard lk(mu_);
+    if (pending_spend_ == 0 || stop_) return;
+  }
+  run<bool>([] { return true; });
 }
 
 bool GroupCommitWriter::flush() {
@@ -117,19 +135,33 @@ void GroupCommitWriter::loop() {
   std::vector<Item> batch;
   std::vector<std::function<void()>> tasks;
   for (;;) {
-    bool stopping = false;
+    bool stopping = false, commit_held = false;
     {
       std::unique_lock lk(mu_);
-      const auto ready = [&] { return stop_ || !queue_.empty() || !tasks_.empty(); };
-      if (retry_.empty())
-        cv_.wait(lk, ready);
-      else
-        cv_.wait_until(lk, retry_at_, ready);
+      for (;;) {
+        const auto now = Clock::now();
+        if (stop_ || queued_ledger_ > 0 || !tasks_.empty() || spend_due(now)) break;
+        if (!retry_.empty() && now >= retry_at_) break;
+        std::optional<Clock::time_point> until;
+        if (!retry_.empty()) until = retry_at_;
+        if (pending_spend_ > 0) {
+          const auto due = oldest_spend_ + opts_.spend_linger;
+          until = until ? std::min(*until, due) : due;
+        }
+        if (until) cv_.wait_until(lk, *until);
+        else cv_.wait(lk);
+      }
       stopping = stop_;
-      batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+      for (auto& item : queue_) {
+        if (std::holds_alternative<LedgerItem>(item)) batch.push_back(std::move(item));
+        else held_.push_back(std::move(item));
+      }
       queue_.clear();
-      pending_spend_ = 0;
+      queued_ledger_ = 0;
       tasks.swap(tasks_);
+      // Held spend rows go now when due, before a task (a reader sees them) and when stopping.
+      commit_held = stopping || !tasks.empty() || spend_due(Clock::now());
+      if (commit_held) pending_spend_ = 0;
     }
     // Kept settles first and in a batch of their own: one that can never be written holds up
     // nothing else. When stopping they get one last try, then their callbacks report the failure
@@ -141,6 +173,8 @@ void GroupCommitWriter::loop() {
     }
     if (!batch.empty()) commit_batch(batch, !stopping);
     batch.clear();
+    if (commit_held && !held_.empty()) commit_batch(held_, !stopping);
+    if (commit_held) held_.clear();
     for (auto& t : tasks) t();
     tasks.clear();
     if (stopping) {

@@ -2,8 +2,12 @@
 /// The group-commit writer both SQL stores share (docs/storage.md "Threads and connections"):
 /// `append_ledger` / `append_spend_log` only push onto a queue; one writer thread takes
 /// everything waiting, hands it to the backend's commit function (one transaction), then fires
-/// each ledger record's callback exactly once with the outcome. Tasks (`run`) execute on the same
-/// thread after everything enqueued before them. Keeps WriterStats (latency enqueue → durable per
+/// each ledger record's callback exactly once with the outcome. Ledger records are committed as
+/// soon as the writer takes them (a request waits for its reserve record); spend rows, which no
+/// request waits for, are held and committed in batches of their own (Options::spend_batch_rows
+/// rows, or Options::spend_linger after the oldest one), so that a transaction on a request's
+/// path carries no spend-log index updates. Tasks (`run`, `flush`, `commit_spend_now`) execute on
+/// the same thread after everything enqueued before them, held spend rows included. Keeps WriterStats (latency enqueue → durable per
 /// ledger record, over the last 65536 records) and the outcome of the latest write for health().
 ///
 /// A settle cannot be refused (the money moved in the in-memory ledger already), so a settle
@@ -50,8 +54,15 @@ class GroupCommitWriter {
   /// nothing of the batch is stored). Runs on the writer thread.
   using CommitFn = std::function<std::optional<std::string>(const std::vector<Item>& batch)>;
 
-  /// `max_pending_spend_rows`: spend rows waiting beyond this are dropped and counted.
-  GroupCommitWriter(std::size_t max_pending_spend_rows, CommitFn commit);
+  struct Options {
+    /// Spend rows waiting (queued or held) beyond this are dropped and counted.
+    std::size_t max_pending_spend_rows = 100000;
+    /// Held spend rows are committed once this many wait...
+    std::size_t spend_batch_rows = 512;
+    /// ... or once the oldest has waited this long (0: with the next batch, as ledger records).
+    std::chrono::milliseconds spend_linger{100};
+  };
+  GroupCommitWriter(Options options, CommitFn commit);
   /// Calls stop().
   ~GroupCommitWriter();
   GroupCommitWriter(const GroupCommitWriter&) = delete;
@@ -86,6 +97,9 @@ class GroupCommitWriter {
   /// Blocks until everything appended before the call was committed or failed; false if a batch
   /// failed meanwhile or the writer is stopped.
   bool flush();
+  /// Commits the spend rows waiting now (a reader of the spend log sees every row appended
+  /// before the call); returns at once when none wait.
+  void commit_spend_now();
 
   /// Records the outcome of a write made outside a batch (recovery, a health probe).
   void note_write(const std::optional<std::string>& error);
@@ -102,18 +116,24 @@ class GroupCommitWriter {
   /// `keep_settles`: a failed batch's settle records go to retry_ (false when stopping).
   void commit_batch(std::vector<Item>& batch, bool keep_settles);
 
-  const std::size_t max_pending_spend_;
+  /// When the spend rows waiting are due (lock held).
+  bool spend_due(Clock::time_point now) const;
+
+  const Options opts_;
   const CommitFn commit_;
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
   std::vector<std::function<void()>> tasks_;
-  std::size_t pending_spend_ = 0;
+  std::size_t pending_spend_ = 0;     ///< spend rows queued or held
+  std::size_t queued_ledger_ = 0;     ///< ledger records in queue_
+  Clock::time_point oldest_spend_{};  ///< when the oldest pending spend row was appended
   bool stop_ = false;
   std::thread thread_;
 
   // Writer thread only.
+  std::vector<Item> held_;                             ///< spend rows waiting for their batch
   std::vector<Item> retry_;                            ///< settles of failed batches, written again
   Clock::time_point retry_at_{};                       ///< when retry_ is tried next
   Clock::duration retry_backoff_{};                    ///< 0 after a success; 50 ms doubling to 1 s

@@ -581,7 +581,9 @@ class SqlStore final : public Store {
  public:
   SqlStore(std::unique_ptr<Backend> backend, const SqlStoreOptions& opts)
       : backend_(std::move(backend)),
-        writer_(opts.max_pending_spend_rows,
+        writer_({.max_pending_spend_rows = opts.max_pending_spend_rows,
+                 .spend_batch_rows = opts.spend_batch_rows,
+                 .spend_linger = opts.spend_linger},
                 [this](const std::vector<GroupCommitWriter::Item>& batch) { return commit_batch(batch); }) {}
 
   ~SqlStore() override { writer_.stop(); }  // before the backend's connections close
@@ -1031,6 +1033,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<std::vector<SpendLogRow>> query_spend_logs(const SpendLogFilter& f) override {
+    writer_.commit_spend_now();  // the rows still held for their batch
     Params args;
     const std::string where = spend_where(f, args);
     args.emplace_back(std::max<std::int64_t>(f.limit, 0));
@@ -1048,6 +1051,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<std::vector<SpendTotals>> query_spend_totals(const SpendTotalsQuery& q) override {
+    writer_.commit_spend_now();  // the rows still held for their batch
     Params args;
     std::string key;  // the grouping expression
     switch (q.by) {
@@ -1100,6 +1104,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<SpendLogRow> get_spend_log(const std::string& request_id) override {
+    writer_.commit_spend_now();  // the rows still held for their batch
     if (request_id.empty())
       return std::unexpected(make_error(StoreErrorCode::invalid, "request_id is required", "request_id"));
     auto rows = query_spend_logs({.request_id = request_id, .limit = 1});
@@ -1110,6 +1115,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<GlobalSpend> global_spend(std::optional<std::int64_t> start, std::optional<std::int64_t> end) override {
+    writer_.commit_spend_now();  // the rows still held for their batch
     const Params range{start.value_or(std::numeric_limits<std::int64_t>::min()),
                        end.value_or(std::numeric_limits<std::int64_t>::max())};
     const std::string where = " FROM spend_logs WHERE start_ms >= ? AND start_ms < ?";

@@ -3,6 +3,7 @@
 /// member's SQL, record mapping, validation, migrations, recovery and the group-commit writer
 /// live here once; a backend only supplies connections (store/sql.hpp). See docs/storage.md.
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -24,6 +25,11 @@ struct SqlStoreOptions {
   /// Spend log rows waiting for the writer beyond this are dropped and counted (ledger records
   /// are never dropped).
   std::size_t max_pending_spend_rows = 100000;
+  /// Spend rows are committed in batches of their own, off the requests' path, once this many
+  /// wait or the oldest has waited `spend_linger` (GroupCommitWriter::Options). Readers of the
+  /// spend log (query_spend_logs, spend reports, global spend) commit the waiting rows first.
+  std::size_t spend_batch_rows = 512;
+  std::chrono::milliseconds spend_linger{100};
 };
 
 /// Migrates the database behind `backend` (each missing script in its own TxnMode::migrate
