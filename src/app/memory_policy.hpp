@@ -19,11 +19,12 @@ namespace tollgate::app {
 void tune_allocator() noexcept;
 
 /// Starts a once-a-second check on `ioc` (it runs as long as `ioc` does): when no request is in
-/// flight now nor was a second ago, and the allocator holds `free_growth_bytes` more free than
-/// after the last trim, malloc_trim(0) gives the free pages of every arena back (madvise). It
-/// never runs while requests are in flight, so the request path never waits on it. `in_flight`
-/// reads the requests in flight (thread-safe; http::Server::in_flight).
+/// flight now nor was a second ago, the resident size is `growth_bytes` above what it was after
+/// the last trim (or its lowest since), and the allocator holds more than `growth_bytes` free,
+/// malloc_trim(0) gives the free pages of every arena back (madvise). It never runs while
+/// requests are in flight, so the request path never waits on it. `in_flight` reads the
+/// requests in flight (thread-safe; http::Server::in_flight).
 void start_idle_trim(boost::asio::io_context& ioc, std::function<std::size_t()> in_flight,
-                     std::uint64_t free_growth_bytes = 4u << 20);
+                     std::uint64_t growth_bytes = 4u << 20);
 
 }  // namespace tollgate::app

@@ -1,5 +1,6 @@
 #include "http/client.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include <sys/socket.h>
@@ -135,9 +136,12 @@ struct Exchange::State {
   UpstreamPool* pool = nullptr;
   std::unique_ptr<Connection> conn;
   std::optional<bhttp::response_parser<bhttp::buffer_body>> parser;
-  // Default-initialised: the read buffer needs no zeroing.
-  std::unique_ptr<char[]> chunk = std::make_unique_for_overwrite<char[]>(kChunk);
-  static constexpr std::size_t kChunk = 16384;
+  // The body read buffer, default-initialised (no zeroing). It starts small, so that a stream
+  // of short events holds little per exchange, and doubles each time a read fills it (a large
+  // answer is then read in up to kMaxChunk at a time).
+  std::unique_ptr<char[]> chunk;
+  std::size_t chunk_size = 0;
+  static constexpr std::size_t kMinChunk = 2048, kMaxChunk = 65536;
   bool cancelled = false;
   bool failed = false;
 };
@@ -300,19 +304,29 @@ net::awaitable<std::expected<std::size_t, TransportError>> Exchange::read_some(s
   auto& conn = *s.conn;
   conn.lowest().expires_at(deadline);
   for (;;) {
+    if (!s.chunk) {
+      // Sized to the announced body when it is known and small.
+      const auto len = s.parser->content_length();
+      s.chunk_size = std::clamp<std::size_t>(len ? static_cast<std::size_t>(*len) : 0, State::kMinChunk, State::kMaxChunk);
+      s.chunk = std::make_unique_for_overwrite<char[]>(s.chunk_size);
+    }
     auto& body = s.parser->get().body();
     body.data = s.chunk.get();
-    body.size = State::kChunk;
+    body.size = s.chunk_size;
     auto op = std::visit([&](auto& st) { return bhttp::async_read_some(st, conn.buffer, *s.parser, use_nothrow); },
                          conn.stream);
     auto [ec, n] = co_await std::move(op);
     if (ec == bhttp::error::need_buffer) ec = {};
-    const std::size_t got = State::kChunk - s.parser->get().body().size;
+    const std::size_t got = s.chunk_size - s.parser->get().body().size;
     if (ec) {
       s.failed = true;
       co_return R(std::unexpect, make_error(read_error_kind(ec, s.cancelled), true, "reading the response failed: " + ec.message()));
     }
     out.append(s.chunk.get(), got);
+    if (got == s.chunk_size && s.chunk_size < State::kMaxChunk) {
+      s.chunk_size *= 2;
+      s.chunk = std::make_unique_for_overwrite<char[]>(s.chunk_size);
+    }
     if (got > 0 || s.parser->is_done()) co_return got;
   }
 }

@@ -1304,7 +1304,10 @@ class SqlStore final : public Store {
       else rows.push_back(&std::get<GroupCommitWriter::SpendItem>(item).row);
     }
     const std::size_t per_row = static_cast<std::size_t>(spend_columns().count());
-    const std::size_t chunk_rows = std::max<std::size_t>(1, kParamBudget / per_row);
+    // A server engine takes many rows per statement (one round trip); an embedded one runs one
+    // prepared single-row statement per row, which it parses once and keeps.
+    const std::size_t chunk_rows =
+        backend_->one_statement_writes() ? std::max<std::size_t>(1, kParamBudget / per_row) : 1;
     std::vector<Statement> spend;
     const std::string one = "(" + placeholders(spend_columns().count()) + ")";
     for (std::size_t i = 0; i < rows.size(); i += chunk_rows) {

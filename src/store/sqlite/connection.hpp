@@ -1,0 +1,55 @@
+#pragma once
+/// One SQLite connection with its prepared statements (a sql::Connection; store/sql.hpp), and the
+/// mapping of SQLite's errors to StoreError.
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "store/sql.hpp"
+#include "store/sqlite/db.hpp"
+#include "store/store.hpp"
+
+namespace tollgate::store::sqlite {
+
+/// `what: message`, coded: a UNIQUE or PRIMARY KEY violation is `conflict` with the column in
+/// `field` ("keys.key_alias" → "key_alias"); NOT NULL, CHECK, TOOBIG and MISMATCH are `invalid`;
+/// anything else (busy, I/O, full) is `unavailable`.
+StoreError to_store_error(const DbError& e, std::string_view what);
+
+/// A connection whose statements are prepared once and kept, by SQL text. Only texts of at most
+/// kMaxCachedText bytes are kept: the store's own statements are a small fixed set, while a
+/// multi-row INSERT (one text per row count, its program growing with the rows) is prepared for
+/// its one use, so the cache cannot grow with the batch sizes seen. Not thread-safe (one user at
+/// a time; the backend holds a mutex per connection).
+class SqliteConnection final : public sql::Connection {
+ public:
+  static constexpr std::size_t kMaxCachedText = 2048;
+
+  /// The database handle (opened by the caller with Db::open).
+  Db& db() { return db_; }
+
+  StoreResult<sql::Result> run(std::string_view text, const sql::Params& params, std::string_view what) override;
+  StoreResult<void> script(std::string_view text, std::string_view what) override;
+  /// `BEGIN IMMEDIATE` for a write transaction (it takes the write lock at once, waiting up to
+  /// busy_timeout, so it never fails half-way for a lock), `BEGIN` for a read one.
+  StoreResult<void> begin(sql::TxnMode mode, std::string_view what) override;
+  /// A COMMIT that fails (busy, I/O) is rolled back.
+  StoreResult<void> commit(std::string_view what) override;
+  void rollback() noexcept override;
+
+  /// Statements kept prepared now.
+  std::size_t cached_statements() const noexcept;
+
+ private:
+  struct TextHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const noexcept { return std::hash<std::string_view>{}(v); }
+  };
+  Db db_;  // declared first: closed after the statements are finalized
+  std::unordered_map<std::string, Stmt, TextHash, std::equal_to<>> cache_;
+};
+
+}  // namespace tollgate::store::sqlite
