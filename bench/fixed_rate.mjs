@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 
 function parseArgs(argv) {
   const o = { url: '', rate: 500, duration: 10, warmup: 1, connections: 32, mode: 'fixed', key: '', model: 'bench-model',
-              stream: false, maxTokens: 16, samples: '' };
+              stream: false, maxTokens: 16, samples: '', headers: {} };
   for (let i = 2; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
@@ -41,10 +41,11 @@ function parseArgs(argv) {
       case '--stream': o.stream = true; break;
       case '--max-tokens': o.maxTokens = Number(next()); break;
       case '--samples': o.samples = next(); break;
+      case '--header': { const h = next(); const i = h.indexOf(':'); o.headers[h.slice(0, i).trim()] = h.slice(i + 1).trim(); break; }
       default: console.error(`fixed_rate.mjs: unknown option ${a}`); process.exit(2);
     }
   }
-  if (!o.url) { console.error('usage: fixed_rate.mjs --url URL [--rate 500] [--duration 10] [--warmup 1] [--connections 32] [--mode fixed|max] [--key K] [--model M] [--stream] [--samples FILE]'); process.exit(2); }
+  if (!o.url) { console.error('usage: fixed_rate.mjs --url URL [--rate 500] [--duration 10] [--warmup 1] [--connections 32] [--mode fixed|max] [--key K] [--model M] [--stream] [--samples FILE] [--header 'Name: value' ...]'); process.exit(2); }
   return o;
 }
 
@@ -57,7 +58,7 @@ const body = Buffer.from(JSON.stringify({
   max_tokens: opt.maxTokens,
   ...(opt.stream ? { stream: true } : {}),
 }));
-const headers = { 'content-type': 'application/json', 'content-length': body.length };
+const headers = { 'content-type': 'application/json', 'content-length': body.length, ...opt.headers };
 if (opt.key) headers.authorization = `Bearer ${opt.key}`;
 const agent = new http.Agent({ keepAlive: true, maxSockets: opt.connections, maxFreeSockets: opt.connections, scheduling: 'lifo' });
 const reqOptions = { host: url.hostname, port: url.port || 80, path: url.pathname + url.search, method: 'POST', headers, agent };

@@ -69,6 +69,7 @@ function pooledFixed(t) {
 }
 
 const targets = ['direct', 'nginx', 'tollgate', 'tollgate+budget', 'tollgate+telemetry'];
+if (read('portkey-wrk.txt')) targets.push('portkey');  // bench/run.sh --portkey: the peer
 const T = {};
 for (const t of targets) {
   T[t] = {
@@ -157,6 +158,7 @@ out('|---|---:|---:|---:|');
 out(`| tollgate-mock (direct target) | — | ${mb(T.direct.rss)} | ${mb(T.direct.hwm)} |`);
 out(`| nginx (master + ${meta.nginx_workers} workers, summed) | ${mb(meta.nginx_idle_rss_kb)} | ${mb(T.nginx.rss)} | ${mb(T.nginx.hwm)} |`);
 out(`| tollgate (serves both Tollgate targets) | ${mb(meta.tollgate_idle_rss_kb)} | ${mb(T.tollgate.rss)} | ${mb(T.tollgate.hwm)} |`);
+if (T.portkey) out(`| portkey (Node) | ${mb(meta.portkey_idle_rss_kb)} | ${mb(T.portkey.rss)} | ${mb(T.portkey.hwm)} |`);
 out();
 
 const thrRatio = T.tollgate.wrk?.ok_rps && T.nginx.wrk?.ok_rps ? T.tollgate.wrk.ok_rps / T.nginx.wrk.ok_rps : null;
@@ -235,6 +237,43 @@ if (micro) {
     const isRs = x.name.startsWith('BM_ReserveSettle');
     out(`| ${x.name} | ${int(x.iterations)} | ${isRs ? f1(nsPer(x)) : f1(x.real_time)} | ${f1(x.cpu_time)} | ${isRs && scopeOnly && x.threads === 1 ? f1(nsPer(x) - scopeOnly.real_time) : '—'} |`);
   }
+  out();
+}
+
+// ---- Issue 16: everything on, side by side with nginx (and the peer when measured)
+{
+  const nRps = T.nginx.wrk?.ok_rps, bx = T[B].fixed;
+  const bAdd = { p50: added(bx, 'p50'), p99: added(bx, 'p99') };
+  const rB = nRps && T[B].wrk?.ok_rps ? T[B].wrk.ok_rps / nRps : null;
+  const rT = nRps && T.tollgate.wrk?.ok_rps ? T.tollgate.wrk.ok_rps / nRps : null;
+  const l50 = nA.p50 > 0 && bAdd.p50 !== null ? bAdd.p50 / nA.p50 : null;
+  const l99 = nA.p99 > 0 && bAdd.p99 !== null ? bAdd.p99 / nA.p99 : null;
+  const cpuB = cpuPer(B);
+  if (T.portkey) {
+    out('### Peers side by side (the same simulator, body, connections and runs)');
+    out();
+    out('| target | req/s at 32 connections (2xx) | vs nginx | CPU µs per request | fixed-rate added p50 ms | added p99 ms | peak RSS |');
+    out('|---|---:|---:|---:|---:|---:|---:|');
+    for (const t of ['nginx', 'tollgate', B, 'portkey']) {
+      const x = T[t];
+      const hwm = t === 'nginx' ? T.nginx.hwm : t === 'portkey' ? T.portkey.hwm : T.tollgate.hwm;
+      out(`| ${t}${t === 'portkey' ? ` (@portkey-ai/gateway ${meta.portkey || ''}, Node ${meta.node})` : ''} | ${int(x.wrk?.ok_rps)} | ${nRps && x.wrk?.ok_rps ? f2(x.wrk.ok_rps / nRps) : 'n/a'} | ${f1(cpuPer(t))} | ${signed(added(x.fixed, 'p50'))} | ${signed(added(x.fixed, 'p99'))} | ${mb(hwm)} |`);
+    }
+    out();
+    out('Portkey gets no key and no budget (it has none in its open-source gateway); the Tollgate rows are with the master key (no budget) and with a budgeted key.');
+    out();
+  }
+  out('### Goals (issue 16, "Performance with everything on")');
+  out();
+  out('| goal | measured | result |');
+  out('|---|---|---|');
+  out(`| throughput with a budgeted key ≥ 0.5× nginx's | ${f2(rB)}× (${int(T[B].wrk?.ok_rps)} / ${int(nRps)}) | ${rB === null ? 'n/a' : pass(rB >= 0.5)} |`);
+  out(`| throughput without budgets ≥ 0.7× nginx's | ${f2(rT)}× (${int(T.tollgate.wrk?.ok_rps)} / ${int(nRps)}) | ${rT === null ? 'n/a' : pass(rT >= 0.7)} |`);
+  out(`| added p50 with budgets ≤ 2× nginx's added p50 (${meta.rate} req/s) | ${l50 === null ? 'n/a' : f2(l50) + '×'} (${f3(bAdd.p50)} vs ${f3(nA.p50)} ms) | ${l50 === null ? 'n/a' : pass(l50 <= 2)} |`);
+  out(`| added p99 with budgets ≤ 3× nginx's added p99 | ${l99 === null ? 'n/a' : f2(l99) + '×'} (${f3(bAdd.p99)} vs ${f3(nA.p99)} ms) | ${l99 === null ? 'n/a' : pass(l99 <= 3)} |`);
+  out(`| CPU per request with budgets ≤ 40 µs (throughput run) | ${f1(cpuB)} µs | ${cpuB === null ? 'n/a' : pass(cpuB <= 40)} |`);
+  out(`| idle RSS ≤ 30 MB | ${(meta.tollgate_idle_rss_kb / 1024).toFixed(1)} MB | ${pass(meta.tollgate_idle_rss_kb / 1024 <= 30)} |`);
+  out('| 10,000 concurrent SSE streams ≤ 300 MB, back to ≤ 2× idle after | bench/streams_memory.sh (its own section) | — |');
   out();
 }
 

@@ -2,7 +2,8 @@
 # Tollgate load benchmark: direct-to-simulator vs. nginx reverse proxy vs. Tollgate (master key,
 # no budget) vs. Tollgate with a budgeted virtual key ("tollgate+budget": admission + durable ledger).
 #
-#   bench/run.sh [--build-dir DIR] [--write-results] [--duration S] [--rate RPS] [--no-stream] [--no-micro] [--keep-tmp]
+#   bench/run.sh [--build-dir DIR] [--write-results] [--duration S] [--rate RPS] [--no-stream] [--no-micro]
+#                [--portkey PATH] [--keep-tmp]
 #
 # Starts tollgate-mock (zero latency), Tollgate and Debian's nginx on free loopback ports, all on
 # this machine in this run; creates a virtual key with max_budget through Tollgate's admin API;
@@ -11,7 +12,9 @@
 # at 32 connections (wrk) and a short streaming throughput run; then latency at a fixed offered
 # rate (bench/fixed_rate.mjs) in rounds interleaved over the targets; then the peak RSS of each
 # process, Tollgate's group-commit figures (GET /tollgate/stats) and, if it is built, the ledger
-# micro benchmark. Prints a markdown report with ratios and the goals of issues 2 and 3;
+# micro benchmark. With --portkey PATH (the `build/start-server.js` of npm's @portkey-ai/gateway;
+# bench/README.md) Portkey's gateway is measured as a peer in the same runs, routed to the same
+# simulator by its x-portkey-provider / x-portkey-custom-host headers. Prints a markdown report with ratios and the goals of issues 2 and 3;
 # --write-results also puts it in bench/RESULTS.md (a section per date, replaced on re-runs).
 # Environment: BUILD_DIR, DURATION, WARMUP, RATE, ROUNDS, LAT_DURATION, STREAM_DURATION,
 # MOCK_THREADS (defaults below). See bench/README.md. Every process started here is stopped on
@@ -38,6 +41,7 @@ CPU_RATE="${CPU_RATE:-1500}"     # offered rate of the telemetry CPU rounds, req
 CPU_ROUNDS="${CPU_ROUNDS:-6}"    # telemetry CPU rounds, each tollgate then tollgate+telemetry
 CPU_DURATION="${CPU_DURATION:-4}"  # seconds per target per telemetry CPU round
 MASTER_KEY="sk-bench-master-key"
+PORTKEY=""                     # --portkey: Portkey's start-server.js (a peer target), or empty
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -49,6 +53,7 @@ while [[ $# -gt 0 ]]; do
     --no-stream) STREAM=0; shift ;;
     --no-micro) MICRO=0; shift ;;
     --keep-tmp) KEEP_TMP=1; shift ;;
+    --portkey) PORTKEY="$(realpath "$2")"; shift 2 ;;
     -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -263,6 +268,28 @@ done
 NGINX_IDLE_RSS_KB="$(rss_tree_kb "$NGINX_PID" VmRSS)"
 log "nginx pid $NGINX_PID on port $NGINX_PORT ($NPROC workers)"
 
+# The peer (--portkey): Portkey's open-source gateway on Node, routed to the same simulator by
+# its headers. Its own logs and UI off where it has a switch (--headless).
+PK_PID=""; PK_PORT=""; PK_IDLE_RSS_KB=0; PORTKEY_UPSTREAM="http://127.0.0.1:$MOCK_PORT/v1"
+if [[ -n $PORTKEY ]]; then
+  PK_PORT="$(free_port)"
+  node "$PORTKEY" --port "$PK_PORT" --headless >"$TMP/portkey.out" 2>"$TMP/portkey.err" &
+  PK_PID=$!; PIDS+=("$PK_PID")
+  for i in $(seq 1 200); do
+    code="$(curl -sS -o /dev/null -w '%{http_code}' -H 'content-type: application/json' -H 'authorization: Bearer sk-x' \
+      -H 'x-portkey-provider: openai' -H "x-portkey-custom-host: $PORTKEY_UPSTREAM" \
+      -d '{"model":"bench-model","messages":[{"role":"user","content":"hi"}],"max_tokens":16}' \
+      "http://127.0.0.1:$PK_PORT/v1/chat/completions" 2>/dev/null || echo 000)"
+    [[ $code == 200 ]] && break
+    kill -0 "$PK_PID" 2>/dev/null || { echo "run.sh: portkey exited:" >&2; cat "$TMP/portkey.err" >&2; exit 1; }
+    [[ $i == 200 ]] && { echo "run.sh: portkey did not answer 200 within 20 s (last $code)" >&2; exit 1; }
+    sleep 0.1
+  done
+  sleep 0.5
+  PK_IDLE_RSS_KB="$(rss_tree_kb "$PK_PID" VmRSS)"
+  log "portkey pid $PK_PID on port $PK_PORT (upstream $PORTKEY_UPSTREAM), idle VmRSS ${PK_IDLE_RSS_KB} kB"
+fi
+
 # Smoke test: one request through each target must succeed.
 BODY='{"model":"bench-model","messages":[{"role":"user","content":"hi"}],"max_tokens":16}'
 for port in "$MOCK_PORT" "$NGINX_PORT" "$TG_PORT"; do
@@ -318,9 +345,11 @@ run node "$BENCH/fixed_rate.mjs" --mode max --url "http://127.0.0.1:$MOCK_PORT/v
 # failures and cools the (only) deployment down for cooldown_time (5 s): see bench/README.md.
 wait_ready() {
   local name="$1" url="$2" what="$3" key="$4" t0 t1 code=000
+  local -a extra=()
+  [[ $name == portkey ]] && extra=(-H "x-portkey-provider: openai" -H "x-portkey-custom-host: $PORTKEY_UPSTREAM")
   t0="$(date +%s.%N)"
   for _ in $(seq 1 100); do
-    code="$(curl -sS -o /dev/null -w '%{http_code}' -H 'content-type: application/json' \
+    code="$(curl -sS -o /dev/null -w '%{http_code}' -H 'content-type: application/json' "${extra[@]}" \
       -H "authorization: Bearer $key" -d "$BODY" "$url" 2>/dev/null || echo 000)"
     [[ $code == 200 ]] && break
     sleep 0.2
@@ -342,6 +371,9 @@ throughput_target() {
   local url="http://127.0.0.1:$port/v1/chat/completions"
   local before after
   : >"$RES/$name-recovery.txt"
+  local hdrs=""
+  [[ $name == portkey ]] && hdrs="x-portkey-provider: openai|x-portkey-custom-host: $PORTKEY_UPSTREAM"
+  export BENCH_HEADERS="$hdrs"
   log "$name: warm-up ${WARMUP}s"
   BENCH_KEY="$key" run wrk -t"$WRK_THREADS" -c"$CONNS" -d"${WARMUP}s" -s "$BENCH/chat.lua" "$url" >"$RES/$name-warmup.txt"
   wait_ready "$name" "$url" after-warmup "$key"
@@ -367,8 +399,10 @@ throughput_target() {
 latency_round() {
   local name="$1" port="$2" round="$3" key="$4"
   local url="http://127.0.0.1:$port/v1/chat/completions"
+  local -a hargs=()
+  [[ $name == portkey ]] && hargs=(--header "x-portkey-provider: openai" --header "x-portkey-custom-host: $PORTKEY_UPSTREAM")
   run node "$BENCH/fixed_rate.mjs" --url "$url" --rate "$RATE" --duration "$LAT_DURATION" --warmup 1 \
-    --connections "$CONNS" --key "$key" --samples "$RES/$name-fixed-r$round.samples" >"$RES/$name-fixed-r$round.json"
+    --connections "$CONNS" --key "$key" "${hargs[@]}" --samples "$RES/$name-fixed-r$round.samples" >"$RES/$name-fixed-r$round.json"
   log "$name: round $round: $(node -e 'const j=require(process.argv[1]);console.log(`${j.achieved_rps} req/s, p50 ${j.latency_ms.p50} p90 ${j.latency_ms.p90} p99 ${j.latency_ms.p99} ms, non-2xx ${j.non2xx}, errors ${j.errors}`)' "$RES/$name-fixed-r$round.json")"
 }
 
@@ -380,6 +414,7 @@ tg_stats "$RES/tg-stats-before-budget-throughput.json"
 throughput_target tollgate+budget "$TG_PORT" "$TG_PID" "$BUDGET_KEY"
 tg_stats "$RES/tg-stats-after-throughput.json"
 throughput_target tollgate+telemetry "$TT_PORT" "$TT_PID" "$MASTER_KEY"
+[[ -n $PORTKEY ]] && throughput_target portkey "$PK_PORT" "$PK_PID" "$MASTER_KEY"
 
 # Phase 2: latency at a fixed rate, interleaved rounds so that drift hits every target alike.
 for round in $(seq 1 "$ROUNDS"); do
@@ -391,6 +426,7 @@ for round in $(seq 1 "$ROUNDS"); do
   latency_round tollgate+telemetry "$TT_PORT" "$round" "$MASTER_KEY"
   latency_round tollgate+otel-hung "$OH_PORT" "$round" "$MASTER_KEY"
   latency_round tollgate+otel-down "$OD_PORT" "$round" "$MASTER_KEY"
+  [[ -n $PORTKEY ]] && latency_round portkey "$PK_PORT" "$round" "$MASTER_KEY"
 done
 for t in otel-hung:$OH_PORT otel-down:$OD_PORT; do
   curl -fsS "http://127.0.0.1:${t#*:}/metrics" -H "authorization: Bearer $MASTER_KEY" 2>/dev/null \
@@ -420,7 +456,7 @@ wc -l <"$TMP/access.jsonl" >"$RES/access-lines.txt" 2>/dev/null || true
 tg_stats "$RES/tg-stats-end.json"
 curl -fsS -H "authorization: Bearer $MASTER_KEY" "http://127.0.0.1:$TG_PORT/key/info?key=$BUDGET_KEY" >"$RES/budget-key-info.json" 2>/dev/null || true
 
-for t in direct:$MOCK_PID nginx:$NGINX_PID tollgate:$TG_PID; do
+for t in direct:$MOCK_PID nginx:$NGINX_PID tollgate:$TG_PID ${PK_PID:+portkey:$PK_PID}; do
   name="${t%%:*}"; pid="${t##*:}"
   kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name (pid $pid) died" >&2; exit 1; }
   rss_tree_kb "$pid" VmHWM >"$RES/$name-hwm-kb.txt"
@@ -460,7 +496,9 @@ cat >"$RES/meta.json" <<EOF
   "cpu_rate": $CPU_RATE, "cpu_rounds": $CPU_ROUNDS, "cpu_duration_s": $CPU_DURATION,
   "mock_threads": $MOCK_THREADS, "tollgate_threads": $NPROC, "nginx_workers": $NPROC,
   "loadavg_start": "$LOADAVG_START", "loadavg_end": "$(cut -d' ' -f1-3 /proc/loadavg)",
-  "tollgate_idle_rss_kb": $TG_IDLE_RSS_KB, "nginx_idle_rss_kb": $NGINX_IDLE_RSS_KB
+  "tollgate_idle_rss_kb": $TG_IDLE_RSS_KB, "nginx_idle_rss_kb": $NGINX_IDLE_RSS_KB,
+  "portkey": "$([[ -n $PORTKEY ]] && node -e 'console.log(require(process.argv[1]).version)' "$(dirname "$(dirname "$PORTKEY")")/package.json" 2>/dev/null)",
+  "portkey_idle_rss_kb": $PK_IDLE_RSS_KB
 }
 EOF
 

@@ -538,6 +538,9 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerSta
     }
     stream.expires_never();
     Request req = parser.release();
+    // Nothing pipelined behind this request: the read buffer (8 KiB or more) is given back for
+    // the time the handler runs, which for a stream is its whole length.
+    if (buf.size() == 0) buf.shrink_to_fit();
     // While draining every response says `Connection: close` (begin_drain also clears it on
     // the writers of requests already in flight).
     ResponseWriter writer(stream, lim.idle_timeout, req.keep_alive() && !st.draining, req.version());
