@@ -45,7 +45,7 @@ function parseArgs(argv) {
       default: console.error(`fixed_rate.mjs: unknown option ${a}`); process.exit(2);
     }
   }
-  if (!o.url) { console.error('usage: fixed_rate.mjs --url URL [--rate 500] [--duration 10] [--warmup 1] [--connections 32] [--mode fixed|max] [--key K] [--model M] [--stream] [--samples FILE] [--header 'Name: value' ...]'); process.exit(2); }
+  if (!o.url) { console.error('usage: fixed_rate.mjs --url URL [--rate 500] [--duration 10] [--warmup 1] [--connections 32] [--mode fixed|max] [--key K] [--model M] [--stream] [--samples FILE] [--header "Name: value" ...]'); process.exit(2); }
   return o;
 }
 

@@ -273,7 +273,7 @@ log "nginx pid $NGINX_PID on port $NGINX_PORT ($NPROC workers)"
 PK_PID=""; PK_PORT=""; PK_IDLE_RSS_KB=0; PORTKEY_UPSTREAM="http://127.0.0.1:$MOCK_PORT/v1"
 if [[ -n $PORTKEY ]]; then
   PK_PORT="$(free_port)"
-  node "$PORTKEY" --port "$PK_PORT" --headless >"$TMP/portkey.out" 2>"$TMP/portkey.err" &
+  node "$PORTKEY" --port="$PK_PORT" --headless >"$TMP/portkey.out" 2>"$TMP/portkey.err" &
   PK_PID=$!; PIDS+=("$PK_PID")
   for i in $(seq 1 200); do
     code="$(curl -sS -o /dev/null -w '%{http_code}' -H 'content-type: application/json' -H 'authorization: Bearer sk-x' \
