@@ -25,11 +25,16 @@ std::pair<std::string, sql::Params> insert(int rows, int& next) {
   return {text, params};
 }
 
+/// Opens `c` on a new database in `dir` holding the table `t (a, b)`.
+void open_with_table(const testing::TempDir& dir, SqliteConnection& c) {
+  ASSERT_FALSE(Db::open(dir.file("c.db"), c.db()));
+  ASSERT_TRUE(c.script("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT NOT NULL)", "create"));
+}
+
 TEST(SqliteConnection, ShortStatementsAreKeptLongOnesPreparedForTheirOneUse) {
   testing::TempDir dir;
   SqliteConnection c;
-  ASSERT_FALSE(Db::open(dir.file("c.db"), c.db()));
-  ASSERT_TRUE(c.script("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT NOT NULL)", "create"));
+  open_with_table(dir, c);
   int next = 0;
   const auto small = insert(2, next);
   ASSERT_LE(small.first.size(), SqliteConnection::kMaxCachedText);
@@ -60,8 +65,7 @@ TEST(SqliteConnection, ShortStatementsAreKeptLongOnesPreparedForTheirOneUse) {
 TEST(SqliteConnection, AnErrorInALongStatementIsReportedAndTheConnectionGoesOn) {
   testing::TempDir dir;
   SqliteConnection c;
-  ASSERT_FALSE(Db::open(dir.file("c.db"), c.db()));
-  ASSERT_TRUE(c.script("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT NOT NULL)", "create"));
+  open_with_table(dir, c);
   int next = 0;
   auto big = insert(300, next);
   ASSERT_TRUE(c.run(big.first, big.second, "insert"));
