@@ -165,18 +165,54 @@ std::string Gateway::protocol_error_body(int status, std::string_view message) {
   return openai_error_json(core::Error::caller(status, type, std::string(message)));
 }
 
+// A coroutine keeps every local of every branch in its frame (GCC), and the frame of the call that
+// is serving a stream lives as long as the stream: so `handle` only picks the path, the model
+// calls' frame holds what they need, and everything else is in `serve_other`.
 net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w) {
   const auto path = path_of(req.target());
-  const bool is_chat = path == "/v1/chat/completions" || path == "/chat/completions" ||
-                       path == "/openai/v1/chat/completions";
-  const bool is_embeddings = path == "/v1/embeddings" || path == "/embeddings" || path == "/openai/v1/embeddings";
-  const bool is_completions = path == "/v1/completions" || path == "/completions" || path == "/openai/v1/completions";
-  const bool is_messages = path == "/v1/messages" || path == "/anthropic/v1/messages";
-  const bool is_responses = path == "/v1/responses" || path == "/responses" || path == "/openai/v1/responses";
-  const bool is_models = path == "/v1/models" || path == "/models";
-  const bool is_health = path == "/health/liveliness" || path == "/health/liveness" || path == "/health/readiness";
+  if (auto api = model_call_of(path)) co_await serve_model_call(req, w, path, *api);
+  else co_await serve_other(req, w, path);
+}
+
+std::optional<Gateway::ModelCall> Gateway::model_call_of(std::string_view path) {
+  if (path == "/v1/chat/completions" || path == "/chat/completions" || path == "/openai/v1/chat/completions")
+    return ModelCall::chat;
+  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/openai/v1/embeddings") return ModelCall::embeddings;
+  if (path == "/v1/completions" || path == "/completions" || path == "/openai/v1/completions") return ModelCall::completions;
+  if (path == "/v1/messages" || path == "/anthropic/v1/messages") return ModelCall::messages;
+  if (path == "/v1/responses" || path == "/responses" || path == "/openai/v1/responses") return ModelCall::responses;
+  return std::nullopt;
+}
+
+net::awaitable<void> Gateway::serve_model_call(http::Request& req, http::ResponseWriter& w, std::string_view path,
+                                               ModelCall api) {
+  const bool is_messages = api == ModelCall::messages;
   const Format fmt = is_messages ? Format::anthropic : Format::openai;
   // The snapshot this request runs on, to its end (a config reload installs the next one).
+  auto services = live_->current();
+  if (auto early = route_check(req, path, !is_messages, is_messages, false, false, fmt)) {
+    co_await w.send(std::move(*early));
+    co_return;
+  }
+  // Authenticate (master key or virtual key) before anything else is looked at.
+  auto principal = co_await authenticate_fresh(req);
+  if (!principal) {
+    co_await w.send(auth_error_response(std::move(principal.error()), fmt));
+    co_return;
+  }
+  if (is_messages) co_await messages(std::move(services), req, w, std::move(*principal));
+  else if (api == ModelCall::responses) co_await responses(std::move(services), req, w, std::move(*principal));
+  else
+    co_await openai_call(std::move(services), req, w, std::move(*principal),
+                         api == ModelCall::embeddings    ? providers::CallApi::embeddings
+                         : api == ModelCall::completions ? providers::CallApi::completions
+                                                         : providers::CallApi::chat);
+}
+
+net::awaitable<void> Gateway::serve_other(http::Request& req, http::ResponseWriter& w, std::string_view path) {
+  const bool is_models = path == "/v1/models" || path == "/models";
+  const bool is_health = path == "/health/liveliness" || path == "/health/liveness" || path == "/health/readiness";
+  const Format fmt = Format::openai;
   const auto services = live_->current();
 
   if (is_ui_path(path)) {
@@ -230,7 +266,7 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_await w.send(std::move(res));
     co_return;
   }
-  if (auto early = route_check(req, path, is_chat || is_embeddings || is_completions || is_responses, is_messages, is_models, is_health, fmt)) {
+  if (auto early = route_check(req, path, false, false, is_models, is_health, fmt)) {
     co_await w.send(std::move(*early));
     co_return;
   }
@@ -253,13 +289,9 @@ net::awaitable<void> Gateway::handle(http::Request& req, http::ResponseWriter& w
     co_await w.send(std::move(res));
     co_return;
   }
-  if (is_messages) co_await messages(services, req, w, std::move(*principal));
-  else if (is_responses) co_await responses(services, req, w, std::move(*principal));
-  else
-    co_await openai_call(services, req, w, std::move(*principal),
-                         is_embeddings    ? providers::CallApi::embeddings
-                         : is_completions ? providers::CallApi::completions
-                                          : providers::CallApi::chat);
+  // route_check answered every other path (404 or 405) above.
+  auto e = core::Error::caller(404, "invalid_request_error", "unknown path " + std::string(path), {}, "not_found");
+  co_await w.send(json_response(404, error_json(fmt, e)));
 }
 
 namespace {

@@ -2,6 +2,8 @@
 /// The gateway's HTTP surface: routes requests to the OpenAI, Anthropic, model-list and health
 /// endpoints, authenticates, decodes, and hands every model call to the one attempt loop.
 
+#include <optional>
+#include <string_view>
 #include <atomic>
 #include <expected>
 #include <memory>
@@ -54,6 +56,16 @@ class Gateway {
   /// `api` (messages: translated to chat), or the error to answer in the endpoint's format.
   std::expected<pipeline::ChatCall, core::Error> prepare_call(const pipeline::Services& services, const http::Request& req,
                                                               providers::CallApi api, std::shared_ptr<const auth::Principal> principal);
+  /// The model APIs (their paths, LiteLLM's aliases included).
+  enum class ModelCall { chat, embeddings, completions, messages, responses };
+  /// Which model API `path` names; nullopt for every other path.
+  static std::optional<ModelCall> model_call_of(std::string_view path);
+  /// A model call: method check, authentication, then the call (its frame lives as long as a
+  /// stream it serves, so it holds only what a model call needs).
+  boost::asio::awaitable<void> serve_model_call(http::Request& req, http::ResponseWriter& w, std::string_view path,
+                                                ModelCall api);
+  /// Every other path: the UI, the admin and ops APIs, jobs, stored responses, health, models.
+  boost::asio::awaitable<void> serve_other(http::Request& req, http::ResponseWriter& w, std::string_view path);
   /// auth::authenticate for `req` (one key hash and lookup), against the identity index in
   /// force or, when it refuses a presented virtual key, the one in force after an identity
   /// refresh (waited for up to 200 ms without blocking this thread).

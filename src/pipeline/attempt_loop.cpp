@@ -78,36 +78,11 @@ class Run {
     return out;
   }
 
+  // go() stays small: its frame lives as long as the request (a stream's whole length), and a
+  // coroutine keeps every local of every branch in it; the branches are coroutines of their own.
   net::awaitable<RunOutcome> go() {
     set_budget();
-    rate_subjects_ = rate_subjects();
-    if (!rate_subjects_.empty()) {
-      auto& limiter = *st_.svc->limiter;
-      std::function<void(std::function<void(std::optional<policy::RateDenial>)>)> start =
-          [&limiter, subjects = rate_subjects_](std::function<void(std::optional<policy::RateDenial>)> done) {
-            limiter.acquire_async(subjects, std::move(done));
-          };
-      std::function<void(std::optional<policy::RateDenial>)> late = [&limiter, subjects = rate_subjects_](
-                                                                        std::optional<policy::RateDenial> d) {
-        if (!d) limiter.release(subjects, 0);  // admitted after the request gave up waiting
-      };
-      auto answer = co_await core::await_answer<std::optional<policy::RateDenial>>(std::move(start), st_.deadline, std::move(late));
-      std::optional<policy::RateDenial> denied =
-          answer ? std::move(*answer) : std::optional<policy::RateDenial>(policy::RateDenial{"gateway:rate_limits", "rate_limits_unavailable", std::chrono::milliseconds(1000)});
-      if (denied) {
-        auto err = core::Error::gateway(429, "rate_limit_exceeded",
-                                        "Rate limit exceeded: " + denied->limit + " of " + denied->subject.substr(0, denied->subject.find(':')) +
-                                            " reached; retry after " + std::to_string((denied->retry_after.count() + 999) / 1000) + " s",
-                                        "rate_limit_exceeded");
-        auto headers = response_headers(st_, std::nullopt);
-        headers.emplace_back("retry-after", std::to_string((denied->retry_after.count() + 999) / 1000));
-        st_.trace.outcome = "refused";
-        co_await st_.sink.send_error(err, headers);
-        finish_run(st_, false, 429);
-        co_return st_.outcome;
-      }
-      rate_admitted_ = true;
-    }
+    if (!co_await admit_rate_limits()) co_return st_.outcome;
     // The response cache: a hit is answered here, after the rate limits and before any budget.
     if (!st_.call.pin && co_await answer_from_cache(st_)) co_return st_.outcome;
     const auto& gp = st_.svc->policies->for_group(st_.call.model);
@@ -119,39 +94,8 @@ class Run {
     const bool can_degrade =
         st_.call.allow_degradation && !st_.call.pin && gp.degradation.mode != config::DegradationMode::none &&
         !self_target;
-    if (can_degrade) {
-      st_.feature_permit = st_.svc->circuits->acquire_feature(st_.metric_group);
-      if (st_.feature_permit == policy::Permit::denied) {
-        // The group cannot keep its budgets right now: its degradation mode answers directly.
-        st_.feature_permit = policy::Permit::closed;
-        st_.step_skip(st_.call.model, "feature circuit open");
-        const std::string why = "feature circuit of '" + st_.call.model + "' is open";
-        co_await degrader_.degrade(gp.degradation, why, std::nullopt);
-        co_return st_.outcome;
-      }
-    }
-    auto walk = co_await walk_targets();
-    // The feature circuit hears only what says something about the group: not the caller's own
-    // errors, not a client that left, not a deadline the caller tightened below the group's.
-    const bool neutral = walk.neutral || st_.gone || st_.cut || (!walk.met_budget && st_.caller_tightened_deadline);
-    if (can_degrade) {
-      if (neutral) st_.svc->circuits->release_feature(st_.metric_group, st_.feature_permit);
-      else st_.svc->circuits->on_feature_result(st_.metric_group, walk.met_budget, st_.feature_permit);
-      st_.feature_permit = policy::Permit::closed;
-    }
-    if (walk.answered) co_return st_.outcome;
-    if (st_.cut) {  // shutting down: no degraded answer, no deferred job; worth running again elsewhere
-      st_.step_stop("gateway shutting down: drain time over");
-      co_await fail_run(st_, shutdown_error());
-      st_.outcome.retryable = true;
-      co_return st_.outcome;
-    }
-    // A client stream that began (a cut nothing continued) takes no second answer.
-    if (can_degrade && walk.may_degrade && !(st_.client && st_.client->open())) {
-      co_await degrader_.degrade(gp.degradation, walk.why, walk.error);
-      co_return st_.outcome;
-    }
-    co_await fail_run(st_, walk.error);
+    if (can_degrade && co_await degraded_by_feature_circuit(gp)) co_return st_.outcome;
+    co_await end_walk(co_await walk_targets(), can_degrade, gp);
     co_return st_.outcome;
   }
 
@@ -194,6 +138,77 @@ class Run {
     };
     st_.caller_tightened_first_token = tightened(b.first_token_timeout, gp.budget.first_token_timeout);
     st_.caller_tightened_idle = tightened(b.stream_idle_timeout, gp.budget.stream_idle_timeout);
+  }
+
+  /// The rate limits of the key, user and team (waited for within the deadline); false when the
+  /// request was refused (its 429 is sent and the run finished).
+  net::awaitable<bool> admit_rate_limits() {
+    rate_subjects_ = rate_subjects();
+    if (rate_subjects_.empty()) co_return true;
+    auto& limiter = *st_.svc->limiter;
+    std::function<void(std::function<void(std::optional<policy::RateDenial>)>)> start =
+        [&limiter, subjects = rate_subjects_](std::function<void(std::optional<policy::RateDenial>)> done) {
+          limiter.acquire_async(subjects, std::move(done));
+        };
+    std::function<void(std::optional<policy::RateDenial>)> late = [&limiter, subjects = rate_subjects_](
+                                                                      std::optional<policy::RateDenial> d) {
+      if (!d) limiter.release(subjects, 0);  // admitted after the request gave up waiting
+    };
+    auto answer = co_await core::await_answer<std::optional<policy::RateDenial>>(std::move(start), st_.deadline, std::move(late));
+    std::optional<policy::RateDenial> denied =
+        answer ? std::move(*answer) : std::optional<policy::RateDenial>(policy::RateDenial{"gateway:rate_limits", "rate_limits_unavailable", std::chrono::milliseconds(1000)});
+    if (denied) {
+      auto err = core::Error::gateway(429, "rate_limit_exceeded",
+                                      "Rate limit exceeded: " + denied->limit + " of " + denied->subject.substr(0, denied->subject.find(':')) +
+                                          " reached; retry after " + std::to_string((denied->retry_after.count() + 999) / 1000) + " s",
+                                      "rate_limit_exceeded");
+      auto headers = response_headers(st_, std::nullopt);
+      headers.emplace_back("retry-after", std::to_string((denied->retry_after.count() + 999) / 1000));
+      st_.trace.outcome = "refused";
+      co_await st_.sink.send_error(err, headers);
+      finish_run(st_, false, 429);
+      co_return false;
+    }
+    rate_admitted_ = true;
+    co_return true;
+  }
+
+  /// The group's feature circuit: when it is open the group cannot keep its budgets right now and
+  /// its degradation mode answers directly (true: answered).
+  net::awaitable<bool> degraded_by_feature_circuit(const policy::GroupPolicy& gp) {
+    st_.feature_permit = st_.svc->circuits->acquire_feature(st_.metric_group);
+    if (st_.feature_permit != policy::Permit::denied) co_return false;
+    st_.feature_permit = policy::Permit::closed;
+    st_.step_skip(st_.call.model, "feature circuit open");
+    const std::string why = "feature circuit of '" + st_.call.model + "' is open";
+    co_await degrader_.degrade(gp.degradation, why, std::nullopt);
+    co_return true;
+  }
+
+  /// After the walk: the feature circuit hears the outcome, then an unanswered request is
+  /// degraded (where its failure allows) or failed.
+  net::awaitable<void> end_walk(Walk walk, bool can_degrade, const policy::GroupPolicy& gp) {
+    // The feature circuit hears only what says something about the group: not the caller's own
+    // errors, not a client that left, not a deadline the caller tightened below the group's.
+    const bool neutral = walk.neutral || st_.gone || st_.cut || (!walk.met_budget && st_.caller_tightened_deadline);
+    if (can_degrade) {
+      if (neutral) st_.svc->circuits->release_feature(st_.metric_group, st_.feature_permit);
+      else st_.svc->circuits->on_feature_result(st_.metric_group, walk.met_budget, st_.feature_permit);
+      st_.feature_permit = policy::Permit::closed;
+    }
+    if (walk.answered) co_return;
+    if (st_.cut) {  // shutting down: no degraded answer, no deferred job; worth running again elsewhere
+      st_.step_stop("gateway shutting down: drain time over");
+      co_await fail_run(st_, shutdown_error());
+      st_.outcome.retryable = true;
+      co_return;
+    }
+    // A client stream that began (a cut nothing continued) takes no second answer.
+    if (can_degrade && walk.may_degrade && !(st_.client && st_.client->open())) {
+      co_await degrader_.degrade(gp.degradation, walk.why, walk.error);
+      co_return;
+    }
+    co_await fail_run(st_, walk.error);
   }
 
   net::awaitable<Walk> walk_targets() {
