@@ -80,7 +80,8 @@ bool GroupCommitWriter::spend_due(Clock::time_point now) const {
 void GroupCommitWriter::commit_spend_now() {
   {
     std::lock_guard lk(mu_);
-    if (pending_spend_ == 0 || stop_) return;
+    // Nothing waiting and nothing being committed: every row appended before is readable.
+    if ((pending_spend_ == 0 && !spend_committing_) || stop_) return;
   }
   run<bool>([] { return true; });
 }
@@ -161,7 +162,10 @@ void GroupCommitWriter::loop() {
       tasks.swap(tasks_);
       // Held spend rows go now when due, before a task (a reader sees them) and when stopping.
       commit_held = stopping || !tasks.empty() || spend_due(Clock::now());
-      if (commit_held) pending_spend_ = 0;
+      if (commit_held) {
+        pending_spend_ = 0;
+        spend_committing_ = !held_.empty();  // until committed: a reader must wait for them
+      }
     }
     // Kept settles first and in a batch of their own: one that can never be written holds up
     // nothing else. When stopping they get one last try, then their callbacks report the failure
@@ -173,8 +177,12 @@ void GroupCommitWriter::loop() {
     }
     if (!batch.empty()) commit_batch(batch, !stopping);
     batch.clear();
-    if (commit_held && !held_.empty()) commit_batch(held_, !stopping);
-    if (commit_held) held_.clear();
+    if (commit_held && !held_.empty()) {
+      commit_batch(held_, !stopping);
+      held_.clear();
+      std::lock_guard lk(mu_);
+      spend_committing_ = false;
+    }
     for (auto& t : tasks) t();
     tasks.clear();
     if (stopping) {

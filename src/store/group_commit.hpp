@@ -129,6 +129,7 @@ class GroupCommitWriter {
   std::size_t pending_spend_ = 0;     ///< spend rows queued or held
   std::size_t queued_ledger_ = 0;     ///< ledger records in queue_
   Clock::time_point oldest_spend_{};  ///< when the oldest pending spend row was appended
+  bool spend_committing_ = false;     ///< held spend rows taken for a commit that has not ended
   bool stop_ = false;
   std::thread thread_;
 

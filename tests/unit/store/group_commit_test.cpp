@@ -136,6 +136,33 @@ TEST(GroupCommitWriter, TheBoundCountsHeldRows) {
   EXPECT_EQ(rec.spend_committed(), 2);
 }
 
+// A reader that comes while the writer is committing spend rows (their count already back to 0)
+// waits for that commit: it reads every row appended before its call.
+TEST(GroupCommitWriter, AReaderWaitsForSpendRowsBeingCommitted) {
+  std::promise<void> entered, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> first{true}, committed{false};
+  GroupCommitWriter w({.spend_batch_rows = 1000, .spend_linger = 0ms},
+                      [&](const std::vector<GroupCommitWriter::Item>&) -> std::optional<std::string> {
+                        if (first.exchange(false)) {
+                          entered.set_value();
+                          released.wait();
+                          committed = true;
+                        }
+                        return std::nullopt;
+                      });
+  w.start();
+  w.append_spend_log(spend("a"));
+  entered.get_future().wait();  // the writer is inside the commit of "a"
+  auto reader = std::async(std::launch::async, [&] {
+    w.commit_spend_now();
+    return committed.load();
+  });
+  EXPECT_EQ(reader.wait_for(100ms), std::future_status::timeout) << "the reader did not wait for the commit";
+  release.set_value();
+  EXPECT_TRUE(reader.get());
+}
+
 TEST(GroupCommitWriter, ZeroLingerCommitsSpendRowsAsTheyCome) {
   Recorder rec;
   GroupCommitWriter w({.spend_batch_rows = 1000, .spend_linger = 0ms}, rec.fn());
