@@ -27,9 +27,13 @@ as_user() {  # as_user USER CMD... : run as USER when root, else as ourselves
 }
 
 free_port() {  # a port on 127.0.0.1 that nothing listens on (bash only: no python needed)
-  local p
+  # Below the kernel's ephemeral range: a port in it may be the local end of an outgoing
+  # connection (or one in TIME_WAIT), which refuses a bind although nothing listens on it.
+  local p low
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "${low:-0}" -gt 12000 ] 2>/dev/null || low=32768
   for _ in $(seq 200); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % (low - 10000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
   done
   echo "services.sh: no free port found" >&2; return 1
