@@ -395,6 +395,7 @@ test('markup in aliases, tags, metadata and request tags is shown as text (XSS)'
     await page.getByTestId('keys-table').locator('tr', { hasText: alias }).getByTestId('edit').click();
     assert.equal(JSON.parse(await page.locator('textarea[name=metadata]').inputValue()).note, note);
     await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
 
     await page.getByRole('link', { name: 'Tags', exact: true }).click();
     await page.getByTestId('create').click();

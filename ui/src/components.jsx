@@ -1,6 +1,6 @@
 // Shared pieces of the pages. Every value is rendered as a text node by Preact: no HTML string
 // is ever set anywhere in the UI (tests/browser checks the sources for it).
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { money, pct } from './format.js';
 
@@ -117,7 +117,9 @@ export function SecretOnce({ secret, onDone }) {
 
 /// A modal dialog (a <dialog>-like overlay).
 export function Modal({ title, onClose, children }) {
-  useEffect(() => {
+  // A layout effect: the key listener is in place when the dialog is shown, so an Escape
+  // pressed at once closes it (a deferred effect missed a key pressed within a frame).
+  useLayoutEffect(() => {
     const onKey = (e) => { if (e.key === 'Escape') onClose(); };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
