@@ -24,6 +24,8 @@ store::StoreResult<std::unique_ptr<store::Store>> open_database(const config::Co
   if (parsed->kind == core::DatabaseUrl::Kind::sqlite) {
     store::sqlite::SqliteOptions so;
     so.exclusive_process = options.serving;  // one gateway per SQLite database
+    so.ledger_journal = cfg.tollgate_settings.ledger_journal;  // used only with exclusive_process
+    so.ledger_journal_fsync = cfg.tollgate_settings.ledger_journal_fsync;
     return store::sqlite::open_sqlite_store(url, so);
   }
   store::postgres::PostgresOptions po;

@@ -98,6 +98,9 @@ constexpr std::chrono::seconds kDatabaseRetry{10};
 
 int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options) {
   tune_allocator();  // before any thread starts (docs/operations.md "Memory after a load")
+  // A file size limit (RLIMIT_FSIZE) makes a write fail with EFBIG, like a full disk: the ledger
+  // then refuses paid attempts (503) instead of the process dying of the signal.
+  std::signal(SIGXFSZ, SIG_IGN);
   // `cfg` may become the file plus the store's models below; `ts` stays this one's (the settings
   // that cannot change without a restart are the file's either way).
   const auto started_with = cfg;

@@ -390,6 +390,11 @@ struct TollgateSettings {
   /// Open client connections from one IP address; 0 = no limit. One more is answered 429.
   std::int64_t max_connections_per_ip = 0;
   std::string data_dir = "./data";
+  /// Embedded store: ledger records go to the ledger journal and are folded into SQLite off the
+  /// requests' path (store/journal/ledger_journal.hpp); false = a SQLite transaction per batch.
+  bool ledger_journal = true;
+  /// With ledger_journal: fdatasync after each journal write (power-loss durability).
+  bool ledger_journal_fsync = false;
   /// When the caller's own max_tokens (max_completion_tokens) costs more than a budget can still
   /// pay for: `clamp` sends the request with the smaller bound the budget pays for (and says so
   /// in `x-tollgate-output-capped`), `refuse` answers 429 budget_exceeded (docs/budgets.md).

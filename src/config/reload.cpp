@@ -73,6 +73,8 @@ const std::vector<Fixed>& fixed_settings() {
       fixed("tollgate_settings.max_connections", &Config::tollgate_settings, &T::max_connections),
       fixed("tollgate_settings.max_connections_per_ip", &Config::tollgate_settings, &T::max_connections_per_ip),
       fixed("tollgate_settings.data_dir", &Config::tollgate_settings, &T::data_dir),
+      fixed("tollgate_settings.ledger_journal", &Config::tollgate_settings, &T::ledger_journal),
+      fixed("tollgate_settings.ledger_journal_fsync", &Config::tollgate_settings, &T::ledger_journal_fsync),
       fixed("tollgate_settings.ledger_lease_ms", &Config::tollgate_settings, &T::ledger_lease),
       fixed("tollgate_settings.redis_key_prefix", &Config::tollgate_settings, &T::redis_key_prefix),
       fixed("tollgate_settings.redis_timeout_ms", &Config::tollgate_settings, &T::redis_timeout),

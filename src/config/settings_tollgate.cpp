@@ -137,7 +137,7 @@ const std::array<Field<AlertSettings>, 3> kAlerts{{
 
 // ---- tollgate_settings ------------------------------------------------------------------
 
-const std::array<Field<TollgateSettings>, 29> kTollgate{{
+const std::array<Field<TollgateSettings>, 31> kTollgate{{
     {{"tollgate_settings.max_request_body_bytes", "bytes ≥ 1", "8388608 (8 MiB)", "", S::supported,
       "Larger client bodies get 413."},
      TG_READ(TollgateSettings) {
@@ -259,6 +259,19 @@ const std::array<Field<TollgateSettings>, 29> kTollgate{{
          if (*n < 1 || *n > 100) c.error(p, line_of(v, l), "budget_reservation_share_percent must be 1..100");
          else t.budget_reservation_share_percent = *n;
        }
+     }},
+    {{"tollgate_settings.ledger_journal", "bool", "true", "", S::supported,
+      "Embedded SQLite store: ledger records are appended to a checksummed journal (`<database>.ledger/`, one "
+      "`write` per batch) and folded into the database off the requests' path; `false`: every reserve waits for "
+      "a SQLite transaction (docs/storage.md \"Ledger journal\"). Restart required."},
+     TG_READ(TollgateSettings) {
+       if (auto b = c.boolean(v, p, l)) t.ledger_journal = *b;
+     }},
+    {{"tollgate_settings.ledger_journal_fsync", "bool", "false", "", S::supported,
+      "With `ledger_journal`: `fdatasync` after each journal write, so confirmed records also survive power loss "
+      "(each reserve then waits for the disk). Without it they survive a process kill. Restart required."},
+     TG_READ(TollgateSettings) {
+       if (auto b = c.boolean(v, p, l)) t.ledger_journal_fsync = *b;
      }},
     {{"tollgate_settings.ledger_lease_ms", "ms, 1000..600000", "10000", "", S::supported,
       "Scaled out: how long an instance's open reservations stay its own without a renewal (docs/scale_out.md)."},

@@ -7,9 +7,7 @@
 namespace tollgate::store {
 
 GroupCommitWriter::GroupCommitWriter(Options options, CommitFn commit)
-    : opts_(options), commit_(std::move(commit)) {
-  samples_.resize(kSampleRing);
-}
+    : opts_(options), commit_(std::move(commit)) {}
 
 GroupCommitWriter::~GroupCommitWriter() { stop(); }
 
@@ -65,23 +63,36 @@ void GroupCommitWriter::append_spend_log(SpendLogRow row) {
     return;
   }
   const auto now = Clock::now();
-  const bool first = pending_spend_++ == 0;
+  const bool first = pending_held_++ == 0;
+  ++pending_spend_;
   if (first) oldest_spend_ = now;
   queue_.push_back(SpendItem{std::move(row)});
   // Wake the writer for the first row (it then sleeps until the batch is due) and when due.
   if (first || spend_due(now)) cv_.notify_one();
 }
 
-bool GroupCommitWriter::spend_due(Clock::time_point now) const {
-  return pending_spend_ > 0 &&
-         (pending_spend_ >= opts_.spend_batch_rows || now >= oldest_spend_ + opts_.spend_linger);
+void GroupCommitWriter::append_journaled(std::vector<journal::JournalEntry> entries) {
+  if (entries.empty()) return;
+  std::lock_guard lk(mu_);
+  if (stop_) return;  // still in the journal: the next start folds them
+  const auto now = Clock::now();
+  const bool first = pending_held_ == 0;
+  if (first) oldest_spend_ = now;
+  pending_held_ += entries.size();
+  for (auto& e : entries) queue_.push_back(LedgerItem{std::move(e.record), {}, now, e.jseq});
+  if (first || spend_due(now)) cv_.notify_one();
 }
 
-void GroupCommitWriter::commit_spend_now() {
+bool GroupCommitWriter::spend_due(Clock::time_point now) const {
+  return pending_held_ > 0 && now >= refold_at_ &&
+         (pending_held_ >= opts_.spend_batch_rows || now >= oldest_spend_ + opts_.spend_linger);
+}
+
+void GroupCommitWriter::commit_held_now() {
   {
     std::lock_guard lk(mu_);
     // Nothing waiting and nothing being committed: every row appended before is readable.
-    if ((pending_spend_ == 0 && !spend_committing_) || stop_) return;
+    if ((pending_held_ == 0 && !spend_committing_) || stop_) return;
   }
   run<bool>([] { return true; });
 }
@@ -117,18 +128,7 @@ StoreHealth GroupCommitWriter::health() const {
 WriterStats GroupCommitWriter::stats() const {
   std::lock_guard sl(stats_mu_);
   WriterStats s = stats_;
-  const std::size_t n = std::min<std::size_t>(sample_count_, kSampleRing);
-  if (n > 0) {
-    std::vector<std::int64_t> v(samples_.begin(), samples_.begin() + static_cast<std::ptrdiff_t>(n));
-    auto pct = [&](double p) {
-      std::size_t k = std::min(n - 1, static_cast<std::size_t>(p * static_cast<double>(n - 1) + 0.5));
-      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-      return v[k];
-    };
-    s.p50_us = pct(0.50);
-    s.p99_us = pct(0.99);
-    s.max_us = *std::max_element(v.begin(), v.end());
-  }
+  samples_.fill(s);
   return s;
 }
 
@@ -145,8 +145,8 @@ void GroupCommitWriter::loop() {
         if (!retry_.empty() && now >= retry_at_) break;
         std::optional<Clock::time_point> until;
         if (!retry_.empty()) until = retry_at_;
-        if (pending_spend_ > 0) {
-          const auto due = oldest_spend_ + opts_.spend_linger;
+        if (pending_held_ > 0) {
+          const auto due = std::max(oldest_spend_ + opts_.spend_linger, refold_at_);
           until = until ? std::min(*until, due) : due;
         }
         if (until) cv_.wait_until(lk, *until);
@@ -154,7 +154,8 @@ void GroupCommitWriter::loop() {
       }
       stopping = stop_;
       for (auto& item : queue_) {
-        if (std::holds_alternative<LedgerItem>(item)) batch.push_back(std::move(item));
+        const auto* l = std::get_if<LedgerItem>(&item);
+        if (l != nullptr && l->journal_seq == 0) batch.push_back(std::move(item));
         else held_.push_back(std::move(item));
       }
       queue_.clear();
@@ -164,6 +165,7 @@ void GroupCommitWriter::loop() {
       commit_held = stopping || !tasks.empty() || spend_due(Clock::now());
       if (commit_held) {
         pending_spend_ = 0;
+        pending_held_ = 0;
         spend_committing_ = !held_.empty();  // until committed: a reader must wait for them
       }
     }
@@ -178,10 +180,22 @@ void GroupCommitWriter::loop() {
     if (!batch.empty()) commit_batch(batch, !stopping);
     batch.clear();
     if (commit_held && !held_.empty()) {
-      commit_batch(held_, !stopping);
+      std::vector<Item> refold = commit_batch(held_, !stopping);
       held_.clear();
       std::lock_guard lk(mu_);
       spend_committing_ = false;
+      if (refold.empty()) {
+        refold_backoff_ = Clock::duration::zero();
+        refold_at_ = {};
+      } else if (!stopping) {
+        // Folded again first (the journal's order), after a backoff; still readable-pending.
+        using std::chrono::milliseconds;
+        refold_backoff_ = std::clamp<Clock::duration>(refold_backoff_ * 2, milliseconds(50), milliseconds(1000));
+        refold_at_ = Clock::now() + refold_backoff_;
+        if (pending_held_ == 0) oldest_spend_ = Clock::now();
+        pending_held_ += refold.size();
+        held_ = std::move(refold);
+      }
     }
     for (auto& t : tasks) t();
     tasks.clear();
@@ -192,21 +206,23 @@ void GroupCommitWriter::loop() {
   }
 }
 
-void GroupCommitWriter::commit_batch(std::vector<Item>& batch, bool keep_settles) {
+std::vector<GroupCommitWriter::Item> GroupCommitWriter::commit_batch(std::vector<Item>& batch, bool keep_settles) {
+  std::vector<Item> refold;
   // The settle of a reserve that was never written closes nothing: drop it.
   if (!failed_reserves_.empty()) {
     std::erase_if(batch, [&](Item& item) {
       auto* l = std::get_if<LedgerItem>(&item);
-      if (l == nullptr || l->record.kind != LedgerKind::settle || failed_reserves_.erase(l->record.reservation_id) == 0)
+      if (l == nullptr || l->journal_seq != 0 || l->record.kind != LedgerKind::settle ||
+          failed_reserves_.erase(l->record.reservation_id) == 0)
         return false;
       fire(l->cb, true);
       return true;
     });
-    if (batch.empty()) return;
+    if (batch.empty()) return refold;
   }
   const std::optional<std::string> err = commit_(batch);
   const auto done = Clock::now();
-  std::uint64_t nledger = 0, nspend = 0;
+  std::uint64_t nledger = 0, nspend = 0, folded = 0;
   {
     std::lock_guard sl(stats_mu_);
     last_write_ = done;
@@ -216,16 +232,17 @@ void GroupCommitWriter::commit_batch(std::vector<Item>& batch, bool keep_settles
     for (auto& item : batch) {
       if (auto* l = std::get_if<LedgerItem>(&item)) {
         ++nledger;
-        if (!err)
-          samples_[sample_count_++ % kSampleRing] =
-              std::chrono::duration_cast<std::chrono::microseconds>(done - l->enqueued).count();
+        folded = std::max(folded, l->journal_seq);
+        if (!err && l->journal_seq == 0)
+          samples_.add(std::chrono::duration_cast<std::chrono::microseconds>(done - l->enqueued).count());
       } else {
         ++nspend;
       }
     }
     if (err) {
       ++stats_.failed_batches;
-      stats_.failed_ledger_records += nledger;
+      for (auto& item : batch)  // journaled records are not lost: they are folded again
+        if (auto* l = std::get_if<LedgerItem>(&item); l != nullptr && l->journal_seq == 0) ++stats_.failed_ledger_records;
       stats_.dropped_spend_rows += nspend;
     } else {
       stats_.ledger_records += nledger;
@@ -238,12 +255,17 @@ void GroupCommitWriter::commit_batch(std::vector<Item>& batch, bool keep_settles
     retry_backoff_ = Clock::duration::zero();
     for (auto& item : batch)
       if (auto* l = std::get_if<LedgerItem>(&item)) fire(l->cb, true);
-    return;
+    if (folded != 0 && opts_.on_folded) opts_.on_folded(folded);
+    return refold;
   }
   bool kept = false;
   for (auto& item : batch) {
     auto* l = std::get_if<LedgerItem>(&item);
     if (l == nullptr) continue;
+    if (l->journal_seq != 0) {
+      refold.push_back(std::move(item));
+      continue;
+    }
     if (l->record.kind == LedgerKind::settle && keep_settles) {
       retry_.push_back(std::move(item));
       kept = true;
@@ -257,6 +279,7 @@ void GroupCommitWriter::commit_batch(std::vector<Item>& batch, bool keep_settles
     retry_backoff_ = std::clamp<Clock::duration>(retry_backoff_ * 2, milliseconds(50), milliseconds(1000));
     retry_at_ = Clock::now() + retry_backoff_;
   }
+  return refold;
 }
 
 }  // namespace tollgate::store

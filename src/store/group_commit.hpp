@@ -1,14 +1,16 @@
 #pragma once
 /// The group-commit writer both SQL stores share (docs/storage.md "Threads and connections"):
-/// `append_ledger` / `append_spend_log` only push onto a queue; one writer thread takes
-/// everything waiting, hands it to the backend's commit function (one transaction), then fires
-/// each ledger record's callback exactly once with the outcome. Ledger records are committed as
-/// soon as the writer takes them (a request waits for its reserve record); spend rows, which no
-/// request waits for, are held and committed in batches of their own (Options::spend_batch_rows
-/// rows, or Options::spend_linger after the oldest one), so that a transaction on a request's
-/// path carries no spend-log index updates. Tasks (`run`, `flush`, `commit_spend_now`) execute on
-/// the same thread after everything enqueued before them, held spend rows included. Keeps WriterStats (latency enqueue → durable per
-/// ledger record, over the last 65536 records) and the outcome of the latest write for health().
+/// `append_ledger` / `append_spend_log` / `append_journaled` only push onto a queue; one writer
+/// thread takes everything waiting, hands it to the backend's commit function (one transaction),
+/// then fires each ledger record's callback exactly once with the outcome. Ledger records are
+/// committed as soon as the writer takes them (a request waits for its reserve record); spend
+/// rows, which no request waits for, and ledger records already durable in the ledger journal
+/// (store/journal/), which are only folded into the database, are held and committed in batches
+/// of their own (Options::spend_batch_rows items, or Options::spend_linger after the oldest
+/// one), so that a transaction on a request's path carries no spend-log index updates. Tasks
+/// (`run`, `flush`, `commit_held_now`) execute on the same thread after everything enqueued
+/// before them, held items included. Keeps WriterStats (latency enqueue → durable per ledger
+/// record, over the last 65536 records) and the outcome of the latest write for health().
 ///
 /// A settle cannot be refused (the money moved in the in-memory ledger already), so a settle
 /// record whose batch failed (disk full, database locked) is kept and written again, in a batch of
@@ -17,7 +19,9 @@
 /// and the next start would charge the whole reservation instead of the answer's cost. A reserve
 /// record that failed is reported (on_durable(false): the attempt is refused) and forgotten; the
 /// settle that closes it then has nothing to close and is dropped (on_durable(true)), so the
-/// ledger never holds a settle without its reserve.
+/// ledger never holds a settle without its reserve. Journaled records whose fold failed are all
+/// folded again, in their order and ahead of later ones, after the same backoff; when the writer
+/// stops first they stay in the journal for the next start.
 
 #include <chrono>
 #include <condition_variable>
@@ -34,6 +38,8 @@
 #include <variant>
 #include <vector>
 
+#include "store/journal/journal_codec.hpp"
+#include "store/latency_samples.hpp"
 #include "store/store.hpp"
 
 namespace tollgate::store {
@@ -45,6 +51,9 @@ class GroupCommitWriter {
     LedgerRecord record;
     DurableCallback cb;
     Clock::time_point enqueued;
+    /// Non-zero: already durable in the ledger journal under this sequence number (no callback;
+    /// the commit function records the highest folded one with the batch).
+    std::uint64_t journal_seq = 0;
   };
   struct SpendItem {
     SpendLogRow row;
@@ -61,6 +70,9 @@ class GroupCommitWriter {
     std::size_t spend_batch_rows = 512;
     /// ... or once the oldest has waited this long (0: with the next batch, as ledger records).
     std::chrono::milliseconds spend_linger{100};
+    /// Called on the writer thread after a batch with journaled records committed, with the
+    /// highest journal sequence number it folded.
+    std::function<void(std::uint64_t folded_jseq)> on_folded;
   };
   GroupCommitWriter(Options options, CommitFn commit);
   /// Calls stop().
@@ -78,6 +90,10 @@ class GroupCommitWriter {
   void append_ledger(LedgerRecord record, DurableCallback on_durable);
   /// Enqueues, or drops and counts the row (queue over its bound, or stopped).
   void append_spend_log(SpendLogRow row);
+  /// Enqueues ledger records already durable in the journal, in journal order, to be folded into
+  /// the database with the held spend rows (never dropped; ignored once stopped: the journal
+  /// still holds them).
+  void append_journaled(std::vector<journal::JournalEntry> entries);
 
   /// Runs `fn` on the writer thread after everything queued before it and returns its result;
   /// nullopt when stopped.
@@ -97,9 +113,9 @@ class GroupCommitWriter {
   /// Blocks until everything appended before the call was committed or failed; false if a batch
   /// failed meanwhile or the writer is stopped.
   bool flush();
-  /// Commits the spend rows waiting now (a reader of the spend log sees every row appended
-  /// before the call); returns at once when none wait.
-  void commit_spend_now();
+  /// Commits the held items waiting now (a reader of the spend log or the ledger sees every row
+  /// and journaled record appended before the call); returns at once when none wait.
+  void commit_held_now();
 
   /// Records the outcome of a write made outside a batch (recovery, a health probe).
   void note_write(const std::optional<std::string>& error);
@@ -110,11 +126,11 @@ class GroupCommitWriter {
   WriterStats stats() const;
 
  private:
-  static constexpr std::size_t kSampleRing = 1 << 16;
   static void fire(DurableCallback& cb, bool ok) noexcept;
   void loop();
-  /// `keep_settles`: a failed batch's settle records go to retry_ (false when stopping).
-  void commit_batch(std::vector<Item>& batch, bool keep_settles);
+  /// `keep_settles`: a failed batch's settle records go to retry_ (false when stopping). Returns
+  /// the journaled records of a failed batch, in order (to fold again).
+  std::vector<Item> commit_batch(std::vector<Item>& batch, bool keep_settles);
 
   /// When the spend rows waiting are due (lock held).
   bool spend_due(Clock::time_point now) const;
@@ -126,15 +142,18 @@ class GroupCommitWriter {
   std::condition_variable cv_;
   std::deque<Item> queue_;
   std::vector<std::function<void()>> tasks_;
-  std::size_t pending_spend_ = 0;     ///< spend rows queued or held
+  std::size_t pending_spend_ = 0;     ///< spend rows queued or held (bounded)
+  std::size_t pending_held_ = 0;      ///< spend rows and journaled records queued or held
   std::size_t queued_ledger_ = 0;     ///< ledger records in queue_
-  Clock::time_point oldest_spend_{};  ///< when the oldest pending spend row was appended
-  bool spend_committing_ = false;     ///< held spend rows taken for a commit that has not ended
+  Clock::time_point oldest_spend_{};  ///< when the oldest pending held item was appended
+  bool spend_committing_ = false;     ///< held items taken for a commit that has not ended
+  Clock::time_point refold_at_{};     ///< held_ starts with journaled records whose fold failed: not before this
   bool stop_ = false;
   std::thread thread_;
 
   // Writer thread only.
-  std::vector<Item> held_;                             ///< spend rows waiting for their batch
+  std::vector<Item> held_;                             ///< spend rows and journaled records waiting for their batch
+  Clock::duration refold_backoff_{};                   ///< 0 after a fold succeeded; 50 ms doubling to 1 s
   std::vector<Item> retry_;                            ///< settles of failed batches, written again
   Clock::time_point retry_at_{};                       ///< when retry_ is tried next
   Clock::duration retry_backoff_{};                    ///< 0 after a success; 50 ms doubling to 1 s
@@ -142,8 +161,7 @@ class GroupCommitWriter {
 
   mutable std::mutex stats_mu_;
   WriterStats stats_;
-  std::vector<std::int64_t> samples_;
-  std::size_t sample_count_ = 0;
+  LatencySamples samples_;
   bool writable_ = true;
   std::string last_error_;
   Clock::time_point last_write_ = Clock::now();

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <boost/pfr.hpp>
+#include <charconv>
 #include <chrono>
 #include <limits>
 #include <stdexcept>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include <spdlog/spdlog.h>
 
 #include "store/group_commit.hpp"
 #include "store/ledger_append.hpp"
@@ -583,12 +586,62 @@ class SqlStore final : public Store {
       : backend_(std::move(backend)),
         writer_({.max_pending_spend_rows = opts.max_pending_spend_rows,
                  .spend_batch_rows = opts.spend_batch_rows,
-                 .spend_linger = opts.spend_linger},
+                 .spend_linger = opts.spend_linger,
+                 .on_folded = [this](std::uint64_t jseq) { if (journal_) journal_->folded(jseq); }},
                 [this](const std::vector<GroupCommitWriter::Item>& batch) { return commit_batch(batch); }) {}
 
-  ~SqlStore() override { writer_.stop(); }  // before the backend's connections close
+  ~SqlStore() override {
+    // The journal's last records reach the writer, the writer folds them, then the segments
+    // wholly folded go (all of them after a clean stop). Before the backend's connections close.
+    if (journal_) journal_->stop();
+    writer_.stop();
+    if (journal_) journal_->drop_folded_segments();
+  }
 
-  void start() { writer_.start(); }
+  void start() {
+    writer_.start();
+    if (journal_) journal_->start([this](std::vector<journal::JournalEntry> e) { writer_.append_journaled(std::move(e)); });
+  }
+
+  // Opens the ledger journal and folds the records the database does not hold yet (before
+  // start(): on this thread, on the writer connection).
+  std::optional<StoreError> open_journal(const journal::JournalOptions& opts) {
+    std::uint64_t mark = 0;
+    std::optional<StoreError> err;
+    if (auto e = backend_->with_writer([&](Connection& db) {
+          auto r = db.run("SELECT value FROM store_meta WHERE name = ?", {std::string(kFoldedMark)}, "read the journal mark");
+          if (!r) err = r.error();
+          else if (!r->rows.empty()) {
+            const std::string v = r->rows.front().text(0);
+            if (std::from_chars(v.data(), v.data() + v.size(), mark).ec != std::errc())
+              err = make_error(StoreErrorCode::unavailable, "the ledger journal mark in store_meta is not a number: " + v);
+          }
+        }))
+      return e;
+    if (err) return err;
+    auto opened = journal::LedgerJournal::open(opts, mark);
+    if (!opened) return opened.error();
+    if (opened->torn_bytes != 0)
+      spdlog::warn("ledger journal: cut {} byte(s) of a write the last run did not finish", opened->torn_bytes);
+    const std::size_t n = opened->unfolded.size();
+    constexpr std::size_t kChunk = 4096;
+    for (std::size_t i = 0; i < n; i += kChunk) {
+      std::vector<GroupCommitWriter::Item> items;
+      for (std::size_t j = i; j < std::min(n, i + kChunk); ++j) {
+        auto& e = opened->unfolded[j];
+        items.push_back(GroupCommitWriter::LedgerItem{std::move(e.record), {}, {}, e.jseq});
+      }
+      if (auto e = commit_batch(items))
+        return make_error(StoreErrorCode::unavailable, "cannot fold the ledger journal into the database: " + *e);
+    }
+    if (n != 0) {
+      spdlog::info("ledger journal: folded {} record(s) the last run left in {}", n, opts.dir.string());
+      opened->journal->folded(opened->unfolded.back().jseq);
+    }
+    journal_ = std::move(opened->journal);
+    journal_->drop_folded_segments();
+    return std::nullopt;
+  }
 
   // --- connections -----------------------------------------------------------------------
 
@@ -978,7 +1031,8 @@ class SqlStore final : public Store {
   // --- Store: ledger and spend logs -------------------------------------------------------
 
   void append_ledger(LedgerRecord record, DurableCallback on_durable) override {
-    writer_.append_ledger(std::move(record), std::move(on_durable));
+    if (journal_) journal_->append(std::move(record), std::move(on_durable));
+    else writer_.append_ledger(std::move(record), std::move(on_durable));
   }
 
   void append_spend_log(SpendLogRow row) override { writer_.append_spend_log(std::move(row)); }
@@ -990,6 +1044,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<std::vector<LedgerRecord>> read_ledger(std::int64_t after, std::int64_t limit) override {
+    writer_.commit_held_now();  // journaled records not folded yet
     return on_admin<std::vector<LedgerRecord>>([&](Connection& db) -> StoreResult<std::vector<LedgerRecord>> {
       Txn txn(db, TxnMode::read, "read ledger");
       if (txn.begin_error()) return std::unexpected(*txn.begin_error());
@@ -1021,6 +1076,7 @@ class SqlStore final : public Store {
 
   StoreResult<std::optional<LedgerRecord>> settle_record(std::uint64_t reservation_id) override {
     using Result = StoreResult<std::optional<LedgerRecord>>;
+    writer_.commit_held_now();  // journaled records not folded yet
     return on_admin<std::optional<LedgerRecord>>([&](Connection& db) -> Result {
       // Served by the ledger_reservation index (reservation_id, kind, seq).
       auto s = db.run(std::string("SELECT ") + kLedgerCols +
@@ -1033,7 +1089,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<std::vector<SpendLogRow>> query_spend_logs(const SpendLogFilter& f) override {
-    writer_.commit_spend_now();  // the rows still held for their batch
+    writer_.commit_held_now();  // the rows still held for their batch
     Params args;
     const std::string where = spend_where(f, args);
     args.emplace_back(std::max<std::int64_t>(f.limit, 0));
@@ -1051,7 +1107,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<std::vector<SpendTotals>> query_spend_totals(const SpendTotalsQuery& q) override {
-    writer_.commit_spend_now();  // the rows still held for their batch
+    writer_.commit_held_now();  // the rows still held for their batch
     Params args;
     std::string key;  // the grouping expression
     switch (q.by) {
@@ -1104,7 +1160,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<SpendLogRow> get_spend_log(const std::string& request_id) override {
-    writer_.commit_spend_now();  // the rows still held for their batch
+    writer_.commit_held_now();  // the rows still held for their batch
     if (request_id.empty())
       return std::unexpected(make_error(StoreErrorCode::invalid, "request_id is required", "request_id"));
     auto rows = query_spend_logs({.request_id = request_id, .limit = 1});
@@ -1115,7 +1171,7 @@ class SqlStore final : public Store {
   }
 
   StoreResult<GlobalSpend> global_spend(std::optional<std::int64_t> start, std::optional<std::int64_t> end) override {
-    writer_.commit_spend_now();  // the rows still held for their batch
+    writer_.commit_held_now();  // the rows still held for their batch
     const Params range{start.value_or(std::numeric_limits<std::int64_t>::min()),
                        end.value_or(std::numeric_limits<std::int64_t>::max())};
     const std::string where = " FROM spend_logs WHERE start_ms >= ? AND start_ms < ?";
@@ -1242,9 +1298,14 @@ class SqlStore final : public Store {
 
   // --- operations -------------------------------------------------------------------------
 
-  bool flush() override { return writer_.flush(); }
+  bool flush() override {
+    const bool journaled = !journal_ || journal_->flush();
+    return writer_.flush() && journaled;
+  }
 
   StoreHealth health() override {
+    if (journal_)
+      if (auto h = journal_->health(); !h.writable) return h;
     if (writer_.idle_for(std::chrono::seconds(1))) {
       // Nothing written recently: prove the database is still writable with a tiny transaction.
       auto r = writer_.run<bool>([this] {
@@ -1264,7 +1325,22 @@ class SqlStore final : public Store {
     return writer_.health();
   }
 
-  WriterStats writer_stats() const override { return writer_.stats(); }
+  WriterStats writer_stats() const override {
+    WriterStats s = writer_.stats();
+    if (!journal_) return s;
+    // Ledger records: what the journal wrote, refused and waited for; batches: both writers'.
+    const WriterStats j = journal_->stats();
+    s.batches += j.batches;
+    s.failed_batches += j.failed_batches;
+    s.ledger_records = j.ledger_records;
+    s.failed_ledger_records = j.failed_ledger_records;
+    s.records = j.ledger_records + s.spend_rows;
+    s.max_batch = std::max(s.max_batch, j.max_batch);
+    s.p50_us = j.p50_us;
+    s.p99_us = j.p99_us;
+    s.max_us = j.max_us;
+    return s;
+  }
 
  private:
   // Writer thread only: one write transaction on the writer connection.
@@ -1299,9 +1375,14 @@ class SqlStore final : public Store {
     constexpr std::size_t kLedgerChunk = 256, kParamBudget = 30000;
     std::vector<const LedgerRecord*> records;
     std::vector<const SpendLogRow*> rows;
+    std::uint64_t folded = 0;  // the highest journal record in the batch: the mark moves with it
     for (const auto& item : batch) {
-      if (const auto* l = std::get_if<GroupCommitWriter::LedgerItem>(&item)) records.push_back(&l->record);
-      else rows.push_back(&std::get<GroupCommitWriter::SpendItem>(item).row);
+      if (const auto* l = std::get_if<GroupCommitWriter::LedgerItem>(&item)) {
+        records.push_back(&l->record);
+        folded = std::max(folded, l->journal_seq);
+      } else {
+        rows.push_back(&std::get<GroupCommitWriter::SpendItem>(item).row);
+      }
     }
     const std::size_t per_row = static_cast<std::size_t>(spend_columns().count());
     // A server engine takes many rows per statement (one round trip); an embedded one runs one
@@ -1318,7 +1399,7 @@ class SqlStore final : public Store {
       }
       spend.push_back(std::move(st));
     }
-    if (backend_->one_statement_writes() && records.size() <= kLedgerChunk)
+    if (backend_->one_statement_writes() && records.size() <= kLedgerChunk && folded == 0)
       if (auto st = one_statement_append(records, spend, kParamBudget)) {
         std::optional<StoreError> out;
         auto conn_err = backend_->with_writer([&](Connection& db) {
@@ -1344,6 +1425,12 @@ class SqlStore final : public Store {
       }
       for (const auto& st : spend)
         if (auto s = db.run(st.sql, st.params, "append spend log"); !s) return s.error();
+      if (folded != 0)
+        if (auto s = db.run("INSERT INTO store_meta (name, value) VALUES (?, ?) "
+                            "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                            {std::string(kFoldedMark), std::to_string(folded)}, "move the journal mark");
+            !s)
+          return s.error();
       return std::nullopt;
     });
     if (err) return err->message;
@@ -1404,8 +1491,12 @@ class SqlStore final : public Store {
     return result;
   }
 
+  /// store_meta's row naming the highest ledger journal record the database holds.
+  static constexpr std::string_view kFoldedMark = "ledger_journal_folded";
+
   std::unique_ptr<Backend> backend_;
   GroupCommitWriter writer_;
+  std::unique_ptr<journal::LedgerJournal> journal_;  ///< set before start() when journaled
 };
 
 }  // namespace
@@ -1416,6 +1507,8 @@ StoreResult<std::unique_ptr<Store>> open_sql_store(std::unique_ptr<Backend> back
     return std::unexpected(*e);
   if (migrated) return std::unexpected(*migrated);
   auto store = std::make_unique<SqlStore>(std::move(backend), options);
+  if (options.journal)
+    if (auto e = store->open_journal(*options.journal)) return std::unexpected(*e);
   store->start();
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "store/journal/ledger_journal.hpp"
 #include "store/sql.hpp"
 #include "store/store.hpp"
 
@@ -30,12 +32,19 @@ struct SqlStoreOptions {
   /// spend log (query_spend_logs, spend reports, global spend) commit the waiting rows first.
   std::size_t spend_batch_rows = 512;
   std::chrono::milliseconds spend_linger{100};
+  /// Set: ledger records go to this ledger journal (store/journal/ledger_journal.hpp) and are
+  /// folded into the database with the spend rows (same batches, same linger); at open the records
+  /// the last run left unfolded are folded before the store is returned. Only for a database this
+  /// process alone writes (the embedded engine under its process lock).
+  std::optional<journal::JournalOptions> journal;
 };
 
 /// Migrates the database behind `backend` (each missing script in its own TxnMode::migrate
-/// transaction together with its schema_version row, on the writer connection), then starts the
-/// writer thread. Errors: invalid when the schema is newer than this binary ("upgrade
-/// tollgate"), unavailable (or the backend's error) when migrating fails. The store owns the
+/// transaction together with its schema_version row, on the writer connection), opens the ledger
+/// journal when asked and folds what it holds past the database's mark, then starts the writer
+/// thread. Errors: invalid when the schema is newer than this binary ("upgrade tollgate"),
+/// unavailable (or the backend's error) when migrating fails, or the journal cannot be opened
+/// or folded. The store owns the
 /// backend; destroying it drains the writer first.
 StoreResult<std::unique_ptr<Store>> open_sql_store(std::unique_ptr<Backend> backend,
                                                    const SqlStoreOptions& options = {});

@@ -108,8 +108,10 @@ StoreResult<std::unique_ptr<Store>> open_sqlite_store(const std::string& url, co
     admin = std::make_shared<Guarded>();
     if (auto e = open_connection(*path, opts, false, memory, *admin)) return std::unexpected(*e);
   }
-  return sql::open_sql_store(std::make_unique<SqliteBackend>(std::move(lock), writer, admin),
-                             {.max_pending_spend_rows = opts.max_pending_spend_rows});
+  sql::SqlStoreOptions so{.max_pending_spend_rows = opts.max_pending_spend_rows};
+  if (opts.ledger_journal && opts.exclusive_process && !memory)
+    so.journal = journal::JournalOptions{.dir = *path + ".ledger", .fsync = opts.ledger_journal_fsync};
+  return sql::open_sql_store(std::make_unique<SqliteBackend>(std::move(lock), writer, admin), so);
 }
 
 }  // namespace tollgate::store::sqlite

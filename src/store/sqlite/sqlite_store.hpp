@@ -34,6 +34,12 @@ struct SqliteOptions {
   /// (`unavailable`, naming the file and the holder's pid). false: readers such as `tollgate
   /// explain` open it beside a running gateway.
   bool exclusive_process = false;
+  /// true (and exclusive_process, and a file): ledger records go to the ledger journal, the
+  /// directory `<database file>.ledger/` (store/journal/ledger_journal.hpp), and are folded into
+  /// the database off the requests' path; false: each reserve waits for a SQLite transaction.
+  bool ledger_journal = false;
+  /// With ledger_journal: `fdatasync` after each journal write (power-loss durability).
+  bool ledger_journal_fsync = false;
 };
 
 /// Maps a database URL or path to the SQLite filename: `sqlite:///abs/path.db` → `/abs/path.db`,

@@ -78,7 +78,7 @@ TEST(GroupCommitWriter, ALedgerRecordDoesNotWaitForTheSpendRowsNorCarriesThem) {
   EXPECT_TRUE(f.get());
   EXPECT_EQ(rec.snapshot(), (std::vector<std::pair<int, int>>{{1, 0}})) << "the reserve's transaction holds no spend row";
   EXPECT_EQ(rec.spend_committed(), 0);
-  w.commit_spend_now();  // what a reader of the spend log does first
+  w.commit_held_now();  // what a reader of the spend log does first
   EXPECT_EQ(rec.spend_committed(), 2);
   EXPECT_EQ(w.stats().spend_rows, 2u);
 }
@@ -132,7 +132,7 @@ TEST(GroupCommitWriter, TheBoundCountsHeldRows) {
   durable.get_future().wait();
   w.append_spend_log(spend("x"));
   EXPECT_EQ(w.stats().dropped_spend_rows, 4u) << "two pending (held), three plus one dropped";
-  w.commit_spend_now();
+  w.commit_held_now();
   EXPECT_EQ(rec.spend_committed(), 2);
 }
 
@@ -155,7 +155,7 @@ TEST(GroupCommitWriter, AReaderWaitsForSpendRowsBeingCommitted) {
   w.append_spend_log(spend("a"));
   entered.get_future().wait();  // the writer is inside the commit of "a"
   auto reader = std::async(std::launch::async, [&] {
-    w.commit_spend_now();
+    w.commit_held_now();
     return committed.load();
   });
   EXPECT_EQ(reader.wait_for(100ms), std::future_status::timeout) << "the reader did not wait for the commit";

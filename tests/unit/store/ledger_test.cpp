@@ -63,7 +63,7 @@ bool append_sync(Store& s, LedgerRecord r) {
 
 // Every engine; the SQLite-only fault tests (a locked file, a full disk) are plain TESTs below.
 class Ledger : public testing::EngineTest {};
-INSTANTIATE_TEST_SUITE_P(Engines, Ledger, testing::kEngines, testing::engine_name);
+INSTANTIATE_TEST_SUITE_P(Engines, Ledger, testing::kLedgerEngines, testing::engine_name);
 
 TEST_P(Ledger, GroupCommitManyThreadsAllDurableOnce) {
   auto store = db_->open();

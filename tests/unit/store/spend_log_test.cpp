@@ -69,7 +69,7 @@ class SpendLogTest : public testing::EngineTest {
   std::unique_ptr<Store> store_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Engines, SpendLogTest, testing::kEngines, testing::engine_name);
+INSTANTIATE_TEST_SUITE_P(Engines, SpendLogTest, testing::kLedgerEngines, testing::engine_name);
 
 using V = std::vector<std::string>;
 
@@ -247,7 +247,7 @@ TEST_P(SpendLogTest, SpendRowsAndLedgerShareTheWriter) {
 }
 
 class SpendLogBound : public testing::EngineTest {};
-INSTANTIATE_TEST_SUITE_P(Engines, SpendLogBound, testing::kEngines, testing::engine_name);
+INSTANTIATE_TEST_SUITE_P(Engines, SpendLogBound, testing::kLedgerEngines, testing::engine_name);
 
 TEST_P(SpendLogBound, RowsBeyondTheQueueBoundAreDroppedAndCounted) {
   auto store = db_->open({.max_pending_spend_rows = 0});

@@ -99,15 +99,21 @@ inline void downgrade_to(const std::string& path, int version) {
 
 // --- engines -----------------------------------------------------------------------------
 
-enum class Engine { sqlite, postgres };
+/// sqlite_journal: SQLite as `serve` opens it (its process lock held, ledger records through the
+/// ledger journal).
+enum class Engine { sqlite, postgres, sqlite_journal };
 
 inline const auto kEngines = ::testing::Values(Engine::sqlite, Engine::postgres);
+/// The suites whose behaviour the ledger journal changes also run on it.
+inline const auto kLedgerEngines = ::testing::Values(Engine::sqlite, Engine::sqlite_journal, Engine::postgres);
 
 inline std::string engine_name(const ::testing::TestParamInfo<Engine>& info) {
-  return info.param == Engine::sqlite ? "Sqlite" : "Postgres";
+  return info.param == Engine::sqlite ? "Sqlite" : info.param == Engine::sqlite_journal ? "SqliteJournal" : "Postgres";
 }
 
-inline void PrintTo(Engine e, std::ostream* os) { *os << (e == Engine::sqlite ? "sqlite" : "postgres"); }
+inline void PrintTo(Engine e, std::ostream* os) {
+  *os << (e == Engine::sqlite ? "sqlite" : e == Engine::sqlite_journal ? "sqlite_journal" : "postgres");
+}
 
 inline std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -174,7 +180,7 @@ inline std::string pg_query(const std::string& url, const std::string& sql) {
 class TestDatabase {
  public:
   explicit TestDatabase(Engine engine) : engine_(engine) {
-    if (engine_ == Engine::sqlite) {
+    if (engine_ != Engine::postgres) {
       dir_.emplace();
       url_ = dir_->file("tg.db");
       return;
@@ -197,9 +203,11 @@ class TestDatabase {
   const std::string& url() const { return url_; }
 
   StoreResult<std::unique_ptr<Store>> try_open(const TestStoreOptions& o = {}) const {
-    if (engine_ == Engine::sqlite)
-      return sqlite::open_sqlite_store(
-          url_, {.busy_timeout_ms = o.lock_timeout_ms, .max_pending_spend_rows = o.max_pending_spend_rows});
+    if (engine_ != Engine::postgres)
+      return sqlite::open_sqlite_store(url_, {.busy_timeout_ms = o.lock_timeout_ms,
+                                              .max_pending_spend_rows = o.max_pending_spend_rows,
+                                              .exclusive_process = engine_ == Engine::sqlite_journal,
+                                              .ledger_journal = engine_ == Engine::sqlite_journal});
     return postgres::open_postgres_store(
         url_,
         {.pool_limit = 4, .lock_timeout_ms = o.lock_timeout_ms, .max_pending_spend_rows = o.max_pending_spend_rows});

@@ -1,0 +1,166 @@
+#pragma once
+/// The ledger journal (docs/storage.md "Ledger journal"): the embedded store's durable ledger
+/// records are appended to checksummed segment files with one `write` per batch, and each
+/// record's DurableCallback fires once that write returned (plus an `fdatasync` when
+/// JournalOptions::fsync). The records are then handed to a Sink, which folds them into the
+/// database off the requests' path; LedgerJournal::folded() tells the journal how far that got, and
+/// segments wholly folded are deleted. At open, the records past the database's folded mark are
+/// returned for folding before the store serves: a SIGKILL loses nothing a callback confirmed.
+///
+/// Guarantees, as the SQL writer's (store/group_commit.hpp): a reserve that cannot be written
+/// (disk full, I/O error) or that finds more than JournalOptions::max_unfolded records waiting to
+/// be folded is refused (on_durable(false)) and forgotten, and the settle that closes it is
+/// dropped (on_durable(true)); a settle is never refused: it is written again after a backoff
+/// (50 ms doubling to 1 s) until it is written or the journal stops. A failed write is cut off
+/// the segment (ftruncate) before anything else is written, so a record never confirmed is never
+/// replayed.
+///
+/// Segment files: `<dir>/ledger-<first jseq, 20 digits>.journal`, written only by this process
+/// (the store's process lock covers the directory).
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "store/journal/journal_codec.hpp"
+#include "store/latency_samples.hpp"
+#include "store/store.hpp"
+
+namespace tollgate::store::journal {
+
+struct JournalOptions {
+  std::filesystem::path dir;  ///< created if missing
+  /// true: `fdatasync` after each batch's write (records survive power loss; adds the disk's
+  /// flush latency to every reserve). false: a record survives a process kill once written.
+  bool fsync = false;
+  /// A segment is closed and the next one started once it holds this many bytes.
+  std::uint64_t segment_bytes = 16u << 20;
+  /// Reserves are refused while more records than this wait to be folded (the database cannot
+  /// keep up, or is not writable): the journal's disk use stays bounded.
+  std::uint64_t max_unfolded = 1'000'000;
+};
+
+class LedgerJournal {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// Receives each written batch, in journal order, on the journal thread, before the batch's
+  /// callbacks fire. Must not block for long (it enqueues for the fold).
+  using Sink = std::function<void(std::vector<JournalEntry> entries)>;
+
+  /// What open() found.
+  struct Opened {
+    std::unique_ptr<LedgerJournal> journal;
+    /// Records with jseq > the folded mark given to open(), in order: fold these before serving.
+    std::vector<JournalEntry> unfolded;
+    /// Bytes cut off the last segment's end (a write torn by a crash), 0 when none.
+    std::uint64_t torn_bytes = 0;
+  };
+
+  /// Reads every segment in `options.dir` (creating the directory when missing), cuts a torn
+  /// tail off the last one, deletes the segments wholly at or below `folded` and starts a new
+  /// segment after the last record. Errors (unavailable): the directory or a file cannot be
+  /// read or written; a segment other than the last is damaged, or the segments' sequence
+  /// numbers are not consecutive (the message names the file: move it aside to start without it).
+  static StoreResult<Opened> open(const JournalOptions& options, std::uint64_t folded);
+
+  /// Calls stop().
+  ~LedgerJournal();
+  LedgerJournal(const LedgerJournal&) = delete;
+  LedgerJournal& operator=(const LedgerJournal&) = delete;
+
+  /// Starts the journal thread; `sink` receives every batch written from now on.
+  void start(Sink sink);
+  /// Writes everything queued (kept settles get one more try), fires every remaining callback
+  /// (false for what could not be written) and joins the thread. Later appends get
+  /// on_durable(false) at once. Idempotent.
+  void stop();
+
+  /// Enqueues; never blocks on I/O. The callback fires on the journal thread (see the class
+  /// comment), or at once with false after stop().
+  void append(LedgerRecord record, DurableCallback on_durable);
+  /// Blocks until everything appended before the call was written or refused; false when a
+  /// write failed meanwhile or the journal is stopped.
+  bool flush();
+  /// The database holds every record up to `jseq` (thread-safe; called after each fold).
+  void folded(std::uint64_t jseq);
+  /// Deletes the segments wholly folded: closed ones (also done after each batch), and after
+  /// stop() the last one too (thread-safe).
+  void drop_folded_segments();
+
+  /// Batches and ledger records written or refused, failed writes, and the enqueue → written
+  /// latency (spend-row fields stay 0).
+  WriterStats stats() const;
+  /// Writable unless the latest write failed.
+  StoreHealth health() const;
+  /// Records written and not yet folded.
+  std::uint64_t unfolded() const;
+
+ private:
+  struct Pending {
+    LedgerRecord record;
+    DurableCallback cb;
+    Clock::time_point enqueued;
+  };
+  struct Segment {
+    std::uint64_t first = 0;  ///< jseq of its first record
+    std::uint64_t last = 0;   ///< jseq of its last record (first - 1 when empty)
+    std::filesystem::path path;
+  };
+
+  explicit LedgerJournal(JournalOptions options);
+  static void fire(DurableCallback& cb, bool ok) noexcept;
+  void loop();
+  /// Writes `batch` (reserves past the backlog bound refused first); failed settles go to retry_.
+  void write_batch(std::vector<Pending>& batch, bool keep_settles);
+  /// Appends `bytes` at the current segment's end; on failure cuts it back. Error message or "".
+  std::string write_bytes(const std::string& bytes);
+  /// Opens a new segment whose first record will be `first` (the current one is closed).
+  std::string start_segment(std::uint64_t first);
+
+  const JournalOptions opts_;
+  Sink sink_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Pending> queue_;
+  std::vector<std::function<void()>> barriers_;  ///< flush() waiters, run after the writes before them
+  bool stop_ = false;
+  std::thread thread_;
+  std::atomic<bool> joined_{false};  ///< the thread ended: the last segment is no longer written
+
+  // Journal thread only (and open()).
+  int fd_ = -1;
+  off_t size_ = 0;           ///< bytes of whole records in the current segment
+  bool cut_pending_ = false; ///< a failed write is not yet cut off the segment
+  std::uint64_t next_jseq_ = 1;
+  std::vector<Pending> retry_;
+  Clock::time_point retry_at_{};
+  Clock::duration retry_backoff_{};
+  std::unordered_set<std::uint64_t> failed_reserves_;
+
+  std::mutex segments_mu_;
+  std::deque<Segment> segments_;  ///< oldest first; the last is the one written
+
+  std::atomic<std::uint64_t> written_{0};  ///< highest jseq written
+  std::atomic<std::uint64_t> folded_{0};   ///< highest jseq folded into the database
+
+  mutable std::mutex stats_mu_;
+  WriterStats stats_;
+  LatencySamples samples_;
+  bool writable_ = true;
+  std::string last_error_;
+};
+
+}  // namespace tollgate::store::journal
