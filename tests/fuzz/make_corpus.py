@@ -359,14 +359,44 @@ def write_sse_and_configs():
     put("price_file", json.dumps(litellm))
 
 
+def journal_frame(jseq, rid, kind, amount, actual, at_ms, settle_kind, request_id, model, scopes):
+    """One ledger journal frame (src/store/journal/journal_codec.hpp)."""
+    import struct
+    import zlib
+
+    def s(x):
+        b = x.encode()
+        return struct.pack("<I", len(b)) + b
+    p = struct.pack("<QQB", jseq, rid, kind) + struct.pack("<qqq", amount, actual, at_ms)
+    p += s(settle_kind) + s(request_id) + s(model) + struct.pack("<I", len(scopes))
+    for k, i, ws, we, per in scopes:
+        p += s(k) + s(i) + struct.pack("<qq", ws, we) + s(per)
+    return struct.pack("<II", len(p), zlib.crc32(p)) + p
+
+
+def write_journal():
+    scopes = [("key", "h1", 0, 0, ""), ("key_window", "h1", 86400000, 172800000, "1d"), ("team", "t", 0, 0, "")]
+    seg = b""
+    for j in range(1, 7):
+        rid = (j + 1) // 2
+        if j % 2:
+            seg += journal_frame(j, rid, 0, 5000 * j, 0, 1000 + j, "", "req-%d" % rid, "gpt-4o", scopes[: j % 4])
+        else:
+            seg += journal_frame(j, rid, 1, 5000 * j, 1234, 2000 + j, "actual", "", "", [])
+    put("journal_decode", seg)
+    put("journal_decode", seg[: len(seg) - 7])  # a torn tail
+    put("journal_decode", journal_frame(41, 9, 1, 1, 1, 1, "unknown", "r", "m", scopes))
+
+
 if __name__ == "__main__":
     for t in ["upstream_decode", "sse", "anthropic_stream", "anthropic_translate", "aws_eventstream", "json_body",
-              "admin_fields", "request_framing", "config_loader", "price_file"]:
+              "admin_fields", "request_framing", "config_loader", "price_file", "journal_decode"]:
         shutil.rmtree(os.path.join(CORPUS, t), ignore_errors=True)
     if MOCK:
         capture_upstreams()
     write_requests()
     write_framing()
     write_sse_and_configs()
+    write_journal()
     for t in sorted(os.listdir(CORPUS)):
         print(t, len(os.listdir(os.path.join(CORPUS, t))))

@@ -49,7 +49,7 @@ struct JournalOptions {
   std::uint64_t segment_bytes = 16u << 20;
   /// Reserves are refused while more records than this wait to be folded (the database cannot
   /// keep up, or is not writable): the journal's disk use stays bounded.
-  std::uint64_t max_unfolded = 1'000'000;
+  std::uint64_t max_unfolded = 250'000;
 };
 
 class LedgerJournal {
