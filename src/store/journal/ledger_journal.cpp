@@ -128,6 +128,7 @@ void LedgerJournal::start(Sink sink) {
 }
 
 void LedgerJournal::stop() {
+  stopped_ = true;
   {
     std::lock_guard lk(mu_);
     stop_ = true;
@@ -144,6 +145,13 @@ void LedgerJournal::stop() {
   for (auto& p : left) fire(p.cb, false);  // never started
   for (auto& b : barriers) b();
   joined_ = true;
+  std::vector<Pending> kept;  // a settle an appender failed to write after the thread's last try
+  {
+    std::lock_guard wl(write_mu_);
+    kept.swap(retry_);
+    has_retry_ = false;
+  }
+  if (!kept.empty()) write_batch(kept, false);
 }
 
 void LedgerJournal::fire(DurableCallback& cb, bool ok) noexcept {
@@ -156,6 +164,12 @@ void LedgerJournal::fire(DurableCallback& cb, bool ok) noexcept {
 }
 
 void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
+  if (!opts_.fsync && !stopped_) {
+    std::vector<Pending> one;
+    one.push_back(Pending{std::move(record), std::move(on_durable), Clock::now()});
+    write_batch(one, true);
+    return;
+  }
   {
     std::lock_guard lk(mu_);
     if (!stop_) {
@@ -267,6 +281,8 @@ std::string LedgerJournal::write_bytes(const std::string& bytes) {
 }
 
 void LedgerJournal::write_batch(std::vector<Pending>& batch, bool keep_settles) {
+  std::lock_guard wl(write_mu_);
+  if (stopped_ && joined_) keep_settles = false;  // no thread left to write them again
   std::string bytes;
   std::vector<Pending*> go;  // written in this order, jseq next_jseq_ + i
   go.reserve(batch.size());
@@ -348,6 +364,10 @@ void LedgerJournal::write_batch(std::vector<Pending>& batch, bool keep_settles) 
     using std::chrono::milliseconds;
     retry_backoff_ = std::clamp<Clock::duration>(retry_backoff_ * 2, milliseconds(50), milliseconds(1000));
     retry_at_ = Clock::now() + retry_backoff_;
+    retry_at_ns_ = retry_at_.time_since_epoch().count();
+    has_retry_ = true;
+    { std::lock_guard lk(mu_); }  // the journal thread is waiting (and is woken) or will see the flag
+    cv_.notify_one();
   }
 }
 
@@ -360,8 +380,9 @@ void LedgerJournal::loop() {
       std::unique_lock lk(mu_);
       for (;;) {
         if (stop_ || !queue_.empty() || !barriers_.empty()) break;
-        if (!retry_.empty() && Clock::now() >= retry_at_) break;
-        if (!retry_.empty()) cv_.wait_until(lk, retry_at_);
+        const Clock::time_point at{Clock::duration(retry_at_ns_.load())};
+        if (has_retry_ && Clock::now() >= at) break;
+        if (has_retry_) cv_.wait_until(lk, at);
         else cv_.wait(lk);
       }
       stopping = stop_;
@@ -369,9 +390,13 @@ void LedgerJournal::loop() {
       barriers.swap(barriers_);
     }
     // Kept settles first, in a batch of their own; when stopping they get one last try.
-    if (!retry_.empty() && (stopping || Clock::now() >= retry_at_)) {
+    if (has_retry_ && (stopping || Clock::now() >= Clock::time_point{Clock::duration(retry_at_ns_.load())})) {
       std::vector<Pending> again;
-      again.swap(retry_);
+      {
+        std::lock_guard wl(write_mu_);
+        again.swap(retry_);
+        has_retry_ = false;
+      }
       write_batch(again, !stopping);
     }
     if (!batch.empty()) write_batch(batch, !stopping);

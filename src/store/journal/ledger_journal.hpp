@@ -1,8 +1,9 @@
 #pragma once
 /// The ledger journal (docs/storage.md "Ledger journal"): the embedded store's durable ledger
-/// records are appended to checksummed segment files with one `write` per batch, and each
-/// record's DurableCallback fires once that write returned (plus an `fdatasync` when
-/// JournalOptions::fsync). The records are then handed to a Sink, which folds them into the
+/// records are appended to checksummed segment files, and each record's DurableCallback fires
+/// once its write returned. Without JournalOptions::fsync the caller's thread writes its record
+/// itself (one `pwrite` into the page cache: no hand-off to another thread and back); with it
+/// the journal thread writes everything waiting with one `pwrite` and one `fdatasync` per batch. The records are then handed to a Sink, which folds them into the
 /// database off the requests' path; LedgerJournal::folded() tells the journal how far that got, and
 /// segments wholly folded are deleted. At open, the records past the database's folded mark are
 /// returned for folding before the store serves: a SIGKILL loses nothing a callback confirmed.
@@ -87,8 +88,10 @@ class LedgerJournal {
   /// on_durable(false) at once. Idempotent.
   void stop();
 
-  /// Enqueues; never blocks on I/O. The callback fires on the journal thread (see the class
-  /// comment), or at once with false after stop().
+  /// Without fsync: writes the record on this thread and fires the callback before returning
+  /// (the callback must not call back into the store: post to an io_context). With fsync:
+  /// enqueues, and the callback fires on the journal thread. After stop(): on_durable(false) at
+  /// once.
   void append(LedgerRecord record, DurableCallback on_durable);
   /// Blocks until everything appended before the call was written or refused; false when a
   /// write failed meanwhile or the journal is stopped.
@@ -123,6 +126,7 @@ class LedgerJournal {
   static void fire(DurableCallback& cb, bool ok) noexcept;
   void loop();
   /// Writes `batch` (reserves past the backlog bound refused first); failed settles go to retry_.
+  /// Takes write_mu_.
   void write_batch(std::vector<Pending>& batch, bool keep_settles);
   /// Appends `bytes` at the current segment's end; on failure cuts it back. Error message or "".
   std::string write_bytes(const std::string& bytes);
@@ -139,13 +143,15 @@ class LedgerJournal {
   bool stop_ = false;
   std::thread thread_;
   std::atomic<bool> joined_{false};  ///< the thread ended: the last segment is no longer written
+  std::atomic<bool> stopped_{false};  ///< stop() began: appends are refused
 
-  // Journal thread only (and open()).
+  // Under write_mu_ (the writing thread: an appender, or the journal thread; and open()).
+  std::mutex write_mu_;
   int fd_ = -1;
   off_t size_ = 0;           ///< bytes of whole records in the current segment
   bool cut_pending_ = false; ///< a failed write is not yet cut off the segment
   std::uint64_t next_jseq_ = 1;
-  std::vector<Pending> retry_;
+  std::vector<Pending> retry_;          ///< the journal thread waits for retry_at_ under mu_: see has_retry_
   Clock::time_point retry_at_{};
   Clock::duration retry_backoff_{};
   std::unordered_set<std::uint64_t> failed_reserves_;
@@ -153,6 +159,8 @@ class LedgerJournal {
   std::mutex segments_mu_;
   std::deque<Segment> segments_;  ///< oldest first; the last is the one written
 
+  std::atomic<bool> has_retry_{false};     ///< retry_ is not empty (read by the journal thread's wait)
+  std::atomic<std::int64_t> retry_at_ns_{0};  ///< retry_at_ for that wait
   std::atomic<std::uint64_t> written_{0};  ///< highest jseq written
   std::atomic<std::uint64_t> folded_{0};   ///< highest jseq folded into the database
 

@@ -167,9 +167,17 @@ std::unique_ptr<LedgerJournal> open_or_die(const JournalOptions& o, std::uint64_
   return std::move(opened->journal);
 }
 
-TEST(LedgerJournal, ConfirmsAfterTheWriteHandsOnInOrderAndReplaysWhatWasNotFolded) {
+// Both ways of writing: the appender's thread (no fsync) and the journal thread's batches (fsync).
+class JournalWrites : public ::testing::TestWithParam<bool> {
+ protected:
+  JournalOptions opts(const std::filesystem::path& dir) const { return {.dir = dir, .fsync = GetParam()}; }
+};
+INSTANTIATE_TEST_SUITE_P(Modes, JournalWrites, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Fsync" : "Inline"; });
+
+TEST_P(JournalWrites, ConfirmsAfterTheWriteHandsOnInOrderAndReplaysWhatWasNotFolded) {
   TempDir dir;
-  const JournalOptions o{.dir = dir.path() / "j"};
+  const JournalOptions o = opts(dir.path() / "j");
   {
     auto j = open_or_die(o, 0);
     ASSERT_TRUE(j);
@@ -196,9 +204,9 @@ TEST(LedgerJournal, ConfirmsAfterTheWriteHandsOnInOrderAndReplaysWhatWasNotFolde
   EXPECT_EQ(got.jseqs(), (std::vector<std::uint64_t>{6}));
 }
 
-TEST(LedgerJournal, ATornTailIsCutAtOpenAndWritingGoesOnAfterTheWholeRecords) {
+TEST_P(JournalWrites, ATornTailIsCutAtOpenAndWritingGoesOnAfterTheWholeRecords) {
   TempDir dir;
-  const JournalOptions o{.dir = dir.path() / "j"};
+  const JournalOptions o = opts(dir.path() / "j");
   {
     auto j = open_or_die(o, 0);
     j->start({});
@@ -226,9 +234,10 @@ TEST(LedgerJournal, ATornTailIsCutAtOpenAndWritingGoesOnAfterTheWholeRecords) {
   EXPECT_EQ(all[3].record.reservation_id, 9u);
 }
 
-TEST(LedgerJournal, SegmentsRotateAndGoOnceFoldedAndDamageBeforeTheEndRefusesToOpen) {
+TEST_P(JournalWrites, SegmentsRotateAndGoOnceFoldedAndDamageBeforeTheEndRefusesToOpen) {
   TempDir dir;
-  const JournalOptions o{.dir = dir.path() / "j", .segment_bytes = 1};  // a segment per batch
+  JournalOptions o = opts(dir.path() / "j");
+  o.segment_bytes = 1;  // a segment per write
   {
     auto j = open_or_die(o, 0);
     j->start({});
@@ -264,9 +273,11 @@ TEST(LedgerJournal, SegmentsRotateAndGoOnceFoldedAndDamageBeforeTheEndRefusesToO
       << damaged.error().message;
 }
 
-TEST(LedgerJournal, PastTheBacklogBoundReservesAreRefusedAndTheirSettlesDroppedSettlesStillWritten) {
+TEST_P(JournalWrites, PastTheBacklogBoundReservesAreRefusedAndTheirSettlesDroppedSettlesStillWritten) {
   TempDir dir;
-  auto j = open_or_die({.dir = dir.path() / "j", .max_unfolded = 2}, 0);
+  JournalOptions o = opts(dir.path() / "j");
+  o.max_unfolded = 2;
+  auto j = open_or_die(o, 0);
   Collected got;
   j->start(got.sink());
   ASSERT_TRUE(append_sync(*j, record(1, LedgerKind::reserve, 10)));
@@ -285,9 +296,9 @@ TEST(LedgerJournal, PastTheBacklogBoundReservesAreRefusedAndTheirSettlesDroppedS
 // A write the disk refuses (a file size limit: EFBIG, as a full disk gives ENOSPC), in a child
 // process: the reserve is refused, the settle kept and written once the disk takes it again, and
 // no byte of the refused write is left for the next open to replay.
-TEST(LedgerJournal, AFailedWriteRefusesTheReserveKeepsTheSettleAndLeavesNothingBehind) {
+TEST_P(JournalWrites, AFailedWriteRefusesTheReserveKeepsTheSettleAndLeavesNothingBehind) {
   TempDir dir;
-  const JournalOptions o{.dir = dir.path() / "j"};
+  const JournalOptions o = opts(dir.path() / "j");
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {

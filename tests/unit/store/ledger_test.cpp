@@ -91,7 +91,11 @@ TEST_P(Ledger, GroupCommitManyThreadsAllDurableOnce) {
   for (auto& f : fired) ASSERT_EQ(f.load(), 1);
   const WriterStats st = store->writer_stats();
   EXPECT_EQ(st.ledger_records, static_cast<std::uint64_t>(kThreads * kPerThread));
-  EXPECT_LT(st.batches, st.ledger_records) << "group commit should batch";
+  // Through the journal each record is its own write (without an fsync there is nothing for a
+  // batch to share); the fold into the database is what batches.
+  if (GetParam() != testing::Engine::sqlite_journal) {
+    EXPECT_LT(st.batches, st.ledger_records) << "group commit should batch";
+  }
   EXPECT_GT(st.max_batch, 1u);
   EXPECT_GT(st.p99_us, 0);
   EXPECT_LE(st.p50_us, st.p99_us);
@@ -122,7 +126,9 @@ TEST_P(Ledger, ClosedLoopLatency) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(durable.load(), kThreads * kPerThread);
   const WriterStats st = store->writer_stats();
-  EXPECT_LT(st.batches, st.ledger_records);
+  if (GetParam() != testing::Engine::sqlite_journal) {
+    EXPECT_LT(st.batches, st.ledger_records);  // as above
+  }
   std::printf("closed loop (%d threads): %llu records in %llu batches (%.1f per batch), p50 %lld us, p99 %lld us, max %lld us\n",
               kThreads, static_cast<unsigned long long>(st.ledger_records),
               static_cast<unsigned long long>(st.batches),
