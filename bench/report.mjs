@@ -107,7 +107,7 @@ out(`- Load: throughput = \`wrk -t${meta.wrk_threads} -c${meta.conns} -d${meta.d
     `latency = bench/fixed_rate.mjs, open loop at ${meta.rate} req/s, ${meta.rounds} rounds × ${meta.lat_duration_s} s per target interleaved (direct, nginx, tollgate, tollgate+budget, direct, …) and pooled, ≤ ${meta.conns} keep-alive sockets; ` +
     `body: non-streaming chat completion, max_tokens 16, bearer key.`);
 out(`- Targets: direct = tollgate-mock; nginx = plain reverse proxy; tollgate = Tollgate with the master key (no budget scope: no reservation, no ledger record, only a spend-log row); ` +
-    `${B} = the same Tollgate process with a virtual key created by \`POST /key/generate {"max_budget":1000000}\`: an atomic reservation at the key scope, a durable group-committed reserve record before the upstream call and a settle record after it, per request. ` +
+    `${B} = the same Tollgate process with a virtual key created by \`POST /key/generate {"max_budget":1000000}\`: an atomic reservation at the key scope, a durable reserve record before the upstream call (written to the ledger journal; docs/storage.md) and a settle record after it, per request. ` +
     'The bench model is priced (input $0.000001, output $0.000002 per token) for both Tollgate targets.');
 out();
 
@@ -203,7 +203,7 @@ out();
 const gcRow = (label, x) => out(`| ${label} | ${x ? int(x.batches) : 'n/a'} | ${x ? int(x.records) : 'n/a'} | ${x ? int(x.ledger_records) : 'n/a'} | ${x ? int(x.spend_rows) : 'n/a'} | ${x && x.batches ? f2(x.records / x.batches) : 'n/a'} | ${x?.max_batch ?? 'n/a'} | ${x?.p50_us ?? 'n/a'} | ${x?.p99_us ?? 'n/a'} | ${x?.max_us ?? 'n/a'} | ${x ? (x.failed_batches ?? 0) + ' / ' + (x.dropped_spend_rows ?? 0) : 'n/a'} |`);
 const diff = (a, z) => (a && z ? { batches: z.batches - a.batches, records: z.records - a.records, ledger_records: z.ledger_records - a.ledger_records,
   spend_rows: z.spend_rows - a.spend_rows, max_batch: null, p50_us: null, p99_us: null, max_us: null } : null);
-out('Group commit (`GET /tollgate/stats`). Latency = from enqueueing a ledger record to its commit being durable (what a request waits for before its upstream call), ' +
+out('Ledger writes (`GET /tollgate/stats`). Latency = from appending a ledger record to its being durable (the journal\'s write; the database\'s commit without the journal): what a request waits for before its upstream call, ' +
     'p50/p99/max over the last 65,536 ledger records of the process; counts are cumulative since start:');
 out();
 out('| snapshot | batches | records | ledger records | spend rows | records per batch | max batch | p50 µs | p99 µs | max µs | failed batches / dropped spend rows |');
