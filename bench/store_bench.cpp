@@ -3,8 +3,15 @@
 //   BM_SpendRows/N     N spend-log rows (the size of a real one: a decision trace, line items,
 //                      metadata) appended, then flushed; time per row.
 //   BM_LedgerPairs/N   N reserve + settle pairs (key, team and global scopes), each settle after
-//                      its reserve is durable, as a request does; time per pair.
-// Both run with the writer's default batching (spend rows in batches of their own).
+//                      its reserve is durable, as a request does; time per pair. Without the
+//                      ledger journal: what a request waits for is a SQLite commit.
+//   BM_LedgerPairsJournal/N  the same through the ledger journal (as `serve` opens the store):
+//                      what a request waits for is the journal's write; the fold into SQLite
+//                      runs behind, off the time measured.
+//   BM_Fold/N          N pairs through the journal, then flush(): the journal's writes and the
+//                      whole fold into SQLite, per pair (the writer's cost a request leaves behind).
+// All run with the writer's default batching (spend rows and folded records in batches of their own).
+// The ledger benchmarks report the whole process's CPU time (the writer's thread included).
 
 #include <benchmark/benchmark.h>
 
@@ -23,11 +30,12 @@ using namespace tollgate::store;
 struct TempStore {
   std::filesystem::path dir;
   std::unique_ptr<Store> store;
-  TempStore() {
+  explicit TempStore(bool journal = false) {
     dir = std::filesystem::temp_directory_path() / ("tg_store_bench_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    auto s = sqlite::open_sqlite_store((dir / "tollgate.db").string());
+    auto s = sqlite::open_sqlite_store((dir / "tollgate.db").string(),
+                                       {.exclusive_process = journal, .ledger_journal = journal});
     if (s) store = std::move(*s);
   }
   ~TempStore() {
@@ -94,8 +102,25 @@ LedgerRecord ledger(std::uint64_t id, LedgerKind kind) {
   return r;
 }
 
-void BM_LedgerPairs(benchmark::State& state) {
-  TempStore t;
+// n requests in flight: n reserves (one group commit, or n journal writes), then their n settles.
+void append_pairs(Store& store, std::uint64_t first, std::uint64_t n) {
+  std::vector<std::future<bool>> reserved, settled;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    auto p = std::make_shared<std::promise<bool>>();
+    reserved.push_back(p->get_future());
+    store.append_ledger(ledger(first + k, LedgerKind::reserve), [p](bool ok) { p->set_value(ok); });
+  }
+  for (auto& f : reserved) f.get();
+  for (std::uint64_t k = 0; k < n; ++k) {
+    auto p = std::make_shared<std::promise<bool>>();
+    settled.push_back(p->get_future());
+    store.append_ledger(ledger(first + k, LedgerKind::settle), [p](bool ok) { p->set_value(ok); });
+  }
+  for (auto& f : settled) f.get();
+}
+
+void ledger_pairs(benchmark::State& state, bool journal, bool fold) {
+  TempStore t(journal);
   if (!t.store) {
     state.SkipWithError("cannot open the store");
     return;
@@ -103,24 +128,18 @@ void BM_LedgerPairs(benchmark::State& state) {
   const auto n = static_cast<std::uint64_t>(state.range(0));
   std::uint64_t id = 0;
   for (auto _ : state) {
-    // n requests in flight: n reserves (one group commit), then their n settles.
-    std::vector<std::future<bool>> reserved, settled;
-    for (std::uint64_t k = 0; k < n; ++k) {
-      auto p = std::make_shared<std::promise<bool>>();
-      reserved.push_back(p->get_future());
-      t.store->append_ledger(ledger(id + k, LedgerKind::reserve), [p](bool ok) { p->set_value(ok); });
-    }
-    for (auto& f : reserved) f.get();
-    for (std::uint64_t k = 0; k < n; ++k) {
-      auto p = std::make_shared<std::promise<bool>>();
-      settled.push_back(p->get_future());
-      t.store->append_ledger(ledger(id + k, LedgerKind::settle), [p](bool ok) { p->set_value(ok); });
-    }
-    for (auto& f : settled) f.get();
+    append_pairs(*t.store, id, n);
+    if (fold) t.store->flush();
     id += n;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(id));
 }
-BENCHMARK(BM_LedgerPairs)->Arg(1)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_LedgerPairs(benchmark::State& state) { ledger_pairs(state, false, false); }
+void BM_LedgerPairsJournal(benchmark::State& state) { ledger_pairs(state, true, false); }
+void BM_Fold(benchmark::State& state) { ledger_pairs(state, true, true); }
+BENCHMARK(BM_LedgerPairs)->Arg(1)->Arg(16)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_LedgerPairsJournal)->Arg(1)->Arg(16)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_Fold)->Arg(512)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime()->UseRealTime();
 
 }  // namespace
