@@ -605,7 +605,7 @@ class SqlStore final : public Store {
 
   // Opens the ledger journal and folds the records the database does not hold yet (before
   // start(): on this thread, on the writer connection).
-  std::optional<StoreError> open_journal(const journal::JournalOptions& opts) {
+  std::optional<StoreError> open_journal(const journal::JournalOptions& opts, bool fold_only) {
     std::uint64_t mark = 0;
     std::optional<StoreError> err;
     if (auto e = backend_->with_writer([&](Connection& db) {
@@ -637,6 +637,11 @@ class SqlStore final : public Store {
     if (n != 0) {
       spdlog::info("ledger journal: folded {} record(s) the last run left in {}", n, opts.dir.string());
       opened->journal->folded(opened->unfolded.back().jseq);
+    }
+    if (fold_only) {  // nothing is written to it: its segments, all folded, go
+      opened->journal->stop();
+      opened->journal->drop_folded_segments();
+      return std::nullopt;
     }
     journal_ = std::move(opened->journal);
     journal_->drop_folded_segments();
@@ -1508,7 +1513,7 @@ StoreResult<std::unique_ptr<Store>> open_sql_store(std::unique_ptr<Backend> back
   if (migrated) return std::unexpected(*migrated);
   auto store = std::make_unique<SqlStore>(std::move(backend), options);
   if (options.journal)
-    if (auto e = store->open_journal(*options.journal)) return std::unexpected(*e);
+    if (auto e = store->open_journal(*options.journal, options.journal_fold_only)) return std::unexpected(*e);
   store->start();
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -37,6 +37,9 @@ struct SqlStoreOptions {
   /// the last run left unfolded are folded before the store is returned. Only for a database this
   /// process alone writes (the embedded engine under its process lock).
   std::optional<journal::JournalOptions> journal;
+  /// With `journal`: only fold what it holds at open (a run with the journal was killed, and this
+  /// one runs without it), then close it; ledger records then go to the database directly.
+  bool journal_fold_only = false;
 };
 
 /// Migrates the database behind `backend` (each missing script in its own TxnMode::migrate

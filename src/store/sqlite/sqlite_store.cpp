@@ -109,8 +109,14 @@ StoreResult<std::unique_ptr<Store>> open_sqlite_store(const std::string& url, co
     if (auto e = open_connection(*path, opts, false, memory, *admin)) return std::unexpected(*e);
   }
   sql::SqlStoreOptions so{.max_pending_spend_rows = opts.max_pending_spend_rows};
-  if (opts.ledger_journal && opts.exclusive_process && !memory)
-    so.journal = journal::JournalOptions{.dir = *path + ".ledger", .fsync = opts.ledger_journal_fsync};
+  if (opts.exclusive_process && !memory) {
+    // Without the journal now, a journal a killed run left is still folded in first.
+    std::error_code ec;
+    const bool left = std::filesystem::exists(*path + ".ledger", ec);
+    if (opts.ledger_journal || left)
+      so.journal = journal::JournalOptions{.dir = *path + ".ledger", .fsync = opts.ledger_journal_fsync};
+    so.journal_fold_only = !opts.ledger_journal;
+  }
   return sql::open_sql_store(std::make_unique<SqliteBackend>(std::move(lock), writer, admin), so);
 }
 

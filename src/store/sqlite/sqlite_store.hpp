@@ -36,7 +36,8 @@ struct SqliteOptions {
   bool exclusive_process = false;
   /// true (and exclusive_process, and a file): ledger records go to the ledger journal, the
   /// directory `<database file>.ledger/` (store/journal/ledger_journal.hpp), and are folded into
-  /// the database off the requests' path; false: each reserve waits for a SQLite transaction.
+  /// the database off the requests' path; false: each reserve waits for a SQLite transaction
+  /// (a journal a run with it left is still folded in at open, then removed).
   bool ledger_journal = false;
   /// With ledger_journal: `fdatasync` after each journal write (power-loss durability).
   bool ledger_journal_fsync = false;

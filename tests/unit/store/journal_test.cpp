@@ -407,6 +407,33 @@ TEST(JournaledStore, RecordsOnlyInTheJournalAreFoldedAtOpenOnceAndTheCleanStopLe
   EXPECT_EQ(store->read_ledger(0, 100).value().size(), 5u);  // nothing folded twice
 }
 
+// A run with the journal killed with records in it, then a run without the journal: the records
+// are folded in at open all the same, and the journal is removed.
+TEST(JournaledStore, AStoreOpenedWithoutTheJournalStillFoldsWhatOneLeft) {
+  TempDir dir;
+  const std::string db = dir.file("tg.db");
+  { ASSERT_TRUE(testing::open_or_die(db, journaled())); }
+  {
+    auto j = open_or_die({.dir = db + ".ledger"}, 0);
+    j->start({});
+    ASSERT_TRUE(append_sync(*j, record(1, LedgerKind::reserve, 100)));
+    ASSERT_TRUE(append_sync(*j, record(1, LedgerKind::settle, 100)));
+  }
+  auto plain = journaled();
+  plain.ledger_journal = false;
+  {
+    auto store = testing::open_or_die(db, plain);
+    ASSERT_TRUE(store);
+    EXPECT_EQ(ledger_rows(db), 2);
+    ASSERT_TRUE(store_append(*store, record(2, LedgerKind::reserve, 10)));  // straight to SQLite
+    EXPECT_EQ(ledger_rows(db), 3);
+  }
+  EXPECT_TRUE(segment_files(db + ".ledger").empty());
+  auto store = testing::open_or_die(db, journaled());  // and back: nothing folded twice
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->read_ledger(0, 100).value().size(), 3u);
+}
+
 TEST(JournaledStore, SigkillAfterTheCallbacksLosesNoRecord) {
   TempDir dir;
   const std::string db = dir.file("tg.db");
