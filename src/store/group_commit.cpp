@@ -194,6 +194,7 @@ void GroupCommitWriter::loop() {
         refold_at_ = Clock::now() + refold_backoff_;
         if (pending_held_ == 0) oldest_spend_ = Clock::now();
         pending_held_ += refold.size();
+        for (const auto& item : refold) pending_spend_ += std::holds_alternative<SpendItem>(item) ? 1 : 0;
         held_ = std::move(refold);
       }
     }
@@ -223,6 +224,9 @@ std::vector<GroupCommitWriter::Item> GroupCommitWriter::commit_batch(std::vector
   const std::optional<std::string> err = commit_(batch);
   const auto done = Clock::now();
   std::uint64_t nledger = 0, nspend = 0, folded = 0;
+  // A failed batch's spend rows are written again with it (up to the bound, when not stopping):
+  // a locked database must not cost the requests it no longer refuses their spend-log rows.
+  const std::uint64_t keep_spend = err && keep_settles ? opts_.max_pending_spend_rows : 0;
   {
     std::lock_guard sl(stats_mu_);
     last_write_ = done;
@@ -243,7 +247,7 @@ std::vector<GroupCommitWriter::Item> GroupCommitWriter::commit_batch(std::vector
       ++stats_.failed_batches;
       for (auto& item : batch)  // journaled records are not lost: they are folded again
         if (auto* l = std::get_if<LedgerItem>(&item); l != nullptr && l->journal_seq == 0) ++stats_.failed_ledger_records;
-      stats_.dropped_spend_rows += nspend;
+      stats_.dropped_spend_rows += nspend - std::min(nspend, keep_spend);
     } else {
       stats_.ledger_records += nledger;
       stats_.spend_rows += nspend;
@@ -259,9 +263,13 @@ std::vector<GroupCommitWriter::Item> GroupCommitWriter::commit_batch(std::vector
     return refold;
   }
   bool kept = false;
+  std::uint64_t spend_kept = 0;
   for (auto& item : batch) {
     auto* l = std::get_if<LedgerItem>(&item);
-    if (l == nullptr) continue;
+    if (l == nullptr) {
+      if (spend_kept++ < keep_spend) refold.push_back(std::move(item));
+      continue;
+    }
     if (l->journal_seq != 0) {
       refold.push_back(std::move(item));
       continue;

@@ -19,9 +19,10 @@
 /// and the next start would charge the whole reservation instead of the answer's cost. A reserve
 /// record that failed is reported (on_durable(false): the attempt is refused) and forgotten; the
 /// settle that closes it then has nothing to close and is dropped (on_durable(true)), so the
-/// ledger never holds a settle without its reserve. Journaled records whose fold failed are all
-/// folded again, in their order and ahead of later ones, after the same backoff; when the writer
-/// stops first they stay in the journal for the next start.
+/// ledger never holds a settle without its reserve. Journaled records and spend rows whose batch
+/// failed are committed again, in their order and ahead of later ones, after the same backoff
+/// (spend rows up to Options::max_pending_spend_rows); when the writer stops first, the journaled
+/// records stay in the journal for the next start and the spend rows are lost (counted).
 
 #include <chrono>
 #include <condition_variable>
@@ -110,6 +111,18 @@ class GroupCommitWriter {
     return fut.get();
   }
 
+  /// Runs `fn` on the writer thread after everything queued before it, without waiting for it;
+  /// false (and `fn` never runs) when stopped.
+  bool post(std::function<void()> fn) {
+    {
+      std::lock_guard lk(mu_);
+      if (stop_) return false;
+      tasks_.push_back(std::move(fn));
+    }
+    cv_.notify_one();
+    return true;
+  }
+
   /// Blocks until everything appended before the call was committed or failed; false if a batch
   /// failed meanwhile or the writer is stopped.
   bool flush();
@@ -129,7 +142,8 @@ class GroupCommitWriter {
   static void fire(DurableCallback& cb, bool ok) noexcept;
   void loop();
   /// `keep_settles`: a failed batch's settle records go to retry_ (false when stopping). Returns
-  /// the journaled records of a failed batch, in order (to fold again).
+  /// the journaled records and (with keep_settles, up to the bound) the spend rows of a failed
+  /// batch, in order, to be committed again.
   std::vector<Item> commit_batch(std::vector<Item>& batch, bool keep_settles);
 
   /// When the spend rows waiting are due (lock held).

@@ -1,6 +1,7 @@
 #include "store/sql_store.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/json.hpp>
 #include <boost/pfr.hpp>
 #include <charconv>
@@ -1311,9 +1312,12 @@ class SqlStore final : public Store {
   StoreHealth health() override {
     if (journal_)
       if (auto h = journal_->health(); !h.writable) return h;
-    if (writer_.idle_for(std::chrono::seconds(1))) {
-      // Nothing written recently: prove the database is still writable with a tiny transaction.
-      auto r = writer_.run<bool>([this] {
+    if (writer_.idle_for(std::chrono::seconds(1)) && !probing_.exchange(true)) {
+      // Nothing written recently: a tiny transaction proves the database still writable. It runs
+      // on the writer, behind what waits there, and this call does not wait for it (a locked
+      // database would hold the caller, an io thread, for the busy timeout): the answer is the
+      // latest write's, and the probe's once it ran.
+      const bool posted = writer_.post([this] {
         auto err = write_on_writer("health probe", [&](Connection& db) -> std::optional<StoreError> {
           auto s = db.run(
               "INSERT INTO store_meta (name, value) VALUES ('health_probe_ms', ?) "
@@ -1323,9 +1327,9 @@ class SqlStore final : public Store {
           return std::nullopt;
         });
         writer_.note_write(err ? std::optional<std::string>(err->message) : std::nullopt);
-        return !err;
+        probing_ = false;
       });
-      if (!r) return StoreHealth{false, "store is closed"};
+      if (!posted) return StoreHealth{false, "store is closed"};
     }
     return writer_.health();
   }
@@ -1502,6 +1506,7 @@ class SqlStore final : public Store {
   std::unique_ptr<Backend> backend_;
   GroupCommitWriter writer_;
   std::unique_ptr<journal::LedgerJournal> journal_;  ///< set before start() when journaled
+  std::atomic<bool> probing_{false};                 ///< a health probe is queued or running
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <future>
@@ -72,7 +73,15 @@ StoreResult<LedgerJournal::Opened> LedgerJournal::open(const JournalOptions& opt
   for (const auto& e : std::filesystem::directory_iterator(options.dir, ec)) {
     std::smatch m;
     const std::string name = e.path().filename().string();
-    if (std::regex_match(name, m, kName)) files.emplace_back(std::stoull(m[1].str()), e.path());
+    if (!std::regex_match(name, m, kName)) continue;
+    std::uint64_t first = 0;
+    const std::string digits = m[1].str();
+    const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), first);
+    if (err != std::errc() || end != digits.data() + digits.size() || first == 0)
+      return std::unexpected(unavailable("ledger journal file " + e.path().string() +
+                                         " is not a segment this gateway wrote (its number must be 1.." +
+                                         std::to_string(UINT64_MAX) + "): move it aside"));
+    files.emplace_back(first, e.path());
   }
   if (ec) return std::unexpected(unavailable("cannot list the ledger journal " + options.dir.string() + ": " + ec.message()));
   std::sort(files.begin(), files.end());
@@ -97,11 +106,15 @@ StoreResult<LedgerJournal::Opened> LedgerJournal::open(const JournalOptions& opt
     if (!err.empty()) return std::unexpected(unavailable(err));
     Decoded d = decode(bytes, first);
     if (!d.stopped.empty()) {
-      if (!last)
+      // Only the end of the last segment may be cut: a frame a crash left incomplete (the write
+      // was cut short) or zeros (blocks a power loss allocated and never wrote). Nothing there
+      // was ever confirmed. Anything else is damage to confirmed records: refuse.
+      const std::string_view rest = std::string_view(bytes).substr(d.valid_bytes);
+      const bool zeros = rest.find_first_not_of('\0') == std::string_view::npos;
+      if (!last || (d.stopped != "incomplete frame" && !zeros))
         return std::unexpected(unavailable("ledger journal segment " + path.string() + " is damaged at byte " +
                                            std::to_string(d.valid_bytes) + " (" + d.stopped +
                                            "): move it aside to start without the records after it"));
-      // The last segment: a write the crash cut short. Nothing after it was ever confirmed.
       if (::truncate(path.c_str(), static_cast<off_t>(d.valid_bytes)) != 0)
         return std::unexpected(unavailable("cannot cut the torn end off " + path.string() + ": " + errno_text()));
       out.torn_bytes = bytes.size() - d.valid_bytes;

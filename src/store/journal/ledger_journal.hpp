@@ -50,7 +50,7 @@ struct JournalOptions {
   std::uint64_t segment_bytes = 16u << 20;
   /// Reserves are refused while more records than this wait to be folded (the database cannot
   /// keep up, or is not writable): the journal's disk use stays bounded.
-  std::uint64_t max_unfolded = 250'000;
+  std::uint64_t max_unfolded = 100'000;
 };
 
 class LedgerJournal {
@@ -70,10 +70,12 @@ class LedgerJournal {
   };
 
   /// Reads every segment in `options.dir` (creating the directory when missing), cuts a torn
-  /// tail off the last one, deletes the segments wholly at or below `folded` and starts a new
-  /// segment after the last record. Errors (unavailable): the directory or a file cannot be
-  /// read or written; a segment other than the last is damaged, or the segments' sequence
-  /// numbers are not consecutive (the message names the file: move it aside to start without it).
+  /// tail off the last one (an incomplete frame, or zeros), deletes the segments wholly at or
+  /// below `folded` and starts a new segment after the last record. Errors (unavailable): the
+  /// directory or a file cannot be read or written; a segment is damaged (a checksum, a payload
+  /// or a sequence number wrong anywhere but in an incomplete last frame), the segments' numbers
+  /// are not consecutive, one is missing, or a file has a segment's name but not a valid number
+  /// (the message names the file: move it aside to start without it).
   static StoreResult<Opened> open(const JournalOptions& options, std::uint64_t folded);
 
   /// Calls stop().

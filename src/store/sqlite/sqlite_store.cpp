@@ -82,7 +82,11 @@ StoreResult<std::string> sqlite_path_from_url(const std::string& url) {
 
 int sqlite_schema_version() noexcept { return sql::schema_version(); }
 
-StoreResult<std::unique_ptr<Store>> open_sqlite_store(const std::string& url, const SqliteOptions& opts) {
+StoreResult<std::unique_ptr<Store>> open_sqlite_store(const std::string& url, const SqliteOptions& options) {
+  SqliteOptions opts = options;
+  // With fsync'd journal writes the fold must be as durable before a segment is deleted: the
+  // writer's commits are fsynced too (they are large batches, so this costs little).
+  if (opts.ledger_journal && opts.ledger_journal_fsync) opts.synchronous_full = true;
   auto path = sqlite_path_from_url(url);
   if (!path) return std::unexpected(path.error());
   const bool memory = *path == ":memory:";

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "store/journal/journal_codec.hpp"
@@ -247,6 +248,47 @@ TEST_P(JournalWrites, ATornTailIsCutAtOpenAndWritingGoesOnAfterTheWholeRecords) 
   EXPECT_EQ(all[3].record.reservation_id, 9u);
 }
 
+// Only what a crash can leave is cut: an incomplete last frame, or zeros (blocks allocated and
+// never written). Damage to a whole frame of the last segment is refused like damage elsewhere:
+// those records were confirmed.
+TEST_P(JournalWrites, DamageInsideTheLastSegmentRefusesToOpenAndZerosAtItsEndAreCut) {
+  TempDir dir;
+  const JournalOptions o = opts(dir.path() / "j");
+  {
+    auto j = open_or_die(o, 0);
+    j->start({});
+    for (std::uint64_t i = 1; i <= 3; ++i) ASSERT_TRUE(append_sync(*j, record(i, LedgerKind::reserve, 10)));
+  }
+  const std::string seg = segment_files(o.dir).front();
+  const std::string good = read_all(seg);
+  write_all(seg, good + std::string(4096, '\0'));
+  {
+    auto opened = LedgerJournal::open(o, 0);
+    ASSERT_TRUE(opened) << opened.error().message;
+    EXPECT_EQ(opened->torn_bytes, 4096u);
+    EXPECT_EQ(opened->unfolded.size(), 3u);
+  }
+  std::string bad = good;
+  bad[good.size() / 2] = static_cast<char>(bad[good.size() / 2] ^ 0x10);  // inside the second frame
+  write_all(segment_files(o.dir).front(), bad);
+  auto damaged = LedgerJournal::open(o, 0);
+  ASSERT_FALSE(damaged);
+  EXPECT_NE(damaged.error().message.find("damaged"), std::string::npos) << damaged.error().message;
+  EXPECT_EQ(read_all(segment_files(o.dir).front()), bad) << "nothing was cut";
+}
+
+TEST_P(JournalWrites, AFileWithASegmentsNameButNoValidNumberIsRefusedNotACrash) {
+  for (const char* name : {"ledger-99999999999999999999.journal", "ledger-00000000000000000000.journal"}) {
+    TempDir dir;
+    const JournalOptions o = opts(dir.path() / "j");
+    std::filesystem::create_directories(o.dir);
+    write_all((o.dir / name).string(), "");
+    auto opened = LedgerJournal::open(o, 0);
+    ASSERT_FALSE(opened) << name;
+    EXPECT_NE(opened.error().message.find(name), std::string::npos) << opened.error().message;
+  }
+}
+
 TEST_P(JournalWrites, SegmentsRotateAndGoOnceFoldedAndDamageBeforeTheEndRefusesToOpen) {
   TempDir dir;
   JournalOptions o = opts(dir.path() / "j");
@@ -469,12 +511,29 @@ TEST(JournaledStore, SigkillAfterTheCallbacksLosesNoRecord) {
 TEST(JournaledStore, ALockedDatabaseRefusesNothingAndGetsEveryRecordOnceUnlocked) {
   TempDir dir;
   const std::string db = dir.file("tg.db");
-  auto store = testing::open_or_die(db, journaled(50));
+  auto store = testing::open_or_die(db, journaled(1500));
   ASSERT_TRUE(store);
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   for (std::uint64_t i = 1; i <= 10; ++i) EXPECT_TRUE(store_append(*store, record(i, LedgerKind::reserve, 10)));
+  for (int i = 0; i < 5; ++i) {
+    SpendLogRow row;
+    row.request_id = "locked-" + std::to_string(i);
+    row.spend_nanos = 7;
+    store->append_spend_log(std::move(row));
+  }
+  // The health check answers at once (the latest write's outcome), never waiting for the lock:
+  // past a second without a write it probes, and the probe waits on the writer, not the caller.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  std::promise<void> answered;
+  std::thread probe([&] {
+    store->health();
+    store->health();
+    answered.set_value();
+  });
+  EXPECT_EQ(answered.get_future().wait_for(std::chrono::seconds(1)), std::future_status::ready);
+  probe.join();
   EXPECT_FALSE(store->flush());  // the fold cannot commit
   EXPECT_GE(store->writer_stats().failed_batches, 1u);
   EXPECT_EQ(store->writer_stats().failed_ledger_records, 0u);
@@ -484,6 +543,11 @@ TEST(JournaledStore, ALockedDatabaseRefusesNothingAndGetsEveryRecordOnceUnlocked
   ASSERT_TRUE(rows) << rows.error().message;
   ASSERT_EQ(rows->size(), 10u);
   for (std::uint64_t i = 0; i < 10; ++i) EXPECT_EQ((*rows)[i].reservation_id, i + 1);
+  // The spend rows of the failed folds were kept and written with them.
+  auto logs = store->query_spend_logs({.limit = 100});
+  ASSERT_TRUE(logs);
+  EXPECT_EQ(logs->size(), 5u);
+  EXPECT_EQ(store->writer_stats().dropped_spend_rows, 0u);
   EXPECT_TRUE(store->health().writable);
 }
 
