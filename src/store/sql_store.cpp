@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/ids.hpp"
 #include "store/group_commit.hpp"
 #include "store/ledger_append.hpp"
 
@@ -606,7 +607,7 @@ class SqlStore final : public Store {
 
   // Opens the ledger journal and folds the records the database does not hold yet (before
   // start(): on this thread, on the writer connection).
-  std::optional<StoreError> open_journal(const journal::JournalOptions& opts, bool fold_only) {
+  std::optional<StoreError> open_journal(journal::JournalOptions opts, bool fold_only) {
     std::uint64_t mark = 0;
     std::optional<StoreError> err;
     if (auto e = backend_->with_writer([&](Connection& db) {
@@ -616,6 +617,20 @@ class SqlStore final : public Store {
             const std::string v = r->rows.front().text(0);
             if (std::from_chars(v.data(), v.data() + v.size(), mark).ec != std::errc())
               err = make_error(StoreErrorCode::unavailable, "the ledger journal mark in store_meta is not a number: " + v);
+          }
+          if (err) return;
+          // The database's id, which its journal carries (made once, kept for its life).
+          auto id = db.run("SELECT value FROM store_meta WHERE name = 'database_id'", {}, "read the database id");
+          if (!id) {
+            err = id.error();
+          } else if (!id->rows.empty()) {
+            opts.database_id = id->rows.front().text(0);
+          } else {
+            opts.database_id = core::new_uuid();
+            if (auto w = db.run("INSERT INTO store_meta (name, value) VALUES ('database_id', ?)", {opts.database_id},
+                                "record the database id");
+                !w)
+              err = w.error();
           }
         }))
       return e;

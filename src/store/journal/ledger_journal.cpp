@@ -68,6 +68,27 @@ StoreResult<LedgerJournal::Opened> LedgerJournal::open(const JournalOptions& opt
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   if (ec) return std::unexpected(unavailable("cannot create the ledger journal " + options.dir.string() + ": " + ec.message()));
+  if (!options.database_id.empty()) {
+    const auto id_file = options.dir / "database-id";
+    std::string err;
+    if (std::filesystem::exists(id_file, ec)) {
+      std::string held = read_file(id_file, err);
+      if (!err.empty()) return std::unexpected(unavailable(err));
+      while (!held.empty() && (held.back() == '\n' || held.back() == '\r')) held.pop_back();
+      if (held != options.database_id)
+        return std::unexpected(unavailable("the ledger journal " + options.dir.string() + " belongs to another database (id " +
+                                           held + "; this one's is " + options.database_id +
+                                           "): move the directory aside to start without its records"));
+    } else {
+      const int fd = ::open(id_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      const std::string line = options.database_id + "\n";
+      const bool ok = fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+                      (!options.fsync || ::fsync(fd) == 0);
+      if (fd >= 0) ::close(fd);
+      if (!ok) return std::unexpected(unavailable("cannot write " + id_file.string() + ": " + errno_text()));
+      if (options.fsync) sync_dir(options.dir);
+    }
+  }
   std::vector<std::pair<std::uint64_t, std::filesystem::path>> files;
   static const std::regex kName(R"(ledger-(\d{20})\.journal)");
   for (const auto& e : std::filesystem::directory_iterator(options.dir, ec)) {

@@ -51,6 +51,10 @@ struct JournalOptions {
   /// Reserves are refused while more records than this wait to be folded (the database cannot
   /// keep up, or is not writable): the journal's disk use stays bounded.
   std::uint64_t max_unfolded = 100'000;
+  /// The database the journal folds into (its id in that database); kept in `<dir>/database-id`
+  /// so that a journal is never folded into another database (one deleted and created again, or
+  /// a different file). Empty: not checked.
+  std::string database_id;
 };
 
 class LedgerJournal {
@@ -75,7 +79,8 @@ class LedgerJournal {
   /// directory or a file cannot be read or written; a segment is damaged (a checksum, a payload
   /// or a sequence number wrong anywhere but in an incomplete last frame), the segments' numbers
   /// are not consecutive, one is missing, or a file has a segment's name but not a valid number
-  /// (the message names the file: move it aside to start without it).
+  /// (the message names the file: move it aside to start without it); the directory belongs to
+  /// another database (JournalOptions::database_id).
   static StoreResult<Opened> open(const JournalOptions& options, std::uint64_t folded);
 
   /// Calls stop().

@@ -42,7 +42,8 @@ LedgerRecord record(std::uint64_t id, LedgerKind kind, std::int64_t amount) {
 
 std::vector<std::string> segment_files(const std::filesystem::path& dir) {
   std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().string());
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".journal") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -474,6 +475,23 @@ TEST(JournaledStore, AStoreOpenedWithoutTheJournalStillFoldsWhatOneLeft) {
   auto store = testing::open_or_die(db, journaled());  // and back: nothing folded twice
   ASSERT_TRUE(store);
   EXPECT_EQ(store->read_ledger(0, 100).value().size(), 3u);
+}
+
+// A journal belongs to its database: one deleted and created again (or another file) is not
+// given the old one's records; the start is refused, naming the directory.
+TEST(JournaledStore, AJournalIsNeverFoldedIntoAnotherDatabase) {
+  TempDir dir;
+  const std::string db = dir.file("tg.db");
+  {
+    auto store = testing::open_or_die(db, journaled());
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store_append(*store, record(1, LedgerKind::reserve, 100)));
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
+  auto again = sqlite::open_sqlite_store(db, journaled());
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().message.find("belongs to another database"), std::string::npos) << again.error().message;
+  EXPECT_NE(again.error().message.find(db + ".ledger"), std::string::npos) << again.error().message;
 }
 
 TEST(JournaledStore, SigkillAfterTheCallbacksLosesNoRecord) {
