@@ -230,6 +230,7 @@ bool LedgerJournal::flush() {
   }
   cv_.notify_one();
   fut.wait();
+  if (has_retry_) return false;  // a settle still waits to be written again
   std::lock_guard sl(stats_mu_);
   return stats_.failed_batches == before;
 }

@@ -101,7 +101,8 @@ class LedgerJournal {
   /// once.
   void append(LedgerRecord record, DurableCallback on_durable);
   /// Blocks until everything appended before the call was written or refused; false when a
-  /// write failed meanwhile or the journal is stopped.
+  /// write failed meanwhile, a kept settle still waits to be written again, or the journal is
+  /// stopped.
   bool flush();
   /// The database holds every record up to `jseq` (thread-safe; called after each fold).
   void folded(std::uint64_t jseq);
