@@ -30,16 +30,7 @@ void GroupCommitWriter::stop() {
     left.swap(queue_);
   }
   for (auto& item : left)
-    if (auto* l = std::get_if<LedgerItem>(&item)) fire(l->cb, false);
-}
-
-void GroupCommitWriter::fire(DurableCallback& cb, bool ok) noexcept {
-  if (!cb) return;
-  try {
-    cb(ok);
-  } catch (...) {
-    // A callback must not take the writer down; the record's fate is already decided.
-  }
+    if (auto* l = std::get_if<LedgerItem>(&item)) fire_durable(l->cb, false);
 }
 
 void GroupCommitWriter::append_ledger(LedgerRecord record, DurableCallback on_durable) {
@@ -52,7 +43,7 @@ void GroupCommitWriter::append_ledger(LedgerRecord record, DurableCallback on_du
       return;
     }
   }
-  fire(on_durable, false);
+  fire_durable(on_durable, false);
 }
 
 void GroupCommitWriter::append_spend_log(SpendLogRow row) {
@@ -216,7 +207,7 @@ std::vector<GroupCommitWriter::Item> GroupCommitWriter::commit_batch(std::vector
       if (l == nullptr || l->journal_seq != 0 || l->record.kind != LedgerKind::settle ||
           failed_reserves_.erase(l->record.reservation_id) == 0)
         return false;
-      fire(l->cb, true);
+      fire_durable(l->cb, true);
       return true;
     });
     if (batch.empty()) return refold;
@@ -258,7 +249,7 @@ std::vector<GroupCommitWriter::Item> GroupCommitWriter::commit_batch(std::vector
   if (!err) {
     retry_backoff_ = Clock::duration::zero();
     for (auto& item : batch)
-      if (auto* l = std::get_if<LedgerItem>(&item)) fire(l->cb, true);
+      if (auto* l = std::get_if<LedgerItem>(&item)) fire_durable(l->cb, true);
     if (folded != 0 && opts_.on_folded) opts_.on_folded(folded);
     return refold;
   }
@@ -280,7 +271,7 @@ std::vector<GroupCommitWriter::Item> GroupCommitWriter::commit_batch(std::vector
       continue;
     }
     if (l->record.kind == LedgerKind::reserve) failed_reserves_.insert(l->record.reservation_id);
-    fire(l->cb, false);
+    fire_durable(l->cb, false);
   }
   if (kept) {
     using std::chrono::milliseconds;

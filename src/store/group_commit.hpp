@@ -139,7 +139,6 @@ class GroupCommitWriter {
   WriterStats stats() const;
 
  private:
-  static void fire(DurableCallback& cb, bool ok) noexcept;
   void loop();
   /// `keep_settles`: a failed batch's settle records go to retry_ (false when stopping). Returns
   /// the journaled records and (with keep_settles, up to the bound) the spend rows of a failed

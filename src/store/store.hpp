@@ -186,6 +186,16 @@ struct StoreHealth {
 /// the store synchronously (post to an io_context instead). Exceptions are swallowed.
 using DurableCallback = std::function<void(bool durable)>;
 
+/// Calls `cb(durable)` when it is set, swallowing what it throws (a callback must not take a
+/// writer down; the record's fate is decided). What every ledger writer fires callbacks with.
+inline void fire_durable(DurableCallback& cb, bool durable) noexcept {
+  if (!cb) return;
+  try {
+    cb(durable);
+  } catch (...) {
+  }
+}
+
 /// Abstract store. Implementations: sql_store.hpp (one for both engines) over sqlite/ (embedded
 /// default) and postgres/ (shared by several instances); fakes in tests.
 class Store {

@@ -26,6 +26,21 @@ function prlimit(pid, soft) {
   assert.equal(r.status, 0, `prlimit: ${r.stderr}`);
 }
 
+// While the ledger cannot be written: a paid attempt is refused 503 ledger_unavailable and sends
+// nothing upstream; a free one is served.
+async function expectFailClosed(mock, gw, key) {
+  const before = (await mock.model('paid-upstream')).requests;
+  const refused = await chat(gw, key.key, hi('paid-model'));
+  assert.equal(refused.status, 503, refused.text);
+  assert.equal(refused.json?.error?.code, 'ledger_unavailable', refused.text);
+  assert.equal((await mock.model('paid-upstream')).requests, before, 'nothing was sent upstream');
+  const freeAnswer = await chat(gw, key.key, hi('free-model'));
+  assert.equal(freeAnswer.status, 200, freeAnswer.text);
+}
+
+const servedAgain = (gw, key) => waitFor(async () => (await chat(gw, key.key, hi('paid-model'))).status === 200,
+  { timeoutMs: 10000, intervalMs: 200, what: 'paid requests to be served again' });
+
 function setup(ctx, mock, extra = {}) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-failclosed-'));
   const free = paidDeployment(mock, 'free-model', 'free-upstream', { inPrice: '0', outPrice: '0' });
@@ -45,20 +60,12 @@ e2e('without the journal, a locked database refuses paid attempts with 503, pass
     assert.equal((await chat(gw, key.key, hi('paid-model'))).status, 200);
 
     const lock = await lockDatabase(db);
-    let refused;
     try {
-      const before = (await mock.model('paid-upstream')).requests;
-      refused = await chat(gw, key.key, hi('paid-model'));
-      assert.equal(refused.status, 503, refused.text);
-      assert.equal(refused.json?.error?.code, 'ledger_unavailable', refused.text);
-      assert.equal((await mock.model('paid-upstream')).requests, before, 'nothing was sent upstream');
-      const freeAnswer = await chat(gw, key.key, hi('free-model'));
-      assert.equal(freeAnswer.status, 200, freeAnswer.text);
+      await expectFailClosed(mock, gw, key);
     } finally {
       await lock.release();
     }
-    await waitFor(async () => (await chat(gw, key.key, hi('paid-model'))).status === 200,
-      { timeoutMs: 10000, intervalMs: 200, what: 'paid requests to be served again' });
+    await servedAgain(gw, key);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -82,19 +89,12 @@ e2e('a journal the disk refuses (file size limit) refuses paid attempts with 503
     const pid = gw.proc.child.pid;
     prlimit(pid, size);
     try {
-      const before = (await mock.model('paid-upstream')).requests;
-      const refused = await chat(gw, key.key, body);
-      assert.equal(refused.status, 503, refused.text);
-      assert.equal(refused.json?.error?.code, 'ledger_unavailable', refused.text);
-      assert.equal((await mock.model('paid-upstream')).requests, before, 'nothing was sent upstream');
-      const freeAnswer = await chat(gw, key.key, hi('free-model'));
-      assert.equal(freeAnswer.status, 200, freeAnswer.text);
+      await expectFailClosed(mock, gw, key);
       assert.ok(gw.alive, 'the gateway survives the refused writes');
     } finally {
       prlimit(pid, 'unlimited');
     }
-    await waitFor(async () => (await chat(gw, key.key, body)).status === 200,
-      { timeoutMs: 10000, intervalMs: 200, what: 'paid requests to be served again' });
+    await servedAgain(gw, key);
 
     // Two paid answers served and billed; the refused attempt left no record anywhere.
     const bill = await mockBill(mock, 'paid-upstream');

@@ -176,7 +176,7 @@ void LedgerJournal::stop() {
     left.swap(queue_);
     barriers.swap(barriers_);
   }
-  for (auto& p : left) fire(p.cb, false);  // never started
+  for (auto& p : left) fire_durable(p.cb, false);  // never started
   for (auto& b : barriers) b();
   joined_ = true;
   std::vector<Pending> kept;  // a settle an appender failed to write after the thread's last try
@@ -186,15 +186,6 @@ void LedgerJournal::stop() {
     has_retry_ = false;
   }
   if (!kept.empty()) write_batch(kept, false);
-}
-
-void LedgerJournal::fire(DurableCallback& cb, bool ok) noexcept {
-  if (!cb) return;
-  try {
-    cb(ok);
-  } catch (...) {
-    // A callback must not take the journal down; the record's fate is decided.
-  }
 }
 
 void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
@@ -212,7 +203,7 @@ void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
       return;
     }
   }
-  fire(on_durable, false);
+  fire_durable(on_durable, false);
 }
 
 bool LedgerJournal::flush() {
@@ -325,12 +316,12 @@ void LedgerJournal::write_batch(std::vector<Pending>& batch, bool keep_settles) 
   std::uint64_t refused = 0;
   for (auto& p : batch) {
     if (p.record.kind == LedgerKind::settle && failed_reserves_.erase(p.record.reservation_id) != 0) {
-      fire(p.cb, true);  // its reserve was never written: nothing to close
+      fire_durable(p.cb, true);  // its reserve was never written: nothing to close
       continue;
     }
     if (p.record.kind == LedgerKind::reserve && backlog + go.size() >= opts_.max_unfolded) {
       failed_reserves_.insert(p.record.reservation_id);
-      fire(p.cb, false);
+      fire_durable(p.cb, false);
       ++refused;
       continue;
     }
@@ -372,7 +363,7 @@ void LedgerJournal::write_batch(std::vector<Pending>& batch, bool keep_settles) 
       segments_.back().last = next_jseq_ - 1;
     }
     if (sink_) sink_(std::move(entries));
-    for (Pending* p : go) fire(p->cb, true);
+    for (Pending* p : go) fire_durable(p->cb, true);
     if (size_ >= static_cast<off_t>(opts_.segment_bytes))
       if (auto e = start_segment(next_jseq_); !e.empty()) {
         std::lock_guard sl(stats_mu_);
@@ -393,7 +384,7 @@ void LedgerJournal::write_batch(std::vector<Pending>& batch, bool keep_settles) 
       std::lock_guard sl(stats_mu_);
       ++stats_.failed_ledger_records;
     }
-    fire(p->cb, false);
+    fire_durable(p->cb, false);
   }
   if (kept) {
     using std::chrono::milliseconds;

@@ -131,7 +131,6 @@ class LedgerJournal {
   };
 
   explicit LedgerJournal(JournalOptions options);
-  static void fire(DurableCallback& cb, bool ok) noexcept;
   void loop();
   /// Writes `batch` (reserves past the backlog bound refused first); failed settles go to retry_.
   /// Takes write_mu_.

@@ -401,12 +401,7 @@ sqlite::SqliteOptions journaled(int busy_timeout_ms = 5000) {
   return {.busy_timeout_ms = busy_timeout_ms, .exclusive_process = true, .ledger_journal = true};
 }
 
-bool store_append(Store& s, LedgerRecord r) {
-  std::promise<bool> p;
-  auto f = p.get_future();
-  s.append_ledger(std::move(r), [&](bool ok) { p.set_value(ok); });
-  return f.get();
-}
+bool store_append(Store& s, LedgerRecord r) { return testing::append_sync(s, std::move(r)); }
 
 std::int64_t ledger_rows(const std::string& db) {
   sqlite3* c = nullptr;

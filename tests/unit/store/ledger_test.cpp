@@ -54,12 +54,7 @@ std::map<LedgerScope, std::int64_t> as_map(const std::vector<ScopeSpend>& v) {
   return m;
 }
 
-bool append_sync(Store& s, LedgerRecord r) {
-  std::promise<bool> p;
-  auto f = p.get_future();
-  s.append_ledger(std::move(r), [&](bool ok) { p.set_value(ok); });
-  return f.get();
-}
+using testing::append_sync;
 
 // Every engine; the SQLite-only fault tests (a locked file, a full disk) are plain TESTs below.
 class Ledger : public testing::EngineTest {};

@@ -54,12 +54,7 @@ class Session {
   PGconn* c_;
 };
 
-bool append_sync(Store& s, LedgerRecord r) {
-  std::promise<bool> p;
-  auto f = p.get_future();
-  s.append_ledger(std::move(r), [&](bool ok) { p.set_value(ok); });
-  return f.get();
-}
+using testing::append_sync;
 
 LedgerRecord reserve(std::uint64_t id, std::int64_t amount) {
   return LedgerRecord{.reservation_id = id,

@@ -13,6 +13,7 @@
 #include <boost/url/url.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -43,6 +44,14 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// Appends `r` to `s`'s ledger and waits for its callback: whether it became durable.
+inline bool append_sync(Store& s, LedgerRecord r) {
+  std::promise<bool> p;
+  auto f = p.get_future();
+  s.append_ledger(std::move(r), [&](bool ok) { p.set_value(ok); });
+  return f.get();
+}
 
 inline std::unique_ptr<Store> open_or_die(const std::string& url, const sqlite::SqliteOptions& o = {}) {
   auto s = sqlite::open_sqlite_store(url, o);
