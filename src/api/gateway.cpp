@@ -45,9 +45,13 @@ std::string error_json(Format f, const core::Error& e) {
   return f == Format::openai ? openai_error_json(e) : anthropic_error_json(e);
 }
 
-net::awaitable<void> send_error(http::ResponseWriter& w, Format f, const core::Error& e) {
+// By value: a handler may return this awaitable (it runs after the handler returned).
+net::awaitable<void> send_error(http::ResponseWriter& w, Format f, core::Error e) {
   co_await w.send(json_response(e.status, error_json(f, e)));
 }
+
+/// Sends `res` (a handler that is no coroutine returns this awaitable).
+net::awaitable<void> send_response(http::ResponseWriter& w, http::Response res) { co_await w.send(std::move(res)); }
 
 std::string_view path_of(std::string_view target) {
   const auto q = target.find('?');
@@ -188,22 +192,30 @@ net::awaitable<void> Gateway::serve_model_call(http::Request& req, http::Respons
                                                ModelCall api) {
   const bool is_messages = api == ModelCall::messages;
   const Format fmt = is_messages ? Format::anthropic : Format::openai;
+  if (auto early = route_check(req, path, !is_messages, is_messages, false, false, fmt))
+    return send_response(w, std::move(*early));
+  return authenticated_call(req, w, api);
+}
+
+net::awaitable<std::shared_ptr<const auth::Principal>> Gateway::authenticate_or_refuse(const http::Request& req,
+                                                                                      http::ResponseWriter& w,
+                                                                                      bool anthropic_format) {
+  auto principal = co_await authenticate_fresh(req);
+  if (principal) co_return std::move(*principal);
+  co_await w.send(auth_error_response(std::move(principal.error()), anthropic_format ? Format::anthropic : Format::openai));
+  co_return nullptr;
+}
+
+net::awaitable<void> Gateway::authenticated_call(http::Request& req, http::ResponseWriter& w, ModelCall api) {
   // The snapshot this request runs on, to its end (a config reload installs the next one).
   auto services = live_->current();
-  if (auto early = route_check(req, path, !is_messages, is_messages, false, false, fmt)) {
-    co_await w.send(std::move(*early));
-    co_return;
-  }
   // Authenticate (master key or virtual key) before anything else is looked at.
-  auto principal = co_await authenticate_fresh(req);
-  if (!principal) {
-    co_await w.send(auth_error_response(std::move(principal.error()), fmt));
-    co_return;
-  }
-  if (is_messages) co_await messages(std::move(services), req, w, std::move(*principal));
-  else if (api == ModelCall::responses) co_await responses(std::move(services), req, w, std::move(*principal));
+  auto principal = co_await authenticate_or_refuse(req, w, api == ModelCall::messages);
+  if (!principal) co_return;
+  if (api == ModelCall::messages) co_await messages(std::move(services), req, w, std::move(principal));
+  else if (api == ModelCall::responses) co_await responses(std::move(services), req, w, std::move(principal));
   else
-    co_await openai_call(std::move(services), req, w, std::move(*principal),
+    co_await openai_call(std::move(services), req, w, std::move(principal),
                          api == ModelCall::embeddings    ? providers::CallApi::embeddings
                          : api == ModelCall::completions ? providers::CallApi::completions
                                                          : providers::CallApi::chat);
@@ -483,41 +495,31 @@ net::awaitable<void> Gateway::openai_call(std::shared_ptr<pipeline::Services> se
                                           http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal,
                                           providers::CallApi api) {
   auto call = prepare_call(*services, req, api, std::move(principal));
-  if (call) call->requester_ip = w.peer_address();
-  if (!call) {
-    co_await send_error(w, Format::openai, call.error());
-    co_return;
-  }
-  OpenAiSink sink(w);
-  co_await pipeline::run_chat(std::move(services), std::move(*call), sink);
+  if (!call) return send_error(w, Format::openai, std::move(call.error()));
+  call->requester_ip = w.peer_address();
+  return pipeline::serve_chat(std::move(services), std::move(*call), std::make_unique<OpenAiSink>(w));
 }
 
 net::awaitable<void> Gateway::messages(std::shared_ptr<pipeline::Services> services, http::Request& req,
                                        http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
   auto call = prepare_call(*services, req, providers::CallApi::messages, std::move(principal));
-  if (call) call->requester_ip = w.peer_address();
-  if (!call) {
-    co_await send_error(w, Format::anthropic, call.error());
-    co_return;
-  }
-  AnthropicSink sink(w, call->model);
-  co_await pipeline::run_chat(std::move(services), std::move(*call), sink);
+  if (!call) return send_error(w, Format::anthropic, std::move(call.error()));
+  call->requester_ip = w.peer_address();
+  auto sink = std::make_unique<AnthropicSink>(w, call->model);
+  return pipeline::serve_chat(std::move(services), std::move(*call), std::move(sink));
 }
 
 net::awaitable<void> Gateway::responses(std::shared_ptr<pipeline::Services> services, http::Request& req,
                                         http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal) {
   auto call = prepare_call(*services, req, providers::CallApi::responses, std::move(principal));
-  if (!call) {
-    co_await send_error(w, Format::openai, call.error());
-    co_return;
-  }
+  if (!call) return send_error(w, Format::openai, std::move(call.error()));
   call->requester_ip = w.peer_address();
   // The echo is read from the caller's body as sent (its own field names, before translation).
   json::object echo;
   if (auto original = parse_json_object(req.body(), 64, false))
     echo = providers::responses::response_echo(*original);
-  ResponsesSink sink(w, std::move(echo), call->requested_as.empty() ? call->model : call->requested_as);
-  co_await pipeline::run_chat(std::move(services), std::move(*call), sink);
+  auto sink = std::make_unique<ResponsesSink>(w, std::move(echo), call->requested_as.empty() ? call->model : call->requested_as);
+  return pipeline::serve_chat(std::move(services), std::move(*call), std::move(sink));
 }
 
 }  // namespace tollgate::api

@@ -60,10 +60,17 @@ class Gateway {
   enum class ModelCall { chat, embeddings, completions, messages, responses };
   /// Which model API `path` names; nullopt for every other path.
   static std::optional<ModelCall> model_call_of(std::string_view path);
-  /// A model call: method check, authentication, then the call (its frame lives as long as a
-  /// stream it serves, so it holds only what a model call needs).
+  /// A model call: method check, authentication, then the call. Its frames live as long as a
+  /// stream they serve, so they hold only what a model call needs: this one is no coroutine,
+  /// authenticated_call's frame holds the snapshot and the principal, and the handlers below
+  /// return the run's own awaitable (pipeline::serve_chat).
   boost::asio::awaitable<void> serve_model_call(http::Request& req, http::ResponseWriter& w, std::string_view path,
                                                 ModelCall api);
+  boost::asio::awaitable<void> authenticated_call(http::Request& req, http::ResponseWriter& w, ModelCall api);
+  /// The caller's principal, or null once the authentication error was sent to it.
+  boost::asio::awaitable<std::shared_ptr<const auth::Principal>> authenticate_or_refuse(const http::Request& req,
+                                                                                       http::ResponseWriter& w,
+                                                                                       bool anthropic_format);
   /// Every other path: the UI, the admin and ops APIs, jobs, stored responses, health, models.
   boost::asio::awaitable<void> serve_other(http::Request& req, http::ResponseWriter& w, std::string_view path);
   /// auth::authenticate for `req` (one key hash and lookup), against the identity index in
@@ -71,6 +78,7 @@ class Gateway {
   /// refresh (waited for up to 200 ms without blocking this thread).
   boost::asio::awaitable<auth::AuthResult> authenticate_fresh(const http::Request& req);
   /// An OpenAI-format model call: chat completions, embeddings or legacy completions (`api`).
+  /// These three are no coroutines: they return the awaitable of the run (or of its error).
   boost::asio::awaitable<void> openai_call(std::shared_ptr<pipeline::Services> services, http::Request& req,
                                            http::ResponseWriter& w, std::shared_ptr<const auth::Principal> principal,
                                            providers::CallApi api);

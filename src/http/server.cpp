@@ -448,6 +448,75 @@ struct InFlight {
   ServerState& st;
 };
 
+/// Reads the rest of a request whose first bytes are in `buf`: its head, checked (RFC 9112
+/// framing, request_framing.hpp) before Beast reads it, then its body. nullopt when the
+/// connection ends here: a refusal was sent, or the peer broke off or was too slow.
+// A coroutine of its own: the session's frame lives as long as its connection (a stream's whole
+// length), and the parser and the refusals' temporaries would stay in it.
+net::awaitable<std::optional<Request>> read_request(beast::tcp_stream& stream, beast::flat_buffer& buf,
+                                                    const ServerState& st) {
+  const auto& lim = st.limits;
+  const auto buffered = [&buf] {
+    const auto data = buf.cdata();
+    return std::string_view(static_cast<const char*>(data.data()), data.size());
+  };
+  stream.expires_after(lim.header_timeout);
+  // The whole head first: its raw lines are checked before Beast reads them.
+  std::size_t end = head_end(buffered());
+  while (end == std::string_view::npos) {
+    if (auto bad = check_partial_head(buffered(), lim.max_header_bytes)) {
+      co_await reject(stream, st, bad->status, bad->message, 11);
+      co_return std::nullopt;
+    }
+    auto [ec, n] = co_await stream.async_read_some(buf.prepare(8192), use_nothrow);
+    if (ec) co_return std::nullopt;  // timeout, close or reset before the head was whole
+    buf.commit(n);
+    end = head_end(buffered());
+  }
+  if (auto bad = check_raw_head(buffered().substr(0, end))) {
+    co_await reject(stream, st, bad->status, bad->message, 11);
+    co_return std::nullopt;
+  }
+  // The reading rules (limits, chunk extensions, what a read error answers) are
+  // request_framing.hpp's, shared with the fuzz target (tests/fuzz/request_framing_fuzz.cpp).
+  const auto max_body = static_cast<std::size_t>(lim.max_body_bytes);
+  RequestParser parser;
+  configure_request_parser(parser, lim.max_header_bytes, max_body);
+  {
+    auto [ec, n] = co_await bhttp::async_read_header(stream, buf, parser, use_nothrow);
+    if (ec) {
+      if (auto bad = read_refusal(ec, false, max_body)) co_await reject(stream, st, bad->status, bad->message, 11);
+      co_return std::nullopt;
+    }
+    if (auto bad = check_request_head(parser.get())) {
+      co_await reject(stream, st, bad->status, bad->message, parser.get().version());
+      co_return std::nullopt;
+    }
+  }
+  // Trailer fields of a chunked body would be added to the head after it was checked (a second
+  // Host, an Authorization no front proxy saw): a request with any is refused.
+  const auto head_fields = static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end()));
+  if (!parser.is_done()) {
+    stream.expires_after(lim.body_timeout);
+    auto [ec, n] = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
+    if (ec) {
+      if (auto bad = read_refusal(ec, true, max_body)) co_await reject(stream, st, bad->status, bad->message, 11);
+      co_return std::nullopt;
+    }
+    if (auto bad = check_no_trailers(head_fields, parser.get())) {
+      co_await reject(stream, st, bad->status, bad->message, 11);
+      co_return std::nullopt;
+    }
+  }
+  stream.expires_never();
+  co_return parser.release();
+}
+
+/// The 500 of a handler that threw before it answered.
+net::awaitable<void> send_internal_error(ResponseWriter& writer, const ServerState& st) {
+  co_await writer.send(error_response(st, 500, "internal error"));
+}
+
 net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerState> state, ServerWorker* worker,
                              [[maybe_unused]] ConnectionHold hold) {
   ServerState& st = *state;
@@ -458,10 +527,6 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerSta
   // Bounded: a head, one read of the body beyond it, a chunk header with its extensions; a
   // chunk header that does not fit is refused (bhttp::error::buffer_overflow) instead of grown.
   beast::flat_buffer buf(lim.max_header_bytes + 128 * 1024);
-  const auto buffered = [&buf] {
-    const auto data = buf.cdata();
-    return std::string_view(static_cast<const char*>(data.data()), data.size());
-  };
   bool first = true;
   for (;;) {
     // Wait for the first byte of the next request (idle limit), then give the whole head a
@@ -487,63 +552,14 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerSta
     slot.idle = false;
     InFlight in_flight(st);
     first = false;
-    stream.expires_after(lim.header_timeout);
-    // The whole head first: its raw lines are checked (RFC 9112 framing, request_framing.hpp)
-    // before Beast reads them.
-    std::size_t end = head_end(buffered());
-    while (end == std::string_view::npos) {
-      if (auto bad = check_partial_head(buffered(), lim.max_header_bytes)) {
-        co_await reject(stream, st, bad->status, bad->message, 11);
-        co_return;
-      }
-      auto [ec, n] = co_await stream.async_read_some(buf.prepare(8192), use_nothrow);
-      if (ec) co_return;  // timeout, close or reset before the head was whole
-      buf.commit(n);
-      end = head_end(buffered());
-    }
-    if (auto bad = check_raw_head(buffered().substr(0, end))) {
-      co_await reject(stream, st, bad->status, bad->message, 11);
-      co_return;
-    }
-    // The reading rules (limits, chunk extensions, what a read error answers) are
-    // request_framing.hpp's, shared with the fuzz target (tests/fuzz/request_framing_fuzz.cpp).
-    const auto max_body = static_cast<std::size_t>(lim.max_body_bytes);
-    RequestParser parser;
-    configure_request_parser(parser, lim.max_header_bytes, max_body);
-    {
-      auto [ec, n] = co_await bhttp::async_read_header(stream, buf, parser, use_nothrow);
-      if (ec) {
-        if (auto bad = read_refusal(ec, false, max_body)) co_await reject(stream, st, bad->status, bad->message, 11);
-        co_return;
-      }
-      if (auto bad = check_request_head(parser.get())) {
-        co_await reject(stream, st, bad->status, bad->message, parser.get().version());
-        co_return;
-      }
-    }
-    // Trailer fields of a chunked body would be added to the head after it was checked (a second
-    // Host, an Authorization no front proxy saw): a request with any is refused.
-    const auto head_fields = static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end()));
-    if (!parser.is_done()) {
-      stream.expires_after(lim.body_timeout);
-      auto [ec, n] = co_await bhttp::async_read(stream, buf, parser, use_nothrow);
-      if (ec) {
-        if (auto bad = read_refusal(ec, true, max_body)) co_await reject(stream, st, bad->status, bad->message, 11);
-        co_return;
-      }
-      if (auto bad = check_no_trailers(head_fields, parser.get())) {
-        co_await reject(stream, st, bad->status, bad->message, 11);
-        co_return;
-      }
-    }
-    stream.expires_never();
-    Request req = parser.release();
+    std::optional<Request> req = co_await read_request(stream, buf, st);
+    if (!req) co_return;
     // Nothing pipelined behind this request: the read buffer (8 KiB or more) is given back for
     // the time the handler runs, which for a stream is its whole length.
     if (buf.size() == 0) buf.shrink_to_fit();
     // While draining every response says `Connection: close` (begin_drain also clears it on
     // the writers of requests already in flight).
-    ResponseWriter writer(stream, lim.idle_timeout, req.keep_alive() && !st.draining, req.version());
+    ResponseWriter writer(stream, lim.idle_timeout, req->keep_alive() && !st.draining, req->version());
     slot.writer = &writer;
     struct Unlink {
       SessionSlot& s;
@@ -551,7 +567,7 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerSta
     } unlink{slot};
     bool threw = false;
     try {
-      co_await st.handler(req, writer);
+      co_await st.handler(*req, writer);
     } catch (const std::exception& e) {
       spdlog::error("handler threw: {}", e.what());
       threw = true;
@@ -561,10 +577,7 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerSta
     }
     if (threw) {
       writer.set_keep_alive(false);
-      if (!writer.started()) {
-        auto res = error_response(st, 500, "internal error");
-        co_await writer.send(std::move(res));
-      }
+      if (!writer.started()) co_await send_internal_error(writer, st);
     }
     if (writer.started() && !writer.finished()) writer.set_keep_alive(false);
     if (!writer.keep_alive() || st.draining) break;

@@ -31,7 +31,47 @@ const providers::Provider* Attempter::native_adapter(const config::Deployment& d
   return providers::native_adapter_for(d, st_.call.native_api);
 }
 
-net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t dep) {
+net::awaitable<void> Attempter::attempt(std::string group, std::size_t dep, AttemptResult& r) {
+  Sending s;
+  if (!prepare(group, dep, s, r)) co_return;
+  if (const auto* auth = s.provider->authorizer()) {
+    // Credentials minted at call time (Vertex AI's OAuth token): nothing is sent upstream
+    // unless they are in hand; a refusal is classified like the upstream's own answer.
+    auto granted = co_await auth->authorize(st_.deployment(dep), s.req, *st_.svc->transport, s.deadline);
+    if (!granted) {
+      refused_credentials(group, dep, s, granted.error(), r);
+      co_return;
+    }
+  }
+  http::CancelToken token;
+  st_.token = &token;
+  auto started_ex = co_await st_.svc->transport->start(s.req, s.deadline, &token);
+  st_.token = nullptr;
+  if (!started_ex) {
+    not_started(group, dep, s, started_ex.error(), r);
+    co_return;
+  }
+  std::unique_ptr<http::UpstreamExchange> ex = std::move(*started_ex);
+  st_.exchange = ex.get();
+  if (st_.gone) ex->cancel();
+  const int status = ex->status();
+  if (status < 200 || status >= 300 || !st_.call.stream) {
+    auto body = co_await ex->read_all(static_cast<std::size_t>(st_.cfg.tollgate_settings.max_upstream_body_bytes), s.deadline);
+    if (status < 200 || status >= 300) {
+      upstream_refused(group, dep, s, *ex, body, r);
+      co_return;
+    }
+    Reply reply;
+    if (!take_answer(group, dep, s, *ex, body, reply, r)) co_return;
+    if (!co_await st_.sink.send_completion(reply.completion, std::move(reply.raw), reply.headers)) st_.gone = true;
+    r.ok = true;
+    co_return;
+  }
+  co_await relay_stream(st_, *this, std::move(group), dep, std::move(ex), s.started, s.deadline, r);
+  co_return;
+}
+
+bool Attempter::prepare(const std::string& group, std::size_t dep, Sending& s, AttemptResult& r) {
   // A wildcard deployment was bound to `group` by the walk before admission (try_group).
   const auto& d = st_.deployment(dep);
   // A call whose client API this deployment speaks itself is sent the caller's own body; the
@@ -40,12 +80,11 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
   // The walk (try_group) sends nothing to a deployment without an adapter, so null here is a
   // bug guard, answered as the caller's 400.
   const auto* adapter = native ? native : providers::adapter_for(d, st_.call.api);
-  AttemptResult r;
   if (adapter == nullptr) {
     r.failure = FailureClass::caller_fix_required;
     r.error = core::Error::caller(400, "invalid_request_error", providers::operation_unsupported_message(d, st_.call.api),
                                   "model", "operation_not_supported");
-    co_return r;
+    return false;
   }
   if (!native && !st_.call.native_only_feature.empty()) {
     // Nothing is sent: this deployment would get the chat translation, which cannot carry it.
@@ -54,10 +93,13 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
                                   "'" + st_.call.native_only_feature + "' is only served by OpenAI and Azure deployments (" +
                                       d.id + " cannot express it)",
                                   "tools", "unsupported_parameter");
-    co_return r;
+    return false;
   }
   const auto& provider = *adapter;
+  s.provider = adapter;
+  s.native = native != nullptr;
   const auto started = st_.svc->clock->now();
+  s.started = started;
   st_.svc->router->on_attempt_start(dep);
   st_.last_dep = dep;
   st_.attempt_span_id = telemetry::new_span_id();
@@ -70,7 +112,7 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
     r.error = core::Error::caller(400, "invalid_request_error", "deployment " + d.id + ": " + why->message, why->param,
                                   "unsupported_parameter");
     record(group, dep, 0, r.failure, started, 0, r.evidence);
-    co_return r;
+    return false;
   }
 
   if (auto why = provider.credentials_error(d)) {
@@ -80,7 +122,7 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
                                    "deployment " + d.model_name + " (" + d.id + ") has no credentials: " + *why,
                                    "deployment_misconfigured");
     record(group, dep, 0, r.failure, started, 0, r.evidence);
-    co_return r;
+    return false;
   }
   std::expected<http::OutgoingRequest, std::string> req;
   if (native) {
@@ -109,137 +151,132 @@ net::awaitable<AttemptResult> Attempter::attempt(std::string group, std::size_t 
       r.error = core::Error::caller(400, "invalid_request_error", "model '" + group + "' cannot be sent to its provider",
                                     "model", "model_not_found");
       record(group, dep, 0, r.failure, started, 0, r.evidence);
-      co_return r;
+      return false;
     }
     r.error = d.provider != config::ProviderKind::unsupported ? malformed_error(d, "is misconfigured: " + req.error())
               : d.unusable.empty() ? core::Error::caller(400, "invalid_request_error", req.error(), "model", "unsupported_provider")
                                    : core::Error::gateway(500, "api_error", req.error(), "deployment_misconfigured");
     record(group, dep, 0, r.failure, started, 0, r.evidence);
-    co_return r;
+    return false;
   }
+  s.req = std::move(*req);
   // W3C Trace Context: when spans are exported, the upstream call is a child of this attempt's
   // span; otherwise the caller's context (if any) is passed on unchanged, as the spec asks of a
   // hop that does not trace.
-  std::erase_if(req->headers, [](const auto& h) { return h.first == "traceparent" || h.first == "tracestate"; });
+  auto& headers = s.req.headers;
+  std::erase_if(headers, [](const auto& h) { return h.first == "traceparent" || h.first == "tracestate"; });
   const auto& parent = st_.call.parent_trace;
   if (st_.svc->spans)
-    req->headers.emplace_back("traceparent", telemetry::format_traceparent(st_.trace_id, st_.attempt_span_id,
-                                                                           !parent || parent->sampled));
+    headers.emplace_back("traceparent", telemetry::format_traceparent(st_.trace_id, st_.attempt_span_id,
+                                                                      !parent || parent->sampled));
   else if (parent)
-    req->headers.emplace_back("traceparent", telemetry::format_traceparent(parent->trace_id, parent->span_id, parent->sampled));
+    headers.emplace_back("traceparent", telemetry::format_traceparent(parent->trace_id, parent->span_id, parent->sampled));
   if ((st_.svc->spans || parent) && parent && !parent->tracestate.empty())
-    req->headers.emplace_back("tracestate", parent->tracestate);
-  const auto dl = attempt_deadline(d);
-  if (const auto* auth = provider.authorizer()) {
-    // Credentials minted at call time (Vertex AI's OAuth token): nothing is sent upstream
-    // unless they are in hand; a refusal is classified like the upstream's own answer.
-    auto granted = co_await auth->authorize(d, *req, *st_.svc->transport, dl);
-    if (!granted) {
-      const policy::Outcome& oc = granted.error();
-      r.failure = st_.table->classify(oc);
-      r.status = oc.status;
-      r.error = core::Error::gateway(oc.status > 0 ? oc.status : 502,
-                                     oc.status == 401 || oc.status == 403 ? "authentication_error" : "api_error",
-                                     "deployment " + d.id + ": " + oc.message, std::string(policy::to_string(r.failure)));
-      r.evidence = budget::Evidence::not_sent;
-      record(group, dep, 0, r.failure, started, 0, r.evidence);
-      co_return r;
-    }
-  }
-  http::CancelToken token;
-  st_.token = &token;
-  auto started_ex = co_await st_.svc->transport->start(*req, dl, &token);
-  st_.token = nullptr;
-  if (!started_ex) {
-    policy::Outcome oc;
-    oc.transport = transport_event(started_ex.error());
-    r.failure = st_.table->classify(oc);
-    r.error = transport_error(started_ex.error(), d);
-    r.evidence = started_ex.error().sent ? budget::Evidence::no_answer : budget::Evidence::not_sent;
-    // Sent, and no answer within the call's limit (not the request's deadline): a silent upstream.
-    r.silent = started_ex.error().kind == http::TransportError::Kind::timeout && started_ex.error().sent &&
-               !st_.attempt_cut_by_deadline;
-    record(group, dep, 0, r.failure, started, 0, r.evidence);
-    co_return r;
-  }
-  std::unique_ptr<http::UpstreamExchange> ex = std::move(*started_ex);
-  st_.exchange = ex.get();
-  if (st_.gone) ex->cancel();
+    headers.emplace_back("tracestate", parent->tracestate);
+  s.deadline = attempt_deadline(d);
+  return true;
+}
+
+void Attempter::refused_credentials(const std::string& group, std::size_t dep, const Sending& s, const policy::Outcome& oc,
+                                    AttemptResult& r) {
+  const auto& d = st_.deployment(dep);
+  r.failure = st_.table->classify(oc);
+  r.status = oc.status;
+  r.error = core::Error::gateway(oc.status > 0 ? oc.status : 502,
+                                 oc.status == 401 || oc.status == 403 ? "authentication_error" : "api_error",
+                                 "deployment " + d.id + ": " + oc.message, std::string(policy::to_string(r.failure)));
+  r.evidence = budget::Evidence::not_sent;
+  record(group, dep, 0, r.failure, s.started, 0, r.evidence);
+}
+
+void Attempter::not_started(const std::string& group, std::size_t dep, const Sending& s, const http::TransportError& e,
+                            AttemptResult& r) {
+  policy::Outcome oc;
+  oc.transport = transport_event(e);
+  r.failure = st_.table->classify(oc);
+  r.error = transport_error(e, st_.deployment(dep));
+  r.evidence = e.sent ? budget::Evidence::no_answer : budget::Evidence::not_sent;
+  // Sent, and no answer within the call's limit (not the request's deadline): a silent upstream.
+  r.silent = e.kind == http::TransportError::Kind::timeout && e.sent && !st_.attempt_cut_by_deadline;
+  record(group, dep, 0, r.failure, s.started, 0, r.evidence);
+}
+
+void Attempter::upstream_refused(const std::string& group, std::size_t dep, const Sending& s, http::UpstreamExchange& ex,
+                                 std::expected<std::string, http::TransportError>& body, AttemptResult& r) {
+  const auto& d = st_.deployment(dep);
+  const int status = ex.status();
+  r = upstream_failure(d, *s.provider, ex, body ? std::move(*body) : std::string());
+  // Vertex refused the bearer token (revoked, or a key rotated): the next attempt mints anew.
+  if (status == 401 && d.provider == config::ProviderKind::vertex_ai) providers::gemini::forget_vertex_token(d);
+  // A documented error answer (the API's JSON error body) is unbilled; anything else after
+  // the send (an HTML page from a proxy, a body cut off) may have been processed.
+  // A timeout status (408, 504) says the answer was not waited for, not that nothing was
+  // generated: its outcome is unknown whatever its body.
+  const bool timed_out = status == 408 || status == 504;
+  r.evidence = body && r.error_body && !timed_out ? budget::Evidence::error_response : budget::Evidence::unreadable;
+  ex.finish();
+  st_.exchange = nullptr;
+  record(group, dep, status, r.failure, s.started, 0, r.evidence);
+}
+
+bool Attempter::take_answer(const std::string& group, std::size_t dep, const Sending& s, http::UpstreamExchange& ex,
+                            std::expected<std::string, http::TransportError>& body, Reply& reply, AttemptResult& r) {
+  const auto& d = st_.deployment(dep);
+  const auto& provider = *s.provider;
+  const int status = ex.status();
   const auto limit = static_cast<std::size_t>(st_.cfg.tollgate_settings.max_upstream_body_bytes);
-  const int status = ex->status();
-
-  if (status < 200 || status >= 300) {
-    auto body = co_await ex->read_all(limit, dl);
-    r = upstream_failure(d, provider, *ex, body ? std::move(*body) : std::string());
-    // Vertex refused the bearer token (revoked, or a key rotated): the next attempt mints anew.
-    if (status == 401 && d.provider == config::ProviderKind::vertex_ai) providers::gemini::forget_vertex_token(d);
-    // A documented error answer (the API's JSON error body) is unbilled; anything else after
-    // the send (an HTML page from a proxy, a body cut off) may have been processed.
-    // A timeout status (408, 504) says the answer was not waited for, not that nothing was
-    // generated: its outcome is unknown whatever its body.
-    const bool timed_out = status == 408 || status == 504;
-    r.evidence = body && r.error_body && !timed_out ? budget::Evidence::error_response : budget::Evidence::unreadable;
-    ex->finish();
+  if (!body) {
+    policy::Outcome oc;
+    oc.transport = transport_event(body.error());
+    r.failure = st_.table->classify(oc);
+    r.error = body.error().kind == http::TransportError::Kind::body_too_large
+                  ? malformed_error(d, "answered a body larger than " + std::to_string(limit) + " bytes")
+                  : transport_error(body.error(), d);
+    r.evidence = budget::Evidence::unreadable;  // answered 2xx: billed, but its usage cannot be read
     st_.exchange = nullptr;
-    record(group, dep, status, r.failure, started, 0, r.evidence);
-    co_return r;
+    record(group, dep, status, r.failure, s.started, 0, r.evidence);
+    return false;
   }
-
-  if (!st_.call.stream) {
-    auto body = co_await ex->read_all(limit, dl);
-    if (!body) {
-      policy::Outcome oc;
-      oc.transport = transport_event(body.error());
-      r.failure = st_.table->classify(oc);
-      r.error = body.error().kind == http::TransportError::Kind::body_too_large
-                    ? malformed_error(d, "answered a body larger than " + std::to_string(limit) + " bytes")
-                    : transport_error(body.error(), d);
-      r.evidence = budget::Evidence::unreadable;  // answered 2xx: billed, but its usage cannot be read
-      st_.exchange = nullptr;
-      record(group, dep, status, r.failure, started, 0, r.evidence);
-      co_return r;
-    }
-    ex->finish();
-    st_.exchange = nullptr;
-    auto parsed = provider.parse_response(d, *body);
-    if (!parsed) {
-      r.failure = classify_event(policy::TransportEvent::malformed_body, status);
-      r.error = malformed_error(d, "answered an invalid response: " + parsed.error());
-      r.evidence = budget::Evidence::unreadable;
-      record(group, dep, status, r.failure, started, 0, r.evidence);
-      co_return r;
-    }
-    if (parsed->failure) co_return blocked_answer(group, dep, started, std::move(*parsed));
-    auto* completion = &parsed->completion;
-    // Embeddings answered in another API's shape are built with float vectors; the caller's
-    // encoding_format is applied here, once for every such adapter.
-    if (st_.call.api == providers::CallApi::embeddings && !provider.relays_openai_body())
-      providers::apply_encoding_format(st_.call.body, *completion);
-    note_completion(st_, *completion);
-    Usage u = parsed->usage;
-    count_search_calls(dep, u);
-    // Served: the answer is the client's. Its usage is the bill when it can be read; when it
-    // cannot (absent, malformed), the reservation is.
-    r.evidence = u.reported ? budget::Evidence::answered : budget::Evidence::unreadable;
-    record(group, dep, status, std::nullopt, started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
-    r.usage = u;
-    st_.usage = u;
-    st_.cost_preview = u.reported ? attempt_charge(st_.price_of(dep), u).total : st_.reserved_now;
-    auto headers = response_headers(st_, dep);
-    std::string raw = provider.relays_openai_body() ? std::move(*body) : std::string();
-    remember_answer(*completion, raw);
-    if (st_.cache_store && !native) {
-      // Stored before the answer leaves: a client that asks again at once finds it.
-      keep_for_cache(st_, raw.empty() ? json::serialize(*completion) : raw);
-      store_in_cache(st_, true, st_.cost_preview);
-    }
-    st_.first_byte_ms = wall_ms();
-    if (!co_await st_.sink.send_completion(*completion, std::move(raw), headers)) st_.gone = true;
-    r.ok = true;
-    co_return r;
+  ex.finish();
+  st_.exchange = nullptr;
+  auto parsed = provider.parse_response(d, *body);
+  if (!parsed) {
+    r.failure = classify_event(policy::TransportEvent::malformed_body, status);
+    r.error = malformed_error(d, "answered an invalid response: " + parsed.error());
+    r.evidence = budget::Evidence::unreadable;
+    record(group, dep, status, r.failure, s.started, 0, r.evidence);
+    return false;
   }
-
-  co_return co_await relay_stream(st_, *this, group, dep, std::move(ex), started, dl);
+  if (parsed->failure) {
+    r = blocked_answer(group, dep, s.started, std::move(*parsed));
+    return false;
+  }
+  reply.completion = std::move(parsed->completion);
+  auto& completion = reply.completion;
+  // Embeddings answered in another API's shape are built with float vectors; the caller's
+  // encoding_format is applied here, once for every such adapter.
+  if (st_.call.api == providers::CallApi::embeddings && !provider.relays_openai_body())
+    providers::apply_encoding_format(st_.call.body, completion);
+  note_completion(st_, completion);
+  Usage u = parsed->usage;
+  count_search_calls(dep, u);
+  // Served: the answer is the client's. Its usage is the bill when it can be read; when it
+  // cannot (absent, malformed), the reservation is.
+  r.evidence = u.reported ? budget::Evidence::answered : budget::Evidence::unreadable;
+  record(group, dep, status, std::nullopt, s.started, u.prompt_tokens + u.billed_output_tokens(), r.evidence);
+  r.usage = u;
+  st_.usage = u;
+  st_.cost_preview = u.reported ? attempt_charge(st_.price_of(dep), u).total : st_.reserved_now;
+  reply.headers = response_headers(st_, dep);
+  if (provider.relays_openai_body()) reply.raw = std::move(*body);
+  remember_answer(completion, reply.raw);
+  if (st_.cache_store && !s.native) {
+    // Stored before the answer leaves: a client that asks again at once finds it.
+    keep_for_cache(st_, reply.raw.empty() ? json::serialize(completion) : reply.raw);
+    store_in_cache(st_, true, st_.cost_preview);
+  }
+  st_.first_byte_ms = wall_ms();
+  return true;
 }
 
 AttemptResult Attempter::blocked_answer(const std::string& group, std::size_t dep, core::SteadyTime started,

@@ -18,9 +18,10 @@ class Attempter {
   Attempter(const Attempter&) = delete;
   Attempter& operator=(const Attempter&) = delete;
 
-  /// One attempt on deployment `dep` of `group`. A wildcard deployment must already be bound to
-  /// `group` (RunState::bind_deployment, done by the walk before admission).
-  net::awaitable<AttemptResult> attempt(std::string group, std::size_t dep);
+  /// One attempt on deployment `dep` of `group`, its result written to `r` (a fresh
+  /// AttemptResult). A wildcard deployment must already be bound to `group`
+  /// (RunState::bind_deployment, done by the walk before admission).
+  net::awaitable<void> attempt(std::string group, std::size_t dep, AttemptResult& r);
 
   core::SteadyTime attempt_deadline(const config::Deployment& d);
 
@@ -78,6 +79,35 @@ class Attempter {
   void write_default_params(const config::Deployment& d);
 
  private:
+  /// What an attempt keeps across its waits (attempt()): the adapter it goes through, when it
+  /// started, its deadline and its upstream request.
+  struct Sending {
+    const providers::Provider* provider = nullptr;
+    bool native = false;  ///< through the deployment's native adapter (the caller's own body)
+    core::SteadyTime started{};
+    core::SteadyTime deadline{};  ///< attempt_deadline()
+    http::OutgoingRequest req;
+  };
+  /// A non-streaming answer to send: the completion, its raw body (relayed as is when the
+  /// adapter relays OpenAI bodies, else empty) and the response headers.
+  struct Reply {
+    json::object completion;
+    std::string raw;
+    Headers headers;
+  };
+  // attempt()'s frame lives as long as a stream: the coroutine keeps only what crosses its
+  // waits, and the work between them is these plain functions. Each returns false (or fills
+  // `r`) when the attempt ends there, `r` its result.
+  bool prepare(const std::string& group, std::size_t dep, Sending& s, AttemptResult& r);
+  void refused_credentials(const std::string& group, std::size_t dep, const Sending& s, const policy::Outcome& oc,
+                           AttemptResult& r);
+  void not_started(const std::string& group, std::size_t dep, const Sending& s, const http::TransportError& e,
+                   AttemptResult& r);
+  void upstream_refused(const std::string& group, std::size_t dep, const Sending& s, http::UpstreamExchange& ex,
+                        std::expected<std::string, http::TransportError>& body, AttemptResult& r);
+  bool take_answer(const std::string& group, std::size_t dep, const Sending& s, http::UpstreamExchange& ex,
+                   std::expected<std::string, http::TransportError>& body, Reply& reply, AttemptResult& r);
+
   RunState& st_;
   std::vector<std::string> defaulted_;  ///< body members write_default_params added, until the request is built
 };

@@ -37,12 +37,13 @@ namespace {
 /// One run of the loop: owns its state and its units.
 class Run {
  public:
-  Run(std::shared_ptr<Services> s, ChatCall call, ResponseSink& sink)
-      : st_(std::move(s), std::move(call), sink),
+  Run(std::shared_ptr<Services> s, ChatCall call, ResponseSink& sink, std::unique_ptr<ResponseSink> owned = nullptr)
+      : owned_sink_(std::move(owned)),
+        st_(std::move(s), std::move(call), sink),
         acct_(st_),
         attempter_(st_),
-        degrader_(st_, [this](std::string group, bool is_fallback, bool counts_as_fallback) {
-          return try_group(std::move(group), is_fallback, counts_as_fallback);
+        degrader_(st_, [this](std::string group, bool is_fallback, bool counts_as_fallback, GroupResult& out) {
+          return try_group(std::move(group), is_fallback, counts_as_fallback, out);
         }) {
     st_.sink.on_client_gone([this] { on_client_gone(); });
     st_.sink.on_shutdown([this] { on_shutdown(); });
@@ -95,7 +96,9 @@ class Run {
         st_.call.allow_degradation && !st_.call.pin && gp.degradation.mode != config::DegradationMode::none &&
         !self_target;
     if (can_degrade && co_await degraded_by_feature_circuit(gp)) co_return st_.outcome;
-    co_await end_walk(co_await walk_targets(), can_degrade, gp);
+    Walk walk;
+    co_await walk_targets(walk);
+    co_await end_walk(walk, can_degrade, gp);
     co_return st_.outcome;
   }
 
@@ -187,7 +190,7 @@ class Run {
 
   /// After the walk: the feature circuit hears the outcome, then an unanswered request is
   /// degraded (where its failure allows) or failed.
-  net::awaitable<void> end_walk(Walk walk, bool can_degrade, const policy::GroupPolicy& gp) {
+  net::awaitable<void> end_walk(const Walk& walk, bool can_degrade, const policy::GroupPolicy& gp) {
     // The feature circuit hears only what says something about the group: not the caller's own
     // errors, not a client that left, not a deadline the caller tightened below the group's.
     const bool neutral = walk.neutral || st_.gone || st_.cut || (!walk.met_budget && st_.caller_tightened_deadline);
@@ -211,34 +214,79 @@ class Run {
     co_await fail_run(st_, walk.error);
   }
 
-  net::awaitable<Walk> walk_targets() {
-    Walk w;
-    GroupResult primary = co_await try_group(st_.call.model, false);
+  /// What the walk over the fallbacks keeps of the primary group's failure.
+  struct FallbackWalk {
+    FailureClass cls = FailureClass::transient_provider_error;  ///< the primary's failure class
+    bool primary_constraint_blocked = false;
+    std::vector<std::string> fallbacks;  ///< the fallback groups for that class, in order
+    std::size_t next = 0;                ///< the next of them to consider
+    std::string last_stop;               ///< why the walk left the previous group
+    std::string current;                 ///< the fallback group being tried
+  };
+
+  /// What the walk does after a group.
+  enum class Step { done, refuse, next, leave };
+
+  // As small as try_group's frame (it lives as long as the stream): one group's result at a
+  // time, the decisions in plain functions.
+  /// The walk over the primary group and its fallbacks; how it ended is written to `w`.
+  net::awaitable<void> walk_targets(Walk& w) {
+    FallbackWalk f;
+    std::string group = st_.call.model;
+    for (bool primary = true;; primary = false) {
+      GroupResult r;
+      co_await try_group(group, !primary, true, r);
+      const Step step = primary ? after_primary(w, f, r) : after_fallback(w, f, r);
+      if (step == Step::refuse) {
+        co_await send_refusal(r.refusal->error);
+        co_return;
+      }
+      if (step == Step::done) co_return;
+      if (step == Step::leave) break;
+      auto named = next_fallback(w, f);
+      if (!named) break;
+      group = std::move(*named);
+    }
+    if (st_.gone) {
+      finish_run(st_, false, 499);
+      w.answered = true;
+      co_return;
+    }
+    if (!st_.time_for_an_attempt()) w.met_budget = false;
+  }
+
+  /// The caller cannot pay for (or we cannot meter) the model it asked for: its refusal, no fallback.
+  net::awaitable<void> send_refusal(const core::Error& error) {
+    auto headers = response_headers(st_, std::nullopt);
+    co_await st_.sink.send_error(error, headers);
+    finish_run(st_, false, error.status);
+  }
+
+  /// After the primary group: served, refused, stopped by its failure's action, or on to the
+  /// fallbacks for its class (`f`).
+  Step after_primary(Walk& w, FallbackWalk& f, GroupResult& primary) {
     if (primary.ok || st_.gone) {
       finish_run(st_, primary.ok, primary.ok ? std::nullopt : std::optional<int>(499));
       w.answered = true;
-      co_return w;
+      return Step::done;
     }
-    if (st_.cut) co_return w;  // go() answers the shutdown
+    if (st_.cut) return Step::done;  // go() answers the shutdown
     if (primary.constraint_blocked)  // walked on: a fallback within the boundary may serve it
       st_.step_skip(st_.call.model, primary.refusal->reason + ": " + primary.refusal->error.message);
     if (!primary.attempted && primary.refusal && !primary.circuit_blocked && !primary.constraint_blocked) {
       // The caller cannot pay for (or we cannot meter) the model it asked for: refuse, no fallback.
       st_.trace.outcome = "refused";
       st_.step_stop(primary.refusal->reason);
-      auto headers = response_headers(st_, std::nullopt);
-      co_await st_.sink.send_error(primary.refusal->error, headers);
-      finish_run(st_, false, primary.refusal->error.status);
       w.answered = true;
       w.neutral = primary.refusal->reason.rfind("max_request_cost", 0) != 0;
       w.met_budget = w.neutral;
-      co_return w;
+      return Step::refuse;
     }
     w.error = primary.error;
     if (primary.commercial_block) {
       w.neutral = true;  // a billing problem, not the group's latency or cost
       st_.step_stop("stop_and_alert: commercial_limit, provider circuit open; no fallback to another provider");
-      co_return w;
+      return Step::done;
     }
     const auto cls = primary.failure;
     const auto action = primary.attempted ? st_.table->action(cls) : policy::Action::retry_then_fallback;
@@ -248,12 +296,12 @@ class Run {
     if (action == policy::Action::fail_fast) {
       st_.step_stop("fail_fast: " + std::string(policy::to_string(cls)) + " is not retried or sent elsewhere");
       w.why = std::string(policy::to_string(cls));
-      co_return w;
+      return Step::done;
     }
     if (action == policy::Action::stop_and_alert) {
       stop_and_alert(primary);
       w.error = primary.error;
-      co_return w;
+      return Step::done;
     }
     // A prompt too long or blocked by a content filter is about the request, not the group's
     // health: another model answering it as a "degraded" answer would sidestep the filter or
@@ -269,30 +317,40 @@ class Run {
     if (action == policy::Action::degrade) {
       w.may_degrade = true;
       w.why = std::string(policy::to_string(cls)) + " (action degrade)";
-      co_return w;
+      return Step::done;
     }
     if (st_.call.pin) {
       st_.step_stop("pinned to deployment " + st_.deployment(st_.call.pin->deployment).id + ": no fallback");
-      co_return w;
+      return Step::done;
     }
-    const auto fallbacks = routing::fallback_groups(st_.cfg, st_.call.model, cls);
-    std::string last_stop = primary.stop_reason;  // why the walk left the previous group
-    for (const auto& named : fallbacks) {
-      if (st_.gone || st_.cut) break;
-      const std::string group = st_.svc->groups->resolve_alias(named);  // access and budgets see the group
+    f.cls = cls;
+    f.primary_constraint_blocked = primary.constraint_blocked;
+    f.fallbacks = routing::fallback_groups(st_.cfg, st_.call.model, cls);
+    f.last_stop = primary.stop_reason;
+    return Step::next;
+  }
+
+  /// The next fallback group to try (its trace step pushed), skipping those the key may not
+  /// call; nullopt when the walk stops (the client left, the fallback budget, the deadline) or
+  /// none is left.
+  std::optional<std::string> next_fallback(Walk& w, FallbackWalk& f) {
+    while (f.next < f.fallbacks.size()) {
+      const std::string& named = f.fallbacks[f.next++];
+      if (st_.gone || st_.cut) return std::nullopt;
+      std::string group = st_.svc->groups->resolve_alias(named);  // access and budgets see the group
       if (!st_.svc->groups->contains(group)) continue;
       if (st_.trace.fallbacks_used >= st_.trace.budget.max_fallbacks) {
         st_.skipped.emplace_back(group, "fallback_budget_exhausted");
         st_.step_skip(group, "fallback budget exhausted (" + std::to_string(st_.trace.budget.max_fallbacks) + ")");
         w.why = "fallback budget exhausted";
-        break;
+        return std::nullopt;
       }
       if (!st_.time_for_an_attempt()) {
         st_.skipped.emplace_back(group, "deadline");
         st_.step_skip(group, "deadline: " + std::to_string(std::max<long long>(0, st_.time_left().count())) + " ms left");
         w.why = "deadline";
         w.met_budget = false;
-        break;
+        return std::nullopt;
       }
       // A target the key may not call is skipped like one it cannot pay for.
       if (st_.cfg.general_settings.enforce_fallback_model_access && !auth::may_call(st_.principal(), group, st_.cfg)) {
@@ -303,46 +361,48 @@ class Run {
       TraceStep step;
       step.kind = TraceStep::Kind::fallback;
       step.group = group;
-      step.reason = std::string(policy::to_string(cls)) + (last_stop.empty() ? "" : "; " + last_stop);
+      step.reason = std::string(policy::to_string(f.cls)) + (f.last_stop.empty() ? "" : "; " + f.last_stop);
       st_.trace.steps.push_back(std::move(step));
-      GroupResult r = co_await try_group(group, true);
-      if (r.ok || st_.gone) {
-        finish_run(st_, r.ok, r.ok ? std::nullopt : std::optional<int>(499));
-        w.answered = true;
-        w.met_budget = r.ok;  // served within the request's budgets: the group kept its promise
-        co_return w;
-      }
-      if (!r.attempted && r.refusal) {
-        st_.skipped.emplace_back(group, r.refusal->reason);
-        st_.step_skip(group, r.constraint_blocked ? r.refusal->reason + ": " + r.refusal->error.message : r.refusal->reason);
-        if (r.refusal->reason.rfind("max_request_cost", 0) == 0) w.met_budget = false;
-      }
-      if (r.attempted) {
-        const auto fa = st_.svc->policies->for_group(group).classes.action(r.failure);
-        if (fa == policy::Action::stop_and_alert) {
-          stop_and_alert(r);
-          w.error = r.error;  // the client is told why the walk stopped here
-          w.may_degrade = false;
-          co_return w;
-        }
-        if (fa == policy::Action::fail_fast) {  // the fallback says the request itself is wrong
-          w.may_degrade = false;
-          break;
-        }
-      }
-      // A primary no deployment of which was in the boundary: the client hears what the fallbacks
-      // that were tried answered (a 503 may be retried; the boundary's 400 would not be).
-      if (primary.constraint_blocked && r.attempted && r.error) w.error = r.error;
-      if (!r.stop_reason.empty()) w.why = r.stop_reason;
-      last_stop = r.stop_reason;
+      f.current = group;
+      return group;
     }
-    if (st_.gone) {
-      finish_run(st_, false, 499);
+    return std::nullopt;
+  }
+
+  /// After a fallback group (`f.current`): served, stopped (stop_and_alert, fail_fast), or on
+  /// to the next.
+  Step after_fallback(Walk& w, FallbackWalk& f, GroupResult& r) {
+    const std::string& group = f.current;
+    if (r.ok || st_.gone) {
+      finish_run(st_, r.ok, r.ok ? std::nullopt : std::optional<int>(499));
       w.answered = true;
-      co_return w;
+      w.met_budget = r.ok;  // served within the request's budgets: the group kept its promise
+      return Step::done;
     }
-    if (!st_.time_for_an_attempt()) w.met_budget = false;
-    co_return w;
+    if (!r.attempted && r.refusal) {
+      st_.skipped.emplace_back(group, r.refusal->reason);
+      st_.step_skip(group, r.constraint_blocked ? r.refusal->reason + ": " + r.refusal->error.message : r.refusal->reason);
+      if (r.refusal->reason.rfind("max_request_cost", 0) == 0) w.met_budget = false;
+    }
+    if (r.attempted) {
+      const auto fa = st_.svc->policies->for_group(group).classes.action(r.failure);
+      if (fa == policy::Action::stop_and_alert) {
+        stop_and_alert(r);
+        w.error = r.error;  // the client is told why the walk stopped here
+        w.may_degrade = false;
+        return Step::done;
+      }
+      if (fa == policy::Action::fail_fast) {  // the fallback says the request itself is wrong
+        w.may_degrade = false;
+        return Step::leave;
+      }
+    }
+    // A primary no deployment of which was in the boundary: the client hears what the fallbacks
+    // that were tried answered (a 503 may be retried; the boundary's 400 would not be).
+    if (f.primary_constraint_blocked && r.attempted && r.error) w.error = r.error;
+    if (!r.stop_reason.empty()) w.why = r.stop_reason;
+    f.last_stop = r.stop_reason;
+    return Step::next;
   }
 
   /// A group whose deployments are blocked because their provider answered a commercial limit
@@ -397,30 +457,100 @@ class Run {
     }
   }
 
-  /// Tries `group`'s deployments (retries within the request's retry budget). `is_fallback`:
-  /// admitted as a fallback target (enforce_fallback_budget); `counts_as_fallback`: spends the
-  /// fallback budget (a degradation target does not).
-  net::awaitable<GroupResult> try_group(std::string group, bool is_fallback, bool counts_as_fallback = true) {
-    GroupResult out;
-    std::vector<std::size_t> tried, refused, denied;
-    std::optional<milliseconds> hint;
-    const auto& gpol = st_.svc->policies->for_group(group);
-    st_.table = &gpol.classes;
+  /// One group's walk (try_group): what it keeps between its attempts.
+  struct GroupWalk {
+    explicit GroupWalk(GroupResult& result) : out(result) {}
+    std::string group;
+    bool is_fallback = false;        ///< admitted as a fallback target (enforce_fallback_budget)
+    bool counts_as_fallback = true;  ///< spends the fallback budget (a degradation target does not)
     bool counted_fallback = false;
-    // The request's data boundaries (region, tags) filter the group first: a target none of whose
-    // deployments the caller may use is never sent anything.
-    // `candidates`: the deployments this request may still send to (shrinks when one has had
-    // its litellm_params.max_retries).
-    std::vector<std::size_t> candidates;
+    int n = 0;  ///< attempts sent (retries are the ones after the first)
+    const policy::GroupPolicy* gpol = nullptr;
+    /// The deployments this request may still send to (shrinks when one has had its
+    /// litellm_params.max_retries); those tried, refused at admission, and denied by a circuit.
+    std::vector<std::size_t> candidates, tried, refused, denied;
     std::map<std::size_t, int> attempts_on;
-    if (const auto* members = st_.svc->groups->find(group)) candidates = *members;
+    std::optional<milliseconds> hint;  ///< the last failure's Retry-After
+    GroupResult& out;                  ///< the group's result
+  };
+
+  /// The group walk's next attempt, decided between its waits.
+  struct NextAttempt {
+    enum class Go { stop, skip, unsupported, admit };
+    Go go = Go::stop;
+    std::size_t dep = 0;
+    milliseconds wait{0};  ///< backoff before it
+    policy::Permit permit = policy::Permit::closed;
+    AttemptPlan plan;
+    std::optional<std::int64_t> max_tokens;  ///< the output limit it is sent with (caller's or the deployment's default)
+    bool counted_retry = false;
+    std::size_t retry_class = 0;  ///< the class of the failure it retries
+    bool continuation = false;    ///< it continues the client's cut stream
+  };
+
+  /// How an attempt ended the group's walk, or not.
+  enum class After { served, again, stop };
+
+  /// Tries `group`'s deployments (retries within the request's retry budget); the group's
+  /// result is written to `out`. `is_fallback`: admitted as a fallback target
+  /// (enforce_fallback_budget); `counts_as_fallback`: spends the fallback budget (a degradation
+  /// target does not).
+  // The coroutine keeps only what lives across its waits (the walk, the admission's hold, the
+  // attempt's result): GCC keeps every local and temporary of a coroutine in its frame, which
+  // lives as long as the stream. The decisions between the waits are plain functions.
+  net::awaitable<void> try_group(std::string group, bool is_fallback, bool counts_as_fallback, GroupResult& out) {
+    GroupWalk g(out);
+    g.group = std::move(group);
+    g.is_fallback = is_fallback;
+    g.counts_as_fallback = counts_as_fallback;
+    if (!open_group(g)) co_return;
+    for (;;) {
+      NextAttempt next = pick_next(g);
+      if (next.go == NextAttempt::Go::stop) break;
+      if (next.wait.count() > 0) {
+        co_await sleep(next.wait);
+        if (st_.gone || st_.cut) break;
+      }
+      prepare_next(g, next);
+      if (next.go == NextAttempt::Go::stop) break;
+      if (next.go == NextAttempt::Go::skip) continue;
+      // Admission right before the send: the reservation is never held across a wait.
+      Accounting::Held held(*st_.svc->ledger);
+      if (next.go == NextAttempt::Go::admit) {
+        if (auto refusal = co_await acct_.admit_target(g.group, next.dep, g.is_fallback, held, next.plan)) {
+          note_refused(g, next, std::move(*refusal));
+          continue;
+        }
+        if (!begin_attempt(g, next, held)) break;
+      } else {
+        begin_unsupported(next);
+      }
+      AttemptResult r;
+      co_await attempter_.attempt(g.group, next.dep, r);
+      const After after = after_attempt(g, next, held, std::move(r));
+      if (after == After::served) co_return;
+      if (after == After::stop) break;
+    }
+    close_group(g);
+  }
+
+  /// The group's policy and the deployments the request may send to. False when none is left:
+  /// `g.out` says why (a routing boundary, an API no deployment serves, no continuation).
+  bool open_group(GroupWalk& g) {
+    auto& out = g.out;
+    g.gpol = &st_.svc->policies->for_group(g.group);
+    st_.table = &g.gpol->classes;
+    auto& candidates = g.candidates;
+    if (const auto* members = st_.svc->groups->find(g.group)) candidates = *members;
     if (st_.call.pin) {
       const auto pinned = st_.call.pin->deployment;
       const bool member = std::find(candidates.begin(), candidates.end(), pinned) != candidates.end();
       candidates.assign(member ? 1 : 0, pinned);
     }
+    // The request's data boundaries (region, tags) filter the group first: a target none of whose
+    // deployments the caller may use is never sent anything.
     if (!candidates.empty() && !st_.constraints.empty()) {
-      auto eligible = routing::eligible_deployments(st_.cfg, candidates, st_.constraints, group);
+      auto eligible = routing::eligible_deployments(st_.cfg, candidates, st_.constraints, g.group);
       if (eligible.members.empty()) {
         const bool region = eligible.boundary == "region";
         out.constraint_blocked = true;
@@ -428,7 +558,7 @@ class Run {
                                         region ? "region_not_allowed" : "no_deployments_with_tag_routing");
         out.refusal = Refusal{*out.error, eligible.boundary + "_constraint"};
         out.stop_reason = eligible.boundary + "_constraint";
-        co_return out;
+        return false;
       }
       candidates = std::move(eligible.members);
     }
@@ -438,232 +568,273 @@ class Run {
       out.error = std::move(*unserved);
       out.refusal = Refusal{*out.error, "operation_not_supported"};
       out.stop_reason = "operation_not_supported";
-      co_return out;
+      return false;
     }
     if (st_.client && st_.client->continuing()) {
       // A cut answer is continued only where a prefill is accepted (issue 13 §3).
       std::erase_if(candidates, [&](std::size_t i) { return !continues_on(i); });
       if (candidates.empty()) {
         out.refusal = Refusal{st_.client->cut_error(), "no_assistant_prefill"};
-        out.stop_reason = "no deployment of '" + group + "' can continue the answer (supports_assistant_prefill)";
-        co_return out;
+        out.stop_reason = "no deployment of '" + g.group + "' can continue the answer (supports_assistant_prefill)";
+        return false;
       }
     }
-    for (int n = 0;; ) {
-      if (st_.gone || st_.cut) break;
-      if (n > 0 && st_.trace.retries_used >= st_.trace.budget.max_retries) {
-        out.stop_reason = "retry budget exhausted (" + std::to_string(st_.trace.budget.max_retries) + ")";
+    return true;
+  }
+
+  /// The next deployment and the wait before it (a retry's backoff), or stop: the retry budget,
+  /// the retry policy, a Retry-After or backoff longer than the time left, nothing left to select.
+  NextAttempt pick_next(GroupWalk& g) {
+    NextAttempt next;
+    auto& out = g.out;
+    if (st_.gone || st_.cut) return next;
+    if (g.n > 0 && st_.trace.retries_used >= st_.trace.budget.max_retries) {
+      out.stop_reason = "retry budget exhausted (" + std::to_string(st_.trace.budget.max_retries) + ")";
+      st_.decide("fallback");
+      return next;
+    }
+    if (g.n > 0) {  // router_settings.retry_policy: retries after failures of this class
+      const auto k = static_cast<std::size_t>(out.failure);
+      if (const auto lim = st_.cfg.router_settings.retry_policy[k]; lim && st_.retries_by_class[k] >= *lim) {
+        out.stop_reason = "retry_policy: at most " + std::to_string(*lim) + " retries after " +
+                          std::string(policy::to_string(out.failure));
         st_.decide("fallback");
-        break;
+        return next;
       }
-      if (n > 0) {  // router_settings.retry_policy: retries after failures of this class
-        const auto k = static_cast<std::size_t>(out.failure);
-        if (const auto lim = st_.cfg.router_settings.retry_policy[k]; lim && st_.retries_by_class[k] >= *lim) {
-          out.stop_reason = "retry_policy: at most " + std::to_string(*lim) + " retries after " +
-                            std::string(policy::to_string(out.failure));
-          st_.decide("fallback");
-          break;
-        }
-      }
-      auto dep = st_.svc->router->select(group, tried, core::uniform01(), &candidates);
-      if (!dep || std::find(refused.begin(), refused.end(), *dep) != refused.end() ||
-          std::find(denied.begin(), denied.end(), *dep) != denied.end())
-        break;
-      const bool same_again = std::find(tried.begin(), tried.end(), *dep) != tried.end();
-      st_.bind_deployment(*dep, group);  // before admission: a wildcard deployment is priced per name
-      if (n > 0) {
-        // A Retry-After longer than the time left: no point waiting, go to the fallback now.
-        // (The next attempt needs min_time_left_ms after the wait.) This holds for the group's
-        // other deployments too: a provider's rate limit is usually its account's, shared by
-        // the group's deployments, so the request goes to its fallback at once.
-        if (hint && *hint + st_.trace.budget.min_time_left >= st_.time_left()) {
-          out.stop_reason = "retry-after " + std::to_string(hint->count()) + " ms exceeds the " +
-                            std::to_string(std::max<long long>(0, st_.time_left().count())) + " ms left";
-          st_.decide("fallback");
-          break;
-        }
-        // A fresh deployment needs no wait; the same one waits out its backoff / Retry-After.
-        routing::BackoffPolicy bp;
-        bp.minimum = st_.cfg.router_settings.retry_after;
-        milliseconds delay = same_again ? routing::backoff_delay(bp, n, hint, core::uniform01()) : bp.minimum;
-        if (st_.svc->clock->now() + delay + st_.trace.budget.min_time_left >= st_.deadline) {
-          out.stop_reason = "deadline: no time for the backoff of " + std::to_string(delay.count()) + " ms";
-          st_.decide("fallback");
-          break;
-        }
-        if (delay.count() > 0) {
-          co_await sleep(delay);
-          if (st_.gone || st_.cut) break;
-        }
-      }
-      if (!st_.time_for_an_attempt()) {
-        out.stop_reason = "deadline: " + std::to_string(std::max<long long>(0, st_.time_left().count())) + " ms left";
-        out.deadline_hit = true;
+    }
+    auto dep = st_.svc->router->select(g.group, g.tried, core::uniform01(), &g.candidates);
+    if (!dep || std::find(g.refused.begin(), g.refused.end(), *dep) != g.refused.end() ||
+        std::find(g.denied.begin(), g.denied.end(), *dep) != g.denied.end())
+      return next;
+    const bool same_again = std::find(g.tried.begin(), g.tried.end(), *dep) != g.tried.end();
+    st_.bind_deployment(*dep, g.group);  // before admission: a wildcard deployment is priced per name
+    if (g.n > 0) {
+      // A Retry-After longer than the time left: no point waiting, go to the fallback now.
+      // (The next attempt needs min_time_left_ms after the wait.) This holds for the group's
+      // other deployments too: a provider's rate limit is usually its account's, shared by
+      // the group's deployments, so the request goes to its fallback at once.
+      if (g.hint && *g.hint + st_.trace.budget.min_time_left >= st_.time_left()) {
+        out.stop_reason = "retry-after " + std::to_string(g.hint->count()) + " ms exceeds the " +
+                          std::to_string(std::max<long long>(0, st_.time_left().count())) + " ms left";
         st_.decide("fallback");
-        break;
+        return next;
       }
-      // Circuit: an open deployment (or provider) is not tried; half-open lets one probe through.
-      const auto permit = st_.svc->circuits->acquire(*dep);
-      if (permit == policy::Permit::denied) {
-        denied.push_back(*dep);
-        tried.push_back(*dep);
-        out.circuit_blocked = true;
-        continue;
+      // A fresh deployment needs no wait; the same one waits out its backoff / Retry-After.
+      routing::BackoffPolicy bp;
+      bp.minimum = st_.cfg.router_settings.retry_after;
+      const milliseconds delay = same_again ? routing::backoff_delay(bp, g.n, g.hint, core::uniform01()) : bp.minimum;
+      if (st_.svc->clock->now() + delay + st_.trace.budget.min_time_left >= st_.deadline) {
+        out.stop_reason = "deadline: no time for the backoff of " + std::to_string(delay.count()) + " ms";
+        st_.decide("fallback");
+        return next;
       }
-      // A deployment Tollgate cannot call is sent nothing: no admission, no reservation (it
-      // must neither be refused as unpriced nor use up the request's cost ceiling), and its
-      // failure sends the walk on to the group's fallbacks.
-      if (st_.deployment(*dep).provider == config::ProviderKind::unsupported) {
-        st_.reserved_now = 0;
-        st_.bound = AttemptBound{};
-        st_.permit = permit;  // released when the attempt is recorded (it never counts against a circuit)
-        st_.permit_dep = *dep;
-        AttemptResult r = co_await attempter_.attempt(group, *dep);
-        out.attempted = true;
-        out.failure = r.failure;
-        out.error = std::move(r.error);
-        tried.push_back(*dep);
-        st_.decide("next_deployment");
-        continue;
+      next.wait = delay;
+    }
+    next.dep = *dep;
+    next.go = NextAttempt::Go::admit;
+    return next;
+  }
+
+  /// After the wait: the time left, the deployment's circuit, whether it can be called at all,
+  /// its input limit and the request's cost ceiling; the attempt's plan. `next.go` says what is
+  /// next: stop, skip it, send it unadmitted (an unsupported provider), or admit it.
+  void prepare_next(GroupWalk& g, NextAttempt& next) {
+    auto& out = g.out;
+    const std::size_t dep = next.dep;
+    if (!st_.time_for_an_attempt()) {
+      out.stop_reason = "deadline: " + std::to_string(std::max<long long>(0, st_.time_left().count())) + " ms left";
+      out.deadline_hit = true;
+      st_.decide("fallback");
+      next.go = NextAttempt::Go::stop;
+      return;
+    }
+    // Circuit: an open deployment (or provider) is not tried; half-open lets one probe through.
+    next.permit = st_.svc->circuits->acquire(dep);
+    if (next.permit == policy::Permit::denied) {
+      g.denied.push_back(dep);
+      g.tried.push_back(dep);
+      out.circuit_blocked = true;
+      next.go = NextAttempt::Go::skip;
+      return;
+    }
+    // A deployment Tollgate cannot call is sent nothing: no admission, no reservation (it
+    // must neither be refused as unpriced nor use up the request's cost ceiling), and its
+    // failure sends the walk on to the group's fallbacks.
+    if (st_.deployment(dep).provider == config::ProviderKind::unsupported) {
+      next.go = NextAttempt::Go::unsupported;
+      return;
+    }
+    // The attempt's worst case as a function of its output bound, capped by what is left of
+    // the request's cost ceiling over all its attempts.
+    const auto& price = st_.price_of(dep);
+    if (auto over = token_input_overflow(dep)) {  // counted exactly: refused before sending
+      note_refused(g, next, Refusal{std::move(*over), "context_length_exceeded"});
+      next.go = NextAttempt::Go::skip;
+      return;
+    }
+    const bool priced = price.status == budget::PriceStatus::priced;
+    // A deployment's default max_tokens bounds a request that sets no limit (and its reservation).
+    OutputRequest output = st_.call.output;
+    if (!output.max_tokens) output.max_tokens = st_.deployment(dep).default_max_tokens;
+    // A continuation writes what the caller's limit leaves after the delivered text.
+    if (st_.client && st_.client->continuing() && output.max_tokens)
+      output.max_tokens = std::max<std::int64_t>(1, *output.max_tokens - st_.client->delivered_tokens);
+    next.max_tokens = output.max_tokens;
+    if (priced)
+      next.plan = plan_attempt(price, acct_.input_bound(dep), st_.call.body, output,
+                               OutputBoundSettings::from(st_.cfg.tollgate_settings), attempter_.searches_every_request(dep) ? 1 : 0);
+    if (st_.trace.budget.max_request_cost < budget::kMaxNanos) {
+      const budget::Nanos left = st_.trace.budget.max_request_cost > st_.trace.reserved_total
+                                     ? st_.trace.budget.max_request_cost - st_.trace.reserved_total
+                                     : 0;
+      const bool unbounded = price.status == budget::PriceStatus::unpriced;
+      if (unbounded || (priced && !next.plan.cap_at(left))) {
+        note_refused(g, next,
+                     Refusal{core::Error::gateway(429, "budget_exceeded",
+                                                  "max_request_cost: this request's attempts may reserve at most $" +
+                                                      budget::format_dollars(st_.trace.budget.max_request_cost) + "; $" +
+                                                      budget::format_dollars(st_.trace.reserved_total) +
+                                                      " is reserved and the next attempt needs " +
+                                                      (unbounded ? std::string("an unknown amount (unpriced model)")
+                                                                 : "at least $" + budget::format_dollars(next.plan.range.min)),
+                                                  "max_request_cost"),
+                             "max_request_cost"});
+        next.go = NextAttempt::Go::skip;
+        return;
       }
-      // The attempt's worst case as a function of its output bound, capped by what is left of
-      // the request's cost ceiling over all its attempts.
-      const auto& price = st_.price_of(*dep);
-      if (auto over = token_input_overflow(*dep)) {  // counted exactly: refused before sending
-        st_.svc->circuits->release(*dep, permit);
-        refused.push_back(*dep);
-        tried.push_back(*dep);
-        out.refusal = Refusal{std::move(*over), "context_length_exceeded"};
-        continue;
-      }
-      AttemptPlan plan;
-      const bool priced = price.status == budget::PriceStatus::priced;
-      // A deployment's default max_tokens bounds a request that sets no limit (and its reservation).
-      OutputRequest output = st_.call.output;
-      if (!output.max_tokens) output.max_tokens = st_.deployment(*dep).default_max_tokens;
-      // A continuation writes what the caller's limit leaves after the delivered text.
-      if (st_.client && st_.client->continuing() && output.max_tokens)
-        output.max_tokens = std::max<std::int64_t>(1, *output.max_tokens - st_.client->delivered_tokens);
-      if (priced)
-        plan = plan_attempt(price, acct_.input_bound(*dep), st_.call.body, output,
-                            OutputBoundSettings::from(st_.cfg.tollgate_settings), attempter_.searches_every_request(*dep) ? 1 : 0);
-      if (st_.trace.budget.max_request_cost < budget::kMaxNanos) {
-        const budget::Nanos left = st_.trace.budget.max_request_cost > st_.trace.reserved_total
-                                       ? st_.trace.budget.max_request_cost - st_.trace.reserved_total
-                                       : 0;
-        const bool unbounded = price.status == budget::PriceStatus::unpriced;
-        if (unbounded || (priced && !plan.cap_at(left))) {
-          st_.svc->circuits->release(*dep, permit);
-          refused.push_back(*dep);
-          tried.push_back(*dep);
-          out.refusal = Refusal{core::Error::gateway(429, "budget_exceeded",
-                                                     "max_request_cost: this request's attempts may reserve at most $" +
-                                                         budget::format_dollars(st_.trace.budget.max_request_cost) +
-                                                         "; $" + budget::format_dollars(st_.trace.reserved_total) +
-                                                         " is reserved and the next attempt needs " +
-                                                         (unbounded ? std::string("an unknown amount (unpriced model)")
-                                                                    : "at least $" + budget::format_dollars(plan.range.min)),
-                                                     "max_request_cost"),
-                                "max_request_cost"};
-          continue;
-        }
-      }
-      // Admission right before the send: the reservation is never held across a wait.
-      Accounting::Held held(*st_.svc->ledger);
-      if (auto refusal = co_await acct_.admit_target(group, *dep, is_fallback, held, plan)) {
-        st_.svc->circuits->release(*dep, permit);
-        refused.push_back(*dep);
-        tried.push_back(*dep);
-        out.refusal = std::move(refusal);
-        continue;
-      }
-      if (st_.gone || st_.cut || !st_.time_for_an_attempt()) {
-        st_.svc->circuits->release(*dep, permit);
-        acct_.settle_held(held, *dep, budget::SettleKind::no_usage, 0);  // admitted but never sent
-        break;
-      }
-      const bool counted_retry = n > 0;
-      const auto retry_class = static_cast<std::size_t>(out.failure);
-      if (counted_retry) {
-        ++st_.trace.retries_used;
-        ++st_.retries_by_class[retry_class];
-      }
-      if (is_fallback && counts_as_fallback && !counted_fallback) {
-        ++st_.trace.fallbacks_used;
-        counted_fallback = true;
-      }
-      st_.reserved_now = held.reservation.empty() ? held.worst : held.reservation.amount();
-      st_.trace.reserved_total = budget::saturating_add(st_.trace.reserved_total, st_.reserved_now);
+    }
+    next.go = NextAttempt::Go::admit;
+  }
+
+  /// A deployment refused before its send (admission, its input limit, the cost ceiling): its
+  /// circuit permit goes back, and the walk goes on without it.
+  void note_refused(GroupWalk& g, const NextAttempt& next, Refusal refusal) {
+    st_.svc->circuits->release(next.dep, next.permit);
+    g.refused.push_back(next.dep);
+    g.tried.push_back(next.dep);
+    g.out.refusal = std::move(refusal);
+  }
+
+  /// Admitted: counts the retry or fallback and records the attempt's reservation and output
+  /// bound. False when it is not sent after all (the client left, shutdown, deadline): its hold
+  /// settles at 0.
+  bool begin_attempt(GroupWalk& g, NextAttempt& next, Accounting::Held& held) {
+    if (st_.gone || st_.cut || !st_.time_for_an_attempt()) {
+      st_.svc->circuits->release(next.dep, next.permit);
+      acct_.settle_held(held, next.dep, budget::SettleKind::no_usage, 0);  // admitted but never sent
+      return false;
+    }
+    next.counted_retry = g.n > 0;
+    next.retry_class = static_cast<std::size_t>(g.out.failure);
+    if (next.counted_retry) {
+      ++st_.trace.retries_used;
+      ++st_.retries_by_class[next.retry_class];
+    }
+    if (g.is_fallback && g.counts_as_fallback && !g.counted_fallback) {
+      ++st_.trace.fallbacks_used;
+      g.counted_fallback = true;
+    }
+    st_.reserved_now = held.reservation.empty() ? held.worst : held.reservation.amount();
+    st_.trace.reserved_total = budget::saturating_add(st_.trace.reserved_total, st_.reserved_now);
+    g.out.attempted = true;
+    ++g.n;
+    st_.permit = next.permit;
+    st_.permit_dep = next.dep;
+    st_.bound = AttemptBound{held.output_tokens, held.output_reduced, held.reduced_by};
+    next.continuation = st_.client && st_.client->continuing();
+    // A free or unpriced continuation is bounded too: by what the caller's limit leaves.
+    if (next.continuation && !st_.bound.tokens && next.max_tokens) st_.bound.tokens = next.max_tokens;
+    return true;
+  }
+
+  /// An unsupported provider's attempt: no reservation, no output bound.
+  void begin_unsupported(const NextAttempt& next) {
+    st_.reserved_now = 0;
+    st_.bound = AttemptBound{};
+    st_.permit = next.permit;  // released when the attempt is recorded (it never counts against a circuit)
+    st_.permit_dep = next.dep;
+  }
+
+  /// Settles the attempt by its evidence and decides: served, the next attempt, or the walk
+  /// leaves the group (the failure's action).
+  After after_attempt(GroupWalk& g, const NextAttempt& next, Accounting::Held& held, AttemptResult r) {
+    auto& out = g.out;
+    const std::size_t dep = next.dep;
+    if (next.go == NextAttempt::Go::unsupported) {
       out.attempted = true;
-      ++n;
-      st_.permit = permit;
-      st_.permit_dep = *dep;
-      st_.bound = AttemptBound{held.output_tokens, held.output_reduced, held.reduced_by};
-      const bool continuation = st_.client && st_.client->continuing();
-      // A free or unpriced continuation is bounded too: by what the caller's limit leaves.
-      if (continuation && !st_.bound.tokens && output.max_tokens) st_.bound.tokens = output.max_tokens;
-      AttemptResult r = co_await attempter_.attempt(group, *dep);
-      const budget::Nanos before = st_.cost;
-      acct_.settle(held, *dep, r);
-      if (!st_.trace.steps.empty() && st_.trace.steps.back().kind == TraceStep::Kind::attempt)
-        st_.trace.steps.back().charged = st_.cost - before;
-      if (r.ok) {
-        out.ok = true;
-        st_.served_dep = *dep;
-        st_.decide("served");
-        co_return out;
-      }
-      tried.push_back(*dep);
-      if (continuation && r.failure == FailureClass::caller_fix_required) {
-        // The caller's request was answered until the cut; what this target refused is the
-        // prefill (issue 13 §3): not the caller's error, not this deployment's fault. The next
-        // target that accepts one is asked (the walk keeps the cut's class); the client keeps
-        // the cut's error if none is left. Nor does it use up a retry: it was never the caller's
-        // request that failed.
-        if (counted_retry) {
-          --st_.trace.retries_used;
-          --st_.retries_by_class[retry_class];
-        }
-        std::erase(candidates, *dep);
-        out.error = st_.client->cut_error();
-        st_.decide("next_deployment");
-        continue;
-      }
       out.failure = r.failure;
       out.error = std::move(r.error);
-      hint = r.retry_after;
-      if (r.cut) {
-        // The stream was cut after text reached the client: the next attempts continue it.
-        put_prefill();
-        std::erase_if(candidates, [&](std::size_t i) { return !continues_on(i); });
-      }
-      if (const auto& mr = st_.deployment(*dep).max_retries; mr && ++attempts_on[*dep] > *mr)
-        std::erase(candidates, *dep);  // its own retries are used up: the group's others, then fallbacks
-      else if (r.silent)
-        std::erase(candidates, *dep);  // a silent upstream is not asked again: the group's others, then fallbacks
-      const auto action = gpol.classes.action(r.failure);
-      // A provider Tollgate does not implement was named at load; its deployment never opens a
-      // circuit, so that each request routed to it keeps its clear 400 unsupported_provider.
-      // Nor does a wildcard deployment: its failure may be the caller's model name.
-      if (action == policy::Action::next_deployment &&
-          st_.deployment(*dep).provider != config::ProviderKind::unsupported &&
-          !config::is_wildcard(st_.cfg.model_list[*dep].model_name)) {
-        const auto& d = st_.deployment(*dep);
-        st_.svc->circuits->open_deployment(*dep, std::string(policy::to_string(r.failure)));
-        st_.alert(std::string(policy::to_string(r.failure)), d.id,
-              "deployment " + d.id + " of " + d.model_name + " answered " + std::to_string(r.status) +
-                  ": its own credentials or configuration are wrong; its circuit is open");
-      }
-      const bool walks_on = action == policy::Action::retry_then_fallback || action == policy::Action::retry_with_circuit ||
-                            action == policy::Action::next_deployment;
-      if (!walks_on) {
-        st_.decide(action == policy::Action::fallback ? "fallback"
-               : action == policy::Action::degrade ? "degrade"
-                                                   : "stop");
-        break;
-      }
-      st_.decide(action == policy::Action::next_deployment ? "next_deployment" : "retry");
+      g.tried.push_back(dep);
+      st_.decide("next_deployment");
+      return After::again;
     }
+    const budget::Nanos before = st_.cost;
+    acct_.settle(held, dep, r);
+    if (!st_.trace.steps.empty() && st_.trace.steps.back().kind == TraceStep::Kind::attempt)
+      st_.trace.steps.back().charged = st_.cost - before;
+    if (r.ok) {
+      out.ok = true;
+      st_.served_dep = dep;
+      st_.decide("served");
+      return After::served;
+    }
+    g.tried.push_back(dep);
+    if (next.continuation && r.failure == FailureClass::caller_fix_required) {
+      // The caller's request was answered until the cut; what this target refused is the
+      // prefill (issue 13 §3): not the caller's error, not this deployment's fault. The next
+      // target that accepts one is asked (the walk keeps the cut's class); the client keeps
+      // the cut's error if none is left. Nor does it use up a retry: it was never the caller's
+      // request that failed.
+      if (next.counted_retry) {
+        --st_.trace.retries_used;
+        --st_.retries_by_class[next.retry_class];
+      }
+      std::erase(g.candidates, dep);
+      out.error = st_.client->cut_error();
+      st_.decide("next_deployment");
+      return After::again;
+    }
+    out.failure = r.failure;
+    out.error = std::move(r.error);
+    g.hint = r.retry_after;
+    if (r.cut) {
+      // The stream was cut after text reached the client: the next attempts continue it.
+      put_prefill();
+      std::erase_if(g.candidates, [&](std::size_t i) { return !continues_on(i); });
+    }
+    if (const auto& mr = st_.deployment(dep).max_retries; mr && ++g.attempts_on[dep] > *mr)
+      std::erase(g.candidates, dep);  // its own retries are used up: the group's others, then fallbacks
+    else if (r.silent)
+      std::erase(g.candidates, dep);  // a silent upstream is not asked again: the group's others, then fallbacks
+    const auto action = g.gpol->classes.action(r.failure);
+    // A provider Tollgate does not implement was named at load; its deployment never opens a
+    // circuit, so that each request routed to it keeps its clear 400 unsupported_provider.
+    // Nor does a wildcard deployment: its failure may be the caller's model name.
+    if (action == policy::Action::next_deployment &&
+        st_.deployment(dep).provider != config::ProviderKind::unsupported &&
+        !config::is_wildcard(st_.cfg.model_list[dep].model_name)) {
+      const auto& d = st_.deployment(dep);
+      st_.svc->circuits->open_deployment(dep, std::string(policy::to_string(r.failure)));
+      st_.alert(std::string(policy::to_string(r.failure)), d.id,
+                "deployment " + d.id + " of " + d.model_name + " answered " + std::to_string(r.status) +
+                    ": its own credentials or configuration are wrong; its circuit is open");
+    }
+    const bool walks_on = action == policy::Action::retry_then_fallback || action == policy::Action::retry_with_circuit ||
+                          action == policy::Action::next_deployment;
+    if (!walks_on) {
+      st_.decide(action == policy::Action::fallback ? "fallback"
+                 : action == policy::Action::degrade ? "degrade"
+                                                     : "stop");
+      return After::stop;
+    }
+    st_.decide(action == policy::Action::next_deployment ? "next_deployment" : "retry");
+    return After::again;
+  }
+
+  /// The group is left unserved: why, when nothing was tried (the deadline, open circuits, a
+  /// commercial limit, nothing available); a retry decided but not started becomes "fallback".
+  void close_group(GroupWalk& g) {
+    auto& out = g.out;
     if (!out.attempted && !out.error && !out.refusal && out.deadline_hit) {
       // Nothing was tried because the request's deadline left no time for an attempt.
       out.failure = FailureClass::retryable_capacity;
@@ -676,33 +847,32 @@ class Run {
     }
     if (!out.attempted && !out.error && !out.refusal) {
       // The router does not offer deployments whose circuit is open: say so when that is why.
-      for (auto i : candidates)
+      for (auto i : g.candidates)
         if (!st_.svc->circuits->available(i)) out.circuit_blocked = true;
       if (out.circuit_blocked) {
-        if (auto stop = commercial_block(group)) {
+        if (auto stop = commercial_block(g.group)) {
           out.failure = FailureClass::commercial_limit;
           out.error = std::move(*stop);
           out.commercial_block = true;
-          st_.step_skip(group, "provider circuit open: commercial_limit");
-          co_return out;
+          st_.step_skip(g.group, "provider circuit open: commercial_limit");
+          return;
         }
       }
       out.failure = FailureClass::retryable_capacity;
       const std::string why = out.circuit_blocked ? "every deployment's circuit is open"
                                                   : "every deployment is cooling down or at its rpm/tpm limit";
-      auto err = core::Error::gateway(429, "rate_limit_exceeded",
-                                      "no deployment of model group '" + group + "' is available: " + why,
-                                      "no_deployments_available");
-      out.error = err;
+      out.error = core::Error::gateway(429, "rate_limit_exceeded",
+                                       "no deployment of model group '" + g.group + "' is available: " + why,
+                                       "no_deployments_available");
       if (out.circuit_blocked) {
         std::string which = "deployment circuit open";
-        if (const auto* members = st_.svc->groups->find(group))
+        if (const auto* members = st_.svc->groups->find(g.group))
           for (auto i : *members)
             if (st_.svc->circuits->provider_state(st_.deployment(i).provider_prefix) == policy::CircuitState::open) {
               which = "provider circuit open (" + st_.deployment(i).provider_prefix + ")";
               break;
             }
-        st_.step_skip(group, which);
+        st_.step_skip(g.group, which);
         if (out.stop_reason.empty()) out.stop_reason = which;
       }
       if (out.stop_reason.empty()) out.stop_reason = "no deployment available";
@@ -711,12 +881,11 @@ class Run {
     // means the walk moves on.
     for (auto it = st_.trace.steps.rbegin(); it != st_.trace.steps.rend(); ++it)
       if (it->kind == TraceStep::Kind::attempt) {
-        if ((it->decision == "retry" || it->decision == "next_deployment") && !out.ok && it->group == group &&
+        if ((it->decision == "retry" || it->decision == "next_deployment") && !out.ok && it->group == g.group &&
             &*it == &st_.trace.steps.back())
           it->decision = "fallback";
         break;
       }
-    co_return out;
   }
 
   /// Whether deployment `i` may continue the client's cut stream: it accepts an assistant prefill
@@ -800,6 +969,7 @@ class Run {
     st_.cancel_in_flight();
   }
 
+  std::unique_ptr<ResponseSink> owned_sink_;  ///< serve_chat's sink: destroyed after everything that writes to it
   RunState st_;
   Accounting acct_;
   Attempter attempter_;
@@ -810,9 +980,20 @@ class Run {
 
 }  // namespace
 
+namespace {
+// The run lives on the heap, sized to itself: a coroutine frame would also keep the call passed
+// by value and every temporary of the await, for as long as the request (a stream's length).
+net::awaitable<RunOutcome> drive(std::unique_ptr<Run> run) { co_return co_await run->go(); }
+net::awaitable<void> serve(std::unique_ptr<Run> run) { co_await run->go(); }
+}  // namespace
+
+net::awaitable<void> serve_chat(std::shared_ptr<Services> services, ChatCall call, std::unique_ptr<ResponseSink> sink) {
+  auto& s = *sink;
+  return serve(std::make_unique<Run>(std::move(services), std::move(call), s, std::move(sink)));
+}
+
 net::awaitable<RunOutcome> run_chat(std::shared_ptr<Services> services, ChatCall call, ResponseSink& sink) {
-  Run run(std::move(services), std::move(call), sink);
-  co_return co_await run.go();
+  return drive(std::make_unique<Run>(std::move(services), std::move(call), sink));
 }
 
 }  // namespace tollgate::pipeline

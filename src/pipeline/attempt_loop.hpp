@@ -239,4 +239,10 @@ struct RunOutcome {
 /// for expected failures; every upstream attempt goes through here.
 boost::asio::awaitable<RunOutcome> run_chat(std::shared_ptr<Services> services, ChatCall call, ResponseSink& sink);
 
+/// run_chat for the API's handlers: the run owns `sink` (non-null; it lives until the run ends).
+/// A handler returns this awaitable rather than awaiting it in a frame of its own, so that no
+/// frame holds the call (or the sink) a second time while it streams.
+boost::asio::awaitable<void> serve_chat(std::shared_ptr<Services> services, ChatCall call,
+                                        std::unique_ptr<ResponseSink> sink);
+
 }  // namespace tollgate::pipeline

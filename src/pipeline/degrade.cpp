@@ -47,7 +47,8 @@ net::awaitable<void> Degrader::degrade(const config::DegradationConfig& named, s
       if (dc.mode == config::DegradationMode::reduced && dc.max_tokens) cap_output_tokens(*dc.max_tokens);
       st_.degradation = mode;
       st_.caveat = dc.caveat;
-      GroupResult r = co_await try_group_(dc.model, true, false);
+      GroupResult r;
+      co_await try_group_(dc.model, true, false, r);
       if (r.ok || st_.gone) {
         st_.trace.degradation = r.ok ? mode : std::string();
         finish_run(st_, r.ok, r.ok ? std::nullopt : std::optional<int>(499));

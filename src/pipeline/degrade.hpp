@@ -13,8 +13,8 @@
 namespace tollgate::pipeline {
 
 /// The walk's attempt at one group (attempt_loop.cpp's try_group): (group, is_fallback,
-/// counts_as_fallback).
-using TryGroup = std::function<net::awaitable<GroupResult>(std::string, bool, bool)>;
+/// counts_as_fallback, the group's result written).
+using TryGroup = std::function<net::awaitable<void>(std::string, bool, bool, GroupResult&)>;
 
 /// Degradation modes of one run.
 class Degrader {

@@ -13,9 +13,9 @@ namespace tollgate::pipeline {
 
 /// Relays `ex` (answered 2xx to a stream request on deployment `dep` of `group`) to the client;
 /// records the attempt through `at`. `first_byte_deadline`: the attempt's deadline until the
-/// first chunk, then the request's.
-net::awaitable<AttemptResult> relay_stream(RunState& st, Attempter& at, std::string group, std::size_t dep,
-                                           std::unique_ptr<http::UpstreamExchange> ex, core::SteadyTime started,
-                                           core::SteadyTime first_byte_deadline);
+/// first chunk, then the request's. The attempt's result is written to `r`.
+net::awaitable<void> relay_stream(RunState& st, Attempter& at, std::string group, std::size_t dep,
+                                  std::unique_ptr<http::UpstreamExchange> ex, core::SteadyTime started,
+                                  core::SteadyTime first_byte_deadline, AttemptResult& r);
 
 }  // namespace tollgate::pipeline
