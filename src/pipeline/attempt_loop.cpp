@@ -56,7 +56,7 @@ class Run {
     // half-open circuit waiting for a probe that never reports.
     if (st_.permit_dep) st_.svc->circuits->release(*st_.permit_dep, st_.permit);
     st_.svc->circuits->release_feature(st_.metric_group, st_.feature_permit);
-    if (!st_.finished) {
+    if (!st_.finished && started_) {  // a run never started (its awaitable dropped) records nothing
       try {
         finish_run(st_, false, 500);
       } catch (...) {
@@ -82,6 +82,7 @@ class Run {
   // go() stays small: its frame lives as long as the request (a stream's whole length), and a
   // coroutine keeps every local of every branch in it; the branches are coroutines of their own.
   net::awaitable<RunOutcome> go() {
+    started_ = true;
     set_budget();
     if (!co_await admit_rate_limits()) co_return st_.outcome;
     // The response cache: a hit is answered here, after the rate limits and before any budget.
@@ -976,6 +977,7 @@ class Run {
   Degrader degrader_;
   std::vector<policy::RateSubject> rate_subjects_;
   bool rate_admitted_ = false;
+  bool started_ = false;  ///< go() ran: the run is recorded however it ends
 };
 
 }  // namespace

@@ -261,7 +261,8 @@ class StreamRelay {
   void commit() { committed_ = true; }
 
   /// Committed chunks to send: noted for a continuation (and, in one, rewritten into the
-  /// client's stream), the response facts and the cached answer. False when none is waiting.
+  /// client's stream: it may drop them all), the response facts and the cached answer. False
+  /// when none is left to send.
   bool take_chunks() {
     if (!committed_ || chunks.empty()) return false;
     if (st_.client) st_.client->relay_all(chunks);
@@ -269,7 +270,7 @@ class StreamRelay {
       note_stream_chunk(st_, c);
       if (st_.stream_answer) st_.stream_answer->add(c);
     }
-    return true;
+    return !chunks.empty();
   }
   Usage usage_so_far() const { return decoder_->usage(); }
 
