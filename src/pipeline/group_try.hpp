@@ -76,7 +76,6 @@ class GroupTry {
   /// How an attempt ended the group's walk, or not.
   enum class After { served, again, stop };
 
-
   /// The group's policy and the deployments the request may send to. False when none is left:
   /// `g.out` says why (a routing boundary, an API no deployment serves, no continuation).
   bool open_group(GroupWalk& g);
@@ -127,6 +126,8 @@ class GroupTry {
   /// and the provider's own 400 is classified as a context overflow.
   std::optional<core::Error> token_input_overflow(std::size_t dep) const;
 
+  /// Waits `d` (a retry's backoff) on a timer the run cancels when the client leaves or the
+  /// drain cuts it (RunState::cancel_in_flight); in the simulator, advances its virtual clock.
   net::awaitable<void> sleep(milliseconds d);
 
   RunState& st_;
