@@ -812,10 +812,10 @@ unsigned short Server::listen(const std::string& host, unsigned short port) {
 }
 
 void Server::start(const std::function<void(net::io_context&)>& on_thread_start) {
-  // A client socket and an upstream socket for each connection this worker may hold
-  // (reactor_reserve.hpp), within kMaxReservedReactorStates.
-  const std::size_t states =
-      std::min(kMaxReservedReactorStates, 2 * state_->limits.max_connections / std::max<std::size_t>(1, workers_.size()));
+  // A client socket and an upstream socket for each connection (reactor_reserve.hpp), within
+  // kMaxReservedReactorStates for the whole process, shared out between the workers.
+  const std::size_t states = std::min(kMaxReservedReactorStates, 2 * state_->limits.max_connections) /
+                             std::max<std::size_t>(1, workers_.size());
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     detail::ServerWorker* worker = workers_[i].get();
     if (worker->acceptor) net::co_spawn(worker->ioc, accept_loop(*worker->acceptor, state_, worker, i), net::detached);
