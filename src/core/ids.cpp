@@ -1,6 +1,7 @@
 #include "core/ids.hpp"
 
 #include <array>
+#include <chrono>
 
 namespace tollgate::core {
 
@@ -13,10 +14,12 @@ std::mt19937_64& thread_rng() {
 }
 
 std::string new_uuid() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
   auto& rng = thread_rng();
-  std::uint64_t a = rng(), b = rng();
-  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
-  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
+  // RFC 9562 section 5.7: unix_ts_ms (48 bits), ver 0111, rand_a (12 bits); var 10, rand_b (62 bits).
+  const std::uint64_t a = ((ms & 0xffffffffffffULL) << 16) | 0x7000ULL | (rng() & 0x0fffULL);
+  const std::uint64_t b = (rng() & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(36);

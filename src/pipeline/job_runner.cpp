@@ -38,7 +38,7 @@ JobRunner::JobRunner(std::shared_ptr<Services> services, Resolve resolve, http::
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
     options_.owner = std::string(host[0] ? host : "tollgate") + ":" + std::to_string(::getpid()) + ":" +
-                     core::new_uuid().substr(0, 8);
+                     core::new_uuid().substr(28, 8);  // random bits: a UUIDv7 starts with the time
   }
   if (options_.claim_lease < std::chrono::milliseconds(3)) options_.claim_lease = std::chrono::milliseconds(3);
 }
