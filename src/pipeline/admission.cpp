@@ -301,19 +301,6 @@ AdmissionDecision admit(budget::Ledger& ledger, const config::Config& cfg, const
   return admission_decision(ledger.reserve(scopes, plan.range, now), price, scopes, plan);
 }
 
-json::array line_items_json(const budget::Charge& charge) {
-  json::array out;
-  for (const auto& i : charge.items) {
-    json::object o;
-    o["kind"] = budget::to_string(i.kind);
-    o["count"] = i.count;
-    o["price"] = budget::format_price_per_token(i.price);
-    o["cost"] = budget::format_price_per_token(budget::PerTokenPrice{i.picos});
-    out.push_back(std::move(o));
-  }
-  return out;
-}
-
 budget::Charge attempt_charge(const budget::ResolvedPrice& price, const providers::Usage& usage) {
   if (price.status != budget::PriceStatus::priced) return {};
   return budget::price_usage(price.price, usage);

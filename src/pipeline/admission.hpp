@@ -106,9 +106,6 @@ std::vector<store::LedgerScope> ledger_scopes(const std::vector<budget::ScopeLim
 /// its window. Restart recovery charges a reservation left open to that window.
 store::LedgerScope ledger_scope_at(const store::LedgerScope& scope, const budget::ResetTimezone& tz, std::int64_t now_ms);
 
-/// A bill's line items as the spend log records them: `[{"kind","count","price","cost"}]`, price
-/// per token (per call for web_search) and cost as exact decimal dollar strings.
-boost::json::array line_items_json(const budget::Charge& charge);
 
 /// What an attempt's usage costs, line by line (empty for an unpriced or free model).
 budget::Charge attempt_charge(const budget::ResolvedPrice& price, const providers::Usage& usage);

@@ -1,5 +1,8 @@
 #include "pipeline/spend_log_row.hpp"
 
+#include "budget/cost.hpp"
+#include "budget/money.hpp"
+#include "core/json_out.hpp"
 #include "pipeline/admission.hpp"
 
 namespace tollgate::pipeline {
@@ -19,6 +22,27 @@ std::string session_of(const json::object& body) {
     return str(m->as_object(), "session_id");
   }
   return {};
+}
+
+// A bill's line items: `[{"kind","count","price","cost"}]`, price per token (per call for
+// web_search) and cost as exact decimal dollar strings.
+std::string line_items_json(const budget::Charge& charge) {
+  std::string out;
+  core::JsonOut j(out);
+  j.begin_array();
+  for (const auto& i : charge.items)
+    j.begin_object()
+        .key("kind")
+        .value(budget::to_string(i.kind))
+        .key("count")
+        .value(i.count)
+        .key("price")
+        .value(budget::format_price_per_token(i.price))
+        .key("cost")
+        .value(budget::format_price_per_token(budget::PerTokenPrice{i.picos}))
+        .end_object();
+  j.end_array();
+  return out;
 }
 
 }  // namespace
@@ -48,25 +72,30 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
     row.custom_llm_provider = d.provider_prefix;
     row.api_base = d.api_base;
   }
-  json::array attempts;
-  for (const auto& a : st.attempts) {
-    json::object o;
-    o["model_group"] = a.group;
-    o["deployment"] = st.deployment(a.deployment).id;
-    o["status"] = a.status;
-    o["outcome"] = a.failure ? std::string(policy::to_string(*a.failure)) : std::string("ok");
-    o["duration_ms"] = a.duration_ms;
-    attempts.push_back(std::move(o));
+  {
+    core::JsonOut j(row.attempts);
+    j.begin_array();
+    for (const auto& a : st.attempts)
+      j.begin_object()
+          .key("model_group")
+          .value(a.group)
+          .key("deployment")
+          .value(st.deployment(a.deployment).id)
+          .key("status")
+          .value(a.status)
+          .key("outcome")
+          .value(a.failure ? policy::to_string(*a.failure) : std::string_view("ok"))
+          .key("duration_ms")
+          .value(static_cast<std::int64_t>(a.duration_ms))
+          .end_object();
+    j.end_array();
   }
-  row.attempts = json::serialize(attempts);
-  json::array skipped;
-  for (const auto& [g, why] : st.skipped) {
-    json::object o;
-    o["target"] = g;
-    o["reason"] = why;
-    skipped.push_back(std::move(o));
+  {
+    core::JsonOut j(row.skipped_fallbacks);
+    j.begin_array();
+    for (const auto& [g, why] : st.skipped) j.begin_object().key("target").value(g).key("reason").value(why).end_object();
+    j.end_array();
   }
-  row.skipped_fallbacks = json::serialize(skipped);
   row.prompt_tokens = st.usage.prompt_tokens;
   row.completion_tokens = st.usage.completion_tokens;
   row.cached_tokens = st.usage.cached_tokens;
@@ -82,29 +111,41 @@ store::SpendLogRow spend_log_row(const RunState& st, bool ok, std::optional<int>
   row.status = !ok ? "failure" : st.stream_status.empty() ? "success" : st.stream_status;
   // LiteLLM's completionStartTime: the first token of a stream, else the end of the call.
   row.completion_start_ms = st.call.stream && st.first_byte_ms != 0 ? st.first_byte_ms : row.end_ms;
-  if (ok && !st.charge.items.empty()) row.line_items = json::serialize(line_items_json(st.charge));
+  if (ok && !st.charge.items.empty()) row.line_items = line_items_json(st.charge);
   if (status) row.error_status = std::to_string(*status);
   row.degradation = st.trace.degradation;
   row.cache_hit = st.cache_hit;
   row.cache_key = st.cache_key;
   row.cache_saved_nanos = st.cache_hit ? st.cache_saved : 0;
-  row.decision = json::serialize(st.trace.to_json());
+  row.decision = st.trace.to_json();
   row.requester_ip_address = st.call.requester_ip;
   row.session_id = session_of(st.call.body);
   // LiteLLM's StandardLoggingMetadata names of the caller, then Tollgate's trace ids.
-  json::object meta;
-  meta["user_api_key"] = row.api_key;  // LiteLLM's SpendLogsMetadata name
-  meta["user_api_key_hash"] = row.api_key;  // and its StandardLoggingMetadata name
-  meta["user_api_key_alias"] = row.key_alias;
-  meta["user_api_key_user_id"] = row.user;
-  meta["user_api_key_team_id"] = row.team_id;
-  meta["user_api_key_team_alias"] = p.team ? p.team->team_alias : std::string();
-  meta["user_api_key_org_id"] = row.organization_id;
-  meta["user_api_key_end_user_id"] = row.end_user;
-  meta["requester_ip_address"] = row.requester_ip_address;
-  meta["trace_id"] = st.trace_id;
-  meta["span_id"] = st.span_id;
-  row.metadata = json::serialize(meta);
+  core::JsonOut meta(row.metadata);
+  meta.begin_object()
+      .key("user_api_key")  // LiteLLM's SpendLogsMetadata name
+      .value(row.api_key)
+      .key("user_api_key_hash")  // and its StandardLoggingMetadata name
+      .value(row.api_key)
+      .key("user_api_key_alias")
+      .value(row.key_alias)
+      .key("user_api_key_user_id")
+      .value(row.user)
+      .key("user_api_key_team_id")
+      .value(row.team_id)
+      .key("user_api_key_team_alias")
+      .value(p.team ? std::string_view(p.team->team_alias) : std::string_view())
+      .key("user_api_key_org_id")
+      .value(row.organization_id)
+      .key("user_api_key_end_user_id")
+      .value(row.end_user)
+      .key("requester_ip_address")
+      .value(row.requester_ip_address)
+      .key("trace_id")
+      .value(st.trace_id)
+      .key("span_id")
+      .value(st.span_id)
+      .end_object();
   return row;
 }
 

@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/json_out.hpp"
+
 namespace tollgate::pipeline {
 namespace json = boost::json;
 
@@ -16,11 +18,6 @@ std::string_view kind_name(TraceStep::Kind k) {
     case TraceStep::Kind::stop: return "stop";
   }
   return "attempt";
-}
-
-json::value money(budget::Nanos n) {
-  if (n >= budget::kMaxNanos) return nullptr;
-  return json::value(budget::format_dollars(n));
 }
 
 std::string str(const json::object& o, std::string_view k) {
@@ -41,62 +38,57 @@ std::string money_text(const json::object& o, std::string_view k) {
 
 }  // namespace
 
-json::object DecisionTrace::to_json() const {
-  json::object b;
-  b["max_retries"] = budget.max_retries;
-  b["max_fallbacks"] = budget.max_fallbacks;
-  b["deadline_ms"] = budget.deadline.count();
-  b["min_time_left_ms"] = budget.min_time_left.count();
-  b["max_request_cost"] = money(budget.max_request_cost);
-  json::array ign;
-  for (const auto& i : ignored) ign.emplace_back(i);
-  b["ignored_overrides"] = std::move(ign);
+std::string DecisionTrace::to_json() const {
+  std::string out;
+  out.reserve(512 + 256 * steps.size());
+  core::JsonOut j(out);
+  auto text_or_null = [&j](const std::string& s) -> core::JsonOut& { return s.empty() ? j.null() : j.value(s); };
+  j.begin_object().key("budget").begin_object();
+  j.key("max_retries").value(budget.max_retries).key("max_fallbacks").value(budget.max_fallbacks);
+  j.key("deadline_ms").value(static_cast<std::int64_t>(budget.deadline.count()));
+  j.key("min_time_left_ms").value(static_cast<std::int64_t>(budget.min_time_left.count()));
+  j.key("max_request_cost");
+  if (budget.max_request_cost >= budget::kMaxNanos) j.null();
+  else j.value(budget::format_dollars(budget.max_request_cost));
+  j.key("ignored_overrides").begin_array();
+  for (const auto& i : ignored) j.value(i);
+  j.end_array().end_object();
 
-  json::array st;
+  j.key("steps").begin_array();
   for (const auto& s : steps) {
-    json::object o;
-    o["step"] = kind_name(s.kind);
-    if (!s.group.empty()) o["group"] = s.group;
+    j.begin_object().key("step").value(kind_name(s.kind));
+    if (!s.group.empty()) j.key("group").value(s.group);
     if (s.kind == TraceStep::Kind::attempt) {
-      o["deployment"] = s.deployment;
-      o["provider"] = s.provider;
-      o["circuit"] = s.circuit;
-      o["status"] = s.status;
-      o["class"] = s.failure_class.empty() ? json::value(nullptr) : json::value(s.failure_class);
-      if (!s.action.empty()) o["action"] = s.action;
-      o["duration_ms"] = s.duration_ms;
-      o["reserved"] = budget::format_dollars(s.reserved);
-      o["charged"] = budget::format_dollars(s.charged);
-      if (!s.evidence.empty()) o["evidence"] = s.evidence;
-      if (s.output_bound > 0) o["max_tokens"] = s.output_bound;
-      if (!s.output_capped_by.empty()) o["output_capped_by"] = s.output_capped_by;
-      if (s.skipped_events > 0) o["skipped_events"] = s.skipped_events;
-      if (!s.continuation.empty()) o["continuation"] = s.continuation;
-      if (s.prefill_bytes > 0) o["prefill_bytes"] = s.prefill_bytes;
+      j.key("deployment").value(s.deployment).key("provider").value(s.provider).key("circuit").value(s.circuit);
+      j.key("status").value(s.status).key("class");
+      text_or_null(s.failure_class);
+      if (!s.action.empty()) j.key("action").value(s.action);
+      j.key("duration_ms").value(static_cast<std::int64_t>(s.duration_ms));
+      j.key("reserved").value(budget::format_dollars(s.reserved));
+      j.key("charged").value(budget::format_dollars(s.charged));
+      if (!s.evidence.empty()) j.key("evidence").value(s.evidence);
+      if (s.output_bound > 0) j.key("max_tokens").value(static_cast<std::int64_t>(s.output_bound));
+      if (!s.output_capped_by.empty()) j.key("output_capped_by").value(s.output_capped_by);
+      if (s.skipped_events > 0) j.key("skipped_events").value(static_cast<std::int64_t>(s.skipped_events));
+      if (!s.continuation.empty()) j.key("continuation").value(s.continuation);
+      if (s.prefill_bytes > 0) j.key("prefill_bytes").value(static_cast<std::int64_t>(s.prefill_bytes));
     }
-    if (!s.decision.empty()) o["decision"] = s.decision;
-    if (!s.reason.empty()) o["reason"] = s.reason;
-    st.push_back(std::move(o));
+    if (!s.decision.empty()) j.key("decision").value(s.decision);
+    if (!s.reason.empty()) j.key("reason").value(s.reason);
+    j.end_object();
   }
-  json::object c;
-  c["retries"] = retries_used;
-  c["fallbacks"] = fallbacks_used;
-  c["elapsed_ms"] = elapsed_ms;
-  c["reserved"] = budget::format_dollars(reserved_total);
-  c["charged"] = budget::format_dollars(charged_total);
-
-  json::object o;
-  o["budget"] = std::move(b);
-  o["steps"] = std::move(st);
-  o["consumed"] = std::move(c);
-  o["degradation"] = degradation.empty() ? json::value(nullptr) : json::value(degradation);
-  o["outcome"] = outcome;
-  o["served_by"] = served_by.empty() ? json::value(nullptr) : json::value(served_by);
-  if (!continued_by.empty()) {
-    o["continued_by"] = continued_by;
-    o["continuations"] = continuations;
-  }
-  return o;
+  j.end_array();
+  j.key("consumed").begin_object().key("retries").value(retries_used).key("fallbacks").value(fallbacks_used);
+  j.key("elapsed_ms").value(static_cast<std::int64_t>(elapsed_ms));
+  j.key("reserved").value(budget::format_dollars(reserved_total));
+  j.key("charged").value(budget::format_dollars(charged_total)).end_object();
+  j.key("degradation");
+  text_or_null(degradation);
+  j.key("outcome").value(outcome).key("served_by");
+  text_or_null(served_by);
+  if (!continued_by.empty()) j.key("continued_by").value(continued_by).key("continuations").value(continuations);
+  j.end_object();
+  return out;
 }
 
 std::string DecisionTrace::compact(std::int64_t elapsed, const TraceStep* serving) const {

@@ -67,8 +67,10 @@ struct DecisionTrace {
   std::string continued_by;
   int continuations = 0;
 
-  /// The full trace as JSON (spend log `decision`). Money as decimal dollar strings.
-  boost::json::object to_json() const;
+  /// The full trace as JSON text, an object (spend log `decision`): `budget`, `steps`,
+  /// `consumed`, `degradation`, `outcome`, `served_by` (and `continued_by`, `continuations` when
+  /// continued). Money as decimal dollar strings; an absent cost ceiling, class or mode is null.
+  std::string to_json() const;
   /// One header line: "g/d1 429 retryable_capacity->retry; g/d2 ok; retries=1/2 fallbacks=0/1 ms=230/4000 cost=$0.0001".
   std::string compact() const { return compact(elapsed_ms, nullptr); }
   /// The same line while the request is still running: `elapsed` so far, and `serving` (if not

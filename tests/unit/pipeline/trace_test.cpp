@@ -67,7 +67,7 @@ TEST(DecisionTrace, CompactHeaderListsAttemptsSkipsAndBudgets) {
 }
 
 TEST(DecisionTrace, JsonCarriesEverythingAndExplainReadsIt) {
-  const auto j = sample().to_json();
+  const auto j = boost::json::parse(sample().to_json()).as_object();
   EXPECT_EQ(j.at("budget").at("max_request_cost"), "0.5");
   EXPECT_EQ(j.at("budget").at("ignored_overrides").as_array().size(), 1u);
   const auto& steps = j.at("steps").as_array();
@@ -79,9 +79,8 @@ TEST(DecisionTrace, JsonCarriesEverythingAndExplainReadsIt) {
   EXPECT_EQ(j.at("consumed").at("fallbacks"), 1);
   EXPECT_EQ(j.at("served_by"), "small/small-a");
 
-  // Round trip through text, as `tollgate explain` reads it from the spend log.
-  const auto parsed = boost::json::parse(boost::json::serialize(j)).as_object();
-  const auto text = pipeline::explain_text(parsed);
+  // As `tollgate explain` reads it from the spend log.
+  const auto text = pipeline::explain_text(j);
   EXPECT_NE(text.find("1. attempt main/main-a (provider openai, circuit closed): HTTP 429 -> class retryable_capacity, "
                       "action retry_then_fallback, then fallback"),
             std::string::npos)
@@ -94,8 +93,34 @@ TEST(DecisionTrace, JsonCarriesEverythingAndExplainReadsIt) {
 
 TEST(DecisionTrace, NoCostCeilingIsNull) {
   DecisionTrace t;
-  EXPECT_TRUE(t.to_json().at("budget").at("max_request_cost").is_null());
+  EXPECT_TRUE(boost::json::parse(t.to_json()).at("budget").at("max_request_cost").is_null());
   EXPECT_EQ(t.compact(), "retries=0/2 fallbacks=0/5 ms=0/600000 cost=$0");
+}
+
+// The text written without a document keeps the shape and member order the spend log always had.
+TEST(DecisionTrace, JsonTextIsTheSpendLogsShape) {
+  EXPECT_EQ(sample().to_json(),
+            R"({"budget":{"max_retries":1,"max_fallbacks":2,"deadline_ms":4000,"min_time_left_ms":0,"max_request_cost":"0.5",)"
+            R"("ignored_overrides":["x-tollgate-max-retries: 5 > 1"]},"steps":[{"step":"attempt","group":"main",)"
+            R"("deployment":"main-a","provider":"openai","circuit":"closed","status":429,"class":"retryable_capacity",)"
+            R"("action":"retry_then_fallback","duration_ms":12,"reserved":"0.000001","charged":"0","decision":"fallback"},)"
+            R"({"step":"skip","group":"claude","reason":"budget_exceeded key"},{"step":"attempt","group":"small",)"
+            R"("deployment":"small-a","provider":"openai","circuit":"half_open","status":200,"class":null,"duration_ms":0,)"
+            R"("reserved":"0.0000005","charged":"0.0000002","decision":"served"}],"consumed":{"retries":0,"fallbacks":1,)"
+            R"("elapsed_ms":230,"reserved":"0.0000015","charged":"0.0000002"},"degradation":null,"outcome":"served",)"
+            R"("served_by":"small/small-a"})");
+  EXPECT_EQ(DecisionTrace{}.to_json(),
+            R"({"budget":{"max_retries":2,"max_fallbacks":5,"deadline_ms":600000,"min_time_left_ms":0,"max_request_cost":null,)"
+            R"("ignored_overrides":[]},"steps":[],"consumed":{"retries":0,"fallbacks":0,"elapsed_ms":0,"reserved":"0",)"
+            R"("charged":"0"},"degradation":null,"outcome":"","served_by":null})");
+  DecisionTrace odd = sample();
+  odd.steps[0].reason = "quote \" and \n newline";
+  odd.continued_by = "d2";
+  odd.continuations = 2;
+  const auto j = boost::json::parse(odd.to_json()).as_object();
+  EXPECT_EQ(j.at("steps").as_array()[0].at("reason"), "quote \" and \n newline");
+  EXPECT_EQ(j.at("continued_by"), "d2");
+  EXPECT_EQ(j.at("continuations"), 2);
 }
 
 TEST(Replay, CompletionBecomesRoleContentFinishAndUsageChunks) {
