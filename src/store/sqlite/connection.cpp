@@ -55,6 +55,11 @@ StoreResult<sql::Result> SqliteConnection::run(std::string_view text, const sql:
   }
   Stmt& st = *stp;
   st.reset();
+  // Text is bound without a copy: the bindings are dropped before `params` can go, on every exit.
+  struct ResetOnExit {
+    Stmt& st;
+    ~ResetOnExit() { st.reset(); }
+  } reset_on_exit{st};
   for (std::size_t i = 0; i < params.size(); ++i) {
     const int idx = static_cast<int>(i + 1);
     std::visit(
@@ -87,13 +92,8 @@ StoreResult<sql::Result> SqliteConnection::run(std::string_view text, const sql:
     }
     out.rows.push_back(std::move(row));
   }
-  if (rc != SQLITE_DONE) {
-    auto e = to_store_error(db_.last_error(), what);
-    st.reset();
-    return std::unexpected(std::move(e));
-  }
+  if (rc != SQLITE_DONE) return std::unexpected(to_store_error(db_.last_error(), what));
   out.changes = db_.changes();
-  st.reset();
   return out;
 }
 

@@ -58,8 +58,9 @@ class Stmt {
 
   void bind(int i, std::int64_t v) { sqlite3_bind_int64(st_, i, v); }
   void bind(int i, bool v) { sqlite3_bind_int(st_, i, v ? 1 : 0); }
+  /// Binds the text without copying it (SQLITE_STATIC): `v` must stay valid until reset().
   void bind(int i, std::string_view v) {
-    sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
   }
   void bind(int i, const std::string& v) { bind(i, std::string_view(v)); }
   void bind(int i, const char* v) { bind(i, std::string_view(v)); }
@@ -79,6 +80,7 @@ class Stmt {
   int step() { return sqlite3_step(st_); }
   /// Steps to completion; error if a step fails.
   std::optional<DbError> run();
+  /// Ends the run and drops every binding (the statement then holds no pointer into bound text).
   void reset() {
     sqlite3_reset(st_);
     sqlite3_clear_bindings(st_);
