@@ -1,6 +1,7 @@
 #include "http/client.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 
 #include <sys/socket.h>
@@ -17,6 +18,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/url/parse.hpp>
+
+#include "http/wire_head.hpp"
 
 namespace tollgate::http {
 
@@ -226,7 +229,9 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
   for (const auto& [k, v] : req.headers) msg.set(k, v);
   msg.keep_alive(true);
   msg.body() = req.body;
-  msg.prepare_payload();
+  msg.prepare_payload();  // a string body's length is known: Content-Length, never chunked
+  const std::string head = wire_head(msg);
+  const std::array<net::const_buffer, 2> wire{net::buffer(head), net::buffer(msg.body())};
 
   // A reused connection the peer closed in the meantime (take() already drops those it can see
   // closed) fails while the request is written: that request was not processed, so it is sent
@@ -261,7 +266,7 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
       }
     } clear_hook{token};
     conn.lowest().expires_at(deadline);
-    auto write_op = std::visit([&msg](auto& s) { return bhttp::async_write(s, msg, use_nothrow); }, conn.stream);
+    auto write_op = std::visit([&wire](auto& s) { return net::async_write(s, wire, use_nothrow); }, conn.stream);
     auto [wec, wn] = co_await std::move(write_op);
     // Cancelled once the request was written: the upstream may process (and bill) it.
     if (token && token->cancelled) co_return cancelled(!wec);

@@ -23,6 +23,7 @@
 
 #include "http/io_context.hpp"
 #include "http/request_framing.hpp"
+#include "http/wire_head.hpp"
 
 namespace tollgate::http {
 
@@ -129,9 +130,11 @@ net::awaitable<bool> ResponseWriter::send(Response res) {
   if (*gone_) co_return false;
   res.version(version_);
   res.keep_alive(keep_alive_);
-  res.prepare_payload();
+  res.prepare_payload();  // a string body's length is known: Content-Length, never chunked
   stream_.expires_after(write_timeout_);
-  auto [ec, n] = co_await bhttp::async_write(stream_, res, use_nothrow);
+  const std::string head = wire_head(res);
+  const std::array<net::const_buffer, 2> bufs{net::buffer(head), net::buffer(res.body())};
+  auto [ec, n] = co_await net::async_write(stream_, bufs, use_nothrow);
   started_ = finished_ = true;
   if (ec) mark_gone();
   co_return !ec;

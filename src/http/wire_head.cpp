@@ -1,0 +1,68 @@
+#include "http/wire_head.hpp"
+
+namespace tollgate::http {
+
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+void append_version(std::string& out, unsigned version) {
+  out += "HTTP/";
+  out.push_back(static_cast<char>('0' + version / 10));
+  out.push_back('.');
+  out.push_back(static_cast<char>('0' + version % 10));
+}
+
+void append_fields(std::string& out, const bhttp::fields& fields) {
+  for (const auto& f : fields) {
+    const auto name = f.name_string();
+    const auto value = f.value();
+    out.append(name.data(), name.size());
+    out += ": ";
+    out.append(value.data(), value.size());
+    out += "\r\n";
+  }
+  out += "\r\n";
+}
+
+std::size_t fields_size(const bhttp::fields& fields) {
+  std::size_t n = 2;
+  for (const auto& f : fields) n += f.name_string().size() + f.value().size() + 4;
+  return n;
+}
+
+}  // namespace
+
+std::string wire_head(const bhttp::response_header<>& h) {
+  const unsigned code = h.result_int();
+  const auto reason = h.reason();  // the one set, else obsolete_reason(code)
+  std::string out;
+  out.reserve(15 + reason.size() + fields_size(h));
+  append_version(out, h.version());
+  out.push_back(' ');
+  out.push_back(static_cast<char>('0' + code / 100 % 10));
+  out.push_back(static_cast<char>('0' + code / 10 % 10));
+  out.push_back(static_cast<char>('0' + code % 10));
+  out.push_back(' ');
+  out.append(reason.data(), reason.size());
+  out += "\r\n";
+  append_fields(out, h);
+  return out;
+}
+
+std::string wire_head(const bhttp::request_header<>& h) {
+  const auto method = h.method_string();
+  const auto target = h.target();
+  std::string out;
+  out.reserve(method.size() + target.size() + 12 + fields_size(h));
+  out.append(method.data(), method.size());
+  out.push_back(' ');
+  out.append(target.data(), target.size());
+  out.push_back(' ');
+  append_version(out, h.version());
+  out += "\r\n";
+  append_fields(out, h);
+  return out;
+}
+
+}  // namespace tollgate::http

@@ -1,0 +1,21 @@
+#pragma once
+/// The head of an HTTP/1.x message as it goes on the wire (RFC 9112 sections 3, 4 and 5): the
+/// start line, each field as `name: value` with CRLF, and the empty line. The same bytes Beast's
+/// serializer writes (`basic_fields::writer`), made into one string: a message with a body held
+/// elsewhere then goes out as two buffers in one write, without Beast's serializer walking its
+/// buffer views for every send.
+
+#include <string>
+
+#include <boost/beast/http/message.hpp>
+
+namespace tollgate::http {
+
+/// "HTTP/X.Y ### reason\r\n" + fields + "\r\n". The reason is the one set on the header, else
+/// the status code's standard one (Beast's obsolete_reason). Fields are written as held.
+std::string wire_head(const boost::beast::http::response_header<>& h);
+
+/// "METHOD target HTTP/X.Y\r\n" + fields + "\r\n"; an unknown verb is written as its string.
+std::string wire_head(const boost::beast::http::request_header<>& h);
+
+}  // namespace tollgate::http
