@@ -2,6 +2,9 @@
 
 #include "pipeline/run_spans.hpp"
 
+#include <algorithm>
+#include <array>
+
 namespace tollgate::pipeline {
 namespace {
 
@@ -17,9 +20,9 @@ std::vector<double> doubling(double first, int n, double factor) {
   return out;
 }
 
-/// The caller's labels, as LiteLLM names them.
+/// The caller's labels, as LiteLLM names them: views of the principal's records.
 struct Caller {
-  std::string hashed_api_key, api_key_alias, team, team_alias, user;
+  std::string_view hashed_api_key, api_key_alias, team, team_alias, user;
 };
 
 Caller caller_of(const auth::Principal& p) {
@@ -32,6 +35,14 @@ Caller caller_of(const auth::Principal& p) {
   }
   if (p.team) c.team_alias = p.team->team_alias;
   return c;
+}
+
+/// The caller's five labels followed by `more`, as views (the families' lookups copy nothing).
+template <std::size_t N>
+std::array<std::string_view, 5 + N> caller_labels(const Caller& who, const std::array<std::string_view, N>& more) {
+  std::array<std::string_view, 5 + N> v{who.hashed_api_key, who.api_key_alias, who.team, who.team_alias, who.user};
+  std::copy(more.begin(), more.end(), v.begin() + 5);
+  return v;
 }
 
 const std::vector<std::string> kCallerLabels{"hashed_api_key", "api_key_alias", "team", "team_alias", "user"};
@@ -130,21 +141,17 @@ void count_compat_request(const RunState& st, bool ok, int status) {
   const auto served = ok ? st.served_dep : std::nullopt;
   // Labels come from the config (a wildcard's pattern and template), never from the caller's
   // free-form model name: bounded cardinality.
-  const std::string model = served ? st.cfg.model_list[*served].upstream_model : std::string();
-  const std::string& requested = st.metric_group;
-  auto labels = [&](std::initializer_list<std::string> more) {
-    telemetry::LabelValues v{who.hashed_api_key, who.api_key_alias, who.team, who.team_alias, who.user};
-    v.insert(v.end(), more);
-    return v;
-  };
+  const std::string_view model = served ? std::string_view(st.cfg.model_list[*served].upstream_model) : std::string_view();
+  const std::string_view requested = st.metric_group;
+  using Two = std::array<std::string_view, 2>;
   const std::string failure = st.last_failure_class();
   const std::string code = std::to_string(ok ? 200 : status);
   if (st.cache_looked_up) {
     // The caller's end-user id is free-form: never a label (left empty, as for every family here).
-    const std::string model_label = st.cache_hit ? requested : model;
-    const std::string model_id = served ? st.cfg.model_list[*served].id : std::string();
-    telemetry::LabelValues cl{model_label, who.hashed_api_key, who.api_key_alias, who.team, who.team_alias,
-                              std::string(), who.user, model_id};
+    const std::string_view model_label = st.cache_hit ? requested : model;
+    const std::string_view model_id = served ? std::string_view(st.cfg.model_list[*served].id) : std::string_view();
+    const std::array<std::string_view, 8> cl{model_label,    who.hashed_api_key, who.api_key_alias, who.team,
+                                             who.team_alias, std::string_view(), who.user,          model_id};
     if (st.cache_hit) {
       c.cache_hits->inc(cl);
       if (st.usage.reported)
@@ -153,57 +160,66 @@ void count_compat_request(const RunState& st, bool ok, int status) {
       c.cache_misses->inc(cl);
     }
   }
-  c.requests->inc(labels({model}));
-  c.proxy_requests->inc(labels({requested, code}));
-  if (!ok) c.proxy_failed->inc(labels({requested, code, failure}));
-  if (st.cost > 0) c.spend->add(labels({model}), dollars(st.cost));
+  const auto by_model = caller_labels(who, std::array<std::string_view, 1>{model});
+  c.requests->inc(by_model);
+  c.proxy_requests->inc(caller_labels(who, Two{requested, code}));
+  if (!ok) c.proxy_failed->inc(caller_labels(who, std::array<std::string_view, 3>{requested, code, failure}));
+  if (st.cost > 0) c.spend->add(by_model, dollars(st.cost));
   if (st.usage.reported) {
-    c.input_tokens->add(labels({model, requested}), static_cast<double>(st.usage.prompt_tokens));
-    c.output_tokens->add(labels({model, requested}), static_cast<double>(st.usage.completion_tokens));
-    c.total_tokens->add(labels({model, requested}), static_cast<double>(st.usage.prompt_tokens + st.usage.completion_tokens));
+    const auto tokens = caller_labels(who, Two{model, requested});
+    c.input_tokens->add(tokens, static_cast<double>(st.usage.prompt_tokens));
+    c.output_tokens->add(tokens, static_cast<double>(st.usage.completion_tokens));
+    c.total_tokens->add(tokens, static_cast<double>(st.usage.prompt_tokens + st.usage.completion_tokens));
   }
   const double total_s = static_cast<double>(st.trace.elapsed_ms) / 1000.0;
-  c.total_latency->observe(labels({requested, model}), total_s);
+  const auto latency = caller_labels(who, Two{requested, model});
+  c.total_latency->observe(latency, total_s);
   if (served) {
     const auto& d = st.cfg.model_list[*served];
-    c.overhead->observe({d.model_name, d.provider_prefix, d.id},
-                        static_cast<double>(std::max<long long>(0, st.trace.elapsed_ms - st.upstream_ms)) / 1000.0);
+    const std::array<std::string_view, 3> over{d.model_name, d.provider_prefix, d.id};
+    c.overhead->observe(over, static_cast<double>(std::max<long long>(0, st.trace.elapsed_ms - st.upstream_ms)) / 1000.0);
   }
   if (st.call.stream && st.first_byte_ms > 0) {
     const auto start_ms = st.start_unix_nano / 1'000'000;
-    c.ttft->observe(labels({requested, model}), static_cast<double>(std::max<std::int64_t>(0, st.first_byte_ms - start_ms)) / 1000.0);
+    c.ttft->observe(latency, static_cast<double>(std::max<std::int64_t>(0, st.first_byte_ms - start_ms)) / 1000.0);
   }
   // Fallbacks, as LiteLLM counts them: each fallback group walked to, and whether it served.
   for (const auto& s : st.trace.steps) {
     if (s.kind != TraceStep::Kind::fallback) continue;
     const bool served_here = served && st.deployment(*served).model_name == s.group;
     auto* f = served_here ? c.fallback_ok : c.fallback_failed;
-    f->inc({requested, st.svc->groups ? st.svc->groups->canonical(s.group) : s.group, who.hashed_api_key, who.api_key_alias, who.team, who.team_alias,
-            ok ? std::string() : code, failure});
+    const std::string fallback = st.svc->groups ? st.svc->groups->canonical(s.group) : s.group;
+    const std::array<std::string_view, 8> fl{requested, fallback,       who.hashed_api_key,             who.api_key_alias,
+                                             who.team,  who.team_alias, ok ? std::string_view() : code, failure};
+    f->inc(fl);
   }
   // Budgets left, as the ledger knows them after this request.
   const auto now = std::chrono::system_clock::now();
   if (p.key && p.key->max_budget_nanos) {
     const auto spent = st.svc->ledger->state(budget::ScopeId{budget::ScopeKind::key, p.key->token_hash}, now);
     const budget::Nanos used = spent ? spent->spent : 0;
-    c.key_max->set({who.hashed_api_key, who.api_key_alias}, dollars(*p.key->max_budget_nanos));
-    c.key_remaining->set({who.hashed_api_key, who.api_key_alias}, dollars(*p.key->max_budget_nanos - used));
+    const std::array<std::string_view, 2> key{who.hashed_api_key, who.api_key_alias};
+    c.key_max->set(key, dollars(*p.key->max_budget_nanos));
+    c.key_remaining->set(key, dollars(*p.key->max_budget_nanos - used));
   }
   if (p.team && p.team->max_budget_nanos) {
     const auto spent = st.svc->ledger->state(budget::ScopeId{budget::ScopeKind::team, p.team->team_id}, now);
     const budget::Nanos used = spent ? spent->spent : 0;
-    c.team_max->set({p.team->team_id, who.team_alias}, dollars(*p.team->max_budget_nanos));
-    c.team_remaining->set({p.team->team_id, who.team_alias}, dollars(*p.team->max_budget_nanos - used));
+    const std::array<std::string_view, 2> team{p.team->team_id, who.team_alias};
+    c.team_max->set(team, dollars(*p.team->max_budget_nanos));
+    c.team_remaining->set(team, dollars(*p.team->max_budget_nanos - used));
   }
   // GenAI client histograms.
   const auto shown = served ? served : st.last_dep;
   const std::string provider = shown ? genai_provider_name(st.deployment(*shown).provider_prefix) : std::string();
   const std::string error_type = ok ? std::string() : !failure.empty() ? failure : code;
-  c.genai_duration->observe({"chat", provider, requested, model, error_type}, total_s);
+  const std::array<std::string_view, 5> genai{"chat", provider, requested, model, error_type};
+  c.genai_duration->observe(genai, total_s);
   if (st.usage.reported) {
-    c.genai_tokens->observe({"chat", provider, requested, model, error_type, "input"}, static_cast<double>(st.usage.prompt_tokens));
-    c.genai_tokens->observe({"chat", provider, requested, model, error_type, "output"},
-                            static_cast<double>(st.usage.completion_tokens));
+    const std::array<std::string_view, 6> input{"chat", provider, requested, model, error_type, "input"};
+    const std::array<std::string_view, 6> output{"chat", provider, requested, model, error_type, "output"};
+    c.genai_tokens->observe(input, static_cast<double>(st.usage.prompt_tokens));
+    c.genai_tokens->observe(output, static_cast<double>(st.usage.completion_tokens));
   }
 }
 
@@ -212,20 +228,22 @@ void count_compat_attempt(const RunState& st, const config::Deployment& d, std::
   const auto& c = st.svc->compat_metrics;
   if (!c.deployment_total) return;
   const auto who = caller_of(st.principal());
-  telemetry::LabelValues v{d.upstream_model, d.id, d.api_base, d.provider_prefix, st.metric_group,
-                           who.hashed_api_key, who.api_key_alias, who.team, who.team_alias};
+  const std::array<std::string_view, 9> v{d.upstream_model,   d.id,              d.api_base, d.provider_prefix, st.metric_group,
+                                          who.hashed_api_key, who.api_key_alias, who.team,   who.team_alias};
   c.deployment_total->inc(v);
   if (failure) {
-    auto f = v;
-    f.push_back(std::to_string(status));
-    f.push_back(std::string(policy::to_string(*failure)));
+    const std::string code = std::to_string(status);
+    std::array<std::string_view, 11> f{};
+    std::copy(v.begin(), v.end(), f.begin());
+    f[9] = code;
+    f[10] = policy::to_string(*failure);
     c.deployment_failure->inc(f);
   } else {
     c.deployment_success->inc(v);
   }
-  c.api_latency->observe({who.hashed_api_key, who.api_key_alias, who.team, who.team_alias, who.user, st.metric_group,
-                          d.upstream_model},
-                         static_cast<double>(duration_ms) / 1000.0);
+  const std::array<std::string_view, 7> latency{who.hashed_api_key, who.api_key_alias, who.team,        who.team_alias,
+                                                who.user,           st.metric_group,   d.upstream_model};
+  c.api_latency->observe(latency, static_cast<double>(duration_ms) / 1000.0);
 }
 
 }  // namespace tollgate::pipeline

@@ -171,6 +171,18 @@ Child& Family<Child>::child(const LabelValues& values) {
 }
 
 template <class Child>
+Child& Family<Child>::child(LabelViews values) {
+  if (values.size() != label_names_.size())
+    throw std::invalid_argument("metric " + name_ + " takes " + std::to_string(label_names_.size()) +
+                                " label value(s), got " + std::to_string(values.size()));
+  std::lock_guard lk(mu_);
+  auto it = children_.find(values);
+  if (it == children_.end())
+    it = children_.emplace(LabelValues(values.begin(), values.end()), make_child()).first;
+  return *it->second;
+}
+
+template <class Child>
 LabelPairs Family<Child>::pairs(const LabelValues& values) const {
   LabelPairs out;
   out.reserve(values.size() + 1);

@@ -21,12 +21,15 @@
 ///
 /// No Asio/Beast types: the HTTP layer serves render()'s string.
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,6 +39,19 @@ namespace tollgate::telemetry {
 
 /// Label values, in the order of the family's label names.
 using LabelValues = std::vector<std::string>;
+/// The same as views, for the hot paths: a child is found without copying its values (they are
+/// copied once, when the child is made).
+using LabelViews = std::span<const std::string_view>;
+
+/// Orders label-value lists lexicographically, whether held as strings or as views.
+struct LabelsLess {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
+                                        [](std::string_view x, std::string_view y) { return x < y; });
+  }
+};
 /// (name, value) pairs of one sample, in output order.
 using LabelPairs = std::vector<std::pair<std::string, std::string>>;
 
@@ -154,6 +170,8 @@ class Family {
 
  protected:
   Child& child(const LabelValues& values);
+  /// The same, found without copying `values` (copied only when the child is made).
+  Child& child(LabelViews values);
   virtual std::unique_ptr<Child> make_child() const = 0;
   LabelPairs pairs(const LabelValues& values) const;
   /// Calls fn(values, child) for every child, in label-value order, under the family mutex.
@@ -167,7 +185,7 @@ class Family {
   std::string name_, help_;
   std::vector<std::string> label_names_;
   mutable std::mutex mu_;
-  std::map<LabelValues, std::unique_ptr<Child>> children_;
+  std::map<LabelValues, std::unique_ptr<Child>, LabelsLess> children_;
 };
 
 /// Base of every registered family, for rendering.
@@ -187,6 +205,11 @@ class CounterFamily final : public Family<Counter>, public FamilyBase {
   Counter& with(const LabelValues& values) { return child(values); }
   void add(const LabelValues& values, double n) { child(values).add(n); }
   void inc(const LabelValues& values = {}) { child(values).inc(); }
+  /// The same, for label values held as views (the hot paths): nothing is copied to find the child.
+  template <std::size_t N>
+  void add(const std::array<std::string_view, N>& values, double n) { child(LabelViews(values)).add(n); }
+  template <std::size_t N>
+  void inc(const std::array<std::string_view, N>& values) { child(LabelViews(values)).inc(); }
   /// The current value; 0 when the child does not exist (and does not create it).
   double value(const LabelValues& values = {}) const;
   MetricType type() const noexcept override { return MetricType::counter; }
@@ -203,6 +226,8 @@ class GaugeFamily final : public Family<Gauge>, public FamilyBase {
   using Family::Family;
   Gauge& with(const LabelValues& values) { return child(values); }
   void set(const LabelValues& values, double v) { child(values).set(v); }
+  template <std::size_t N>
+  void set(const std::array<std::string_view, N>& values, double v) { child(LabelViews(values)).set(v); }
   void add(const LabelValues& values, double n) { child(values).add(n); }
   void inc(const LabelValues& values = {}) { child(values).inc(); }
   void dec(const LabelValues& values = {}) { child(values).dec(); }
@@ -223,6 +248,8 @@ class HistogramFamily final : public Family<Histogram>, public FamilyBase {
                   std::vector<double> bounds);
   Histogram& with(const LabelValues& values) { return child(values); }
   void observe(const LabelValues& values, double v) { child(values).observe(v); }
+  template <std::size_t N>
+  void observe(const std::array<std::string_view, N>& values, double v) { child(LabelViews(values)).observe(v); }
   const std::vector<double>& bounds() const noexcept { return bounds_; }
   /// Observation count of a child; 0 when absent.
   std::uint64_t count(const LabelValues& values = {}) const;
