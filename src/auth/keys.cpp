@@ -30,9 +30,13 @@ std::string sha256_hex(std::string_view key) {
   // a working OpenSSL, but an empty string is returned rather than a wrong hash if they do.
   thread_local const std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
   const EVP_MD* type = sha256_md();
-  if (!ctx || type == nullptr || EVP_DigestInit_ex2(ctx.get(), type, nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), key.data(), key.size()) != 1 || EVP_DigestFinal_ex(ctx.get(), md.data(), &len) != 1)
+  if (!ctx || type == nullptr) {
+    // Without a fetched digest or a context (out of memory at the first use): the one-shot call.
+    if (EVP_Digest(key.data(), key.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) return {};
+  } else if (EVP_DigestInit_ex2(ctx.get(), type, nullptr) != 1 || EVP_DigestUpdate(ctx.get(), key.data(), key.size()) != 1 ||
+             EVP_DigestFinal_ex(ctx.get(), md.data(), &len) != 1) {
     return {};
+  }
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(len * 2);

@@ -56,36 +56,60 @@ StoreResult<std::vector<std::int64_t>> check_returned(std::vector<Row> rows,
   return seqs;
 }
 
+std::size_t rows_for_statement(std::size_t left, RowsPerStatement per) {
+  if (per == RowsPerStatement::any) return left;
+  for (const std::size_t n : {std::size_t{64}, std::size_t{16}, std::size_t{4}})
+    if (left >= n) return n;
+  return left == 0 ? 0 : 1;
+}
+
 StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
-                                                          const std::vector<const LedgerRecord*>& records) {
-  std::string sql = kLedgerInsert;
+                                                          const std::vector<const LedgerRecord*>& records,
+                                                          RowsPerStatement per) {
+  std::vector<std::int64_t> seqs;
+  seqs.reserve(records.size());
   Params p;
-  p.reserve(records.size() * 8);
-  ledger_values(records, sql, p);
-  auto ins = db.run(sql + kReturning, p, "append ledger");
-  if (!ins) return std::unexpected(ins.error());
-  auto seqs = check_returned(std::move(ins->rows), records);
-  if (!seqs) return seqs;
-  std::string scope_sql = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
-  Params sp;
+  for (std::size_t i = 0; i < records.size();) {
+    const std::size_t n = rows_for_statement(records.size() - i, per);
+    const std::vector<const LedgerRecord*> part(records.begin() + static_cast<std::ptrdiff_t>(i),
+                                                records.begin() + static_cast<std::ptrdiff_t>(i + n));
+    std::string sql = kLedgerInsert;
+    p.clear();
+    p.reserve(n * 8);
+    ledger_values(part, sql, p);
+    auto ins = db.run(sql + kReturning, p, "append ledger");
+    if (!ins) return std::unexpected(ins.error());
+    auto got = check_returned(std::move(ins->rows), part);
+    if (!got) return got;
+    seqs.insert(seqs.end(), got->begin(), got->end());
+    i += n;
+  }
+  // The scope rows: (record index, scope) in order, then written as many per statement as allowed.
+  std::vector<std::pair<std::size_t, const LedgerScope*>> scope_rows;
   std::vector<std::size_t> copies;  // settles without scopes: copied once their reserves' are in
   for (std::size_t i = 0; i < records.size(); ++i) {
     const LedgerRecord& r = *records[i];
-    if (r.scopes.empty()) {
-      if (r.kind == LedgerKind::settle) copies.push_back(i);
-      continue;
-    }
-    for (const auto& sc : r.scopes) {
-      scope_sql += sp.empty() ? "(?,?,?,?,?,?)" : ",(?,?,?,?,?,?)";
-      for (Value v : {Value((*seqs)[i]), Value(sc.kind), Value(sc.id), Value(sc.window_start_ms),
-                      Value(sc.window_end_ms), Value(sc.period)})
-        sp.push_back(std::move(v));
-    }
+    if (r.scopes.empty() && r.kind == LedgerKind::settle) copies.push_back(i);
+    for (const auto& sc : r.scopes) scope_rows.emplace_back(i, &sc);
   }
-  if (!sp.empty())
-    if (auto s = db.run(scope_sql + " ON CONFLICT DO NOTHING", sp, "append ledger"); !s) return std::unexpected(s.error());
+  const std::string scope_head = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
+  for (std::size_t k = 0; k < scope_rows.size();) {
+    const std::size_t n = rows_for_statement(scope_rows.size() - k, per);
+    std::string scope_sql = scope_head;
+    p.clear();
+    p.reserve(n * 6);
+    for (std::size_t j = k; j < k + n; ++j) {
+      const auto& [i, sc] = scope_rows[j];
+      scope_sql += j == k ? "(?,?,?,?,?,?)" : ",(?,?,?,?,?,?)";
+      for (Value v : {Value(seqs[i]), Value(sc->kind), Value(sc->id), Value(sc->window_start_ms),
+                      Value(sc->window_end_ms), Value(sc->period)})
+        p.push_back(std::move(v));
+    }
+    if (auto s = db.run(scope_sql + " ON CONFLICT DO NOTHING", p, "append ledger"); !s) return std::unexpected(s.error());
+    k += n;
+  }
   for (const std::size_t i : copies)
-    if (auto e = copy_reserve_scopes(db, *records[i], (*seqs)[i])) return std::unexpected(*e);
+    if (auto e = copy_reserve_scopes(db, *records[i], seqs[i])) return std::unexpected(*e);
   return seqs;
 }
 

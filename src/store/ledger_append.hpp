@@ -24,11 +24,22 @@ const char* kind_name(LedgerKind k);
 /// ledger_scope's columns after `seq`, in LedgerScope's order.
 inline constexpr const char* kScopeCols = "scope_kind, scope_id, window_start_ms, window_end_ms, period";
 
-/// Appends `records` on `db`, inside the caller's write transaction, with one multi-row INSERT for
-/// the ledger rows and one for all their scopes (a settle without scopes copies its reserve's, one
-/// statement each). Returns each record's seq, in `records`' order. Errors: the statement's, or
-/// unavailable when RETURNING does not match the batch.
-StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db, const std::vector<const LedgerRecord*>& records);
+/// How many rows a multi-row INSERT takes.
+enum class RowsPerStatement {
+  any,    ///< all of them in one statement (a server engine: one round trip)
+  fixed,  ///< 64, 16, 4 or 1 (an embedded engine: a few statements, each parsed once and kept)
+};
+
+/// The rows the next statement takes when `left` remain: `left` for RowsPerStatement::any, else
+/// the largest of 64, 16, 4 and 1 that is not more than `left` (0 when none remain).
+std::size_t rows_for_statement(std::size_t left, RowsPerStatement per);
+
+/// Appends `records` on `db`, inside the caller's write transaction, with multi-row INSERTs for the
+/// ledger rows and for their scopes (a settle without scopes copies its reserve's, one statement
+/// each), as many rows in each as `per` allows. Returns each record's seq, in `records`' order.
+/// Errors: the statement's, or unavailable when RETURNING does not match the rows.
+StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db, const std::vector<const LedgerRecord*>& records,
+                                                          RowsPerStatement per = RowsPerStatement::any);
 
 /// The whole group commit as ONE statement, for engines with data-modifying CTEs (PostgreSQL):
 /// `WITH l AS (INSERT INTO ledger … RETURNING seq, reservation_id, kind), s AS (INSERT INTO

@@ -1409,15 +1409,17 @@ class SqlStore final : public Store {
       }
     }
     const std::size_t per_row = static_cast<std::size_t>(spend_columns().count());
-    // A server engine takes many rows per statement (one round trip); an embedded one runs one
-    // prepared single-row statement per row, which it parses once and keeps.
-    const std::size_t chunk_rows =
-        backend_->one_statement_writes() ? std::max<std::size_t>(1, kParamBudget / per_row) : 1;
+    // A server engine takes many rows per statement (one round trip); an embedded one takes 16, 4
+    // or 1 (statements it parses once and keeps: 16 rows' text is within its cache's bound).
+    const bool server = backend_->one_statement_writes();
+    const std::size_t chunk_rows = std::max<std::size_t>(1, kParamBudget / per_row);
     std::vector<Statement> spend;
     const std::string one = "(" + placeholders(spend_columns().count()) + ")";
-    for (std::size_t i = 0; i < rows.size(); i += chunk_rows) {
+    for (std::size_t i = 0, n = 0; i < rows.size(); i += n) {
+      n = server ? std::min(chunk_rows, rows.size() - i)
+                 : std::min<std::size_t>(16, rows_for_statement(rows.size() - i, RowsPerStatement::fixed));
       Statement st{std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES ", {}};
-      for (std::size_t j = i; j < std::min(rows.size(), i + chunk_rows); ++j) {
+      for (std::size_t j = i; j < i + n; ++j) {
         st.sql += j == i ? one : "," + one;
         for (auto& v : spend_columns().params(*rows[j])) st.params.push_back(std::move(v));
       }
@@ -1445,7 +1447,9 @@ class SqlStore final : public Store {
             if (auto s = insert_ledger(db, *r); !s) return s.error();
           continue;
         }
-        if (auto seqs = insert_ledger_rows(db, chunk); !seqs) return seqs.error();
+        // An embedded engine keeps its statements: rows go in the few sizes it then has parsed.
+        const auto per = backend_->one_statement_writes() ? RowsPerStatement::any : RowsPerStatement::fixed;
+        if (auto seqs = insert_ledger_rows(db, chunk, per); !seqs) return seqs.error();
       }
       for (const auto& st : spend)
         if (auto s = db.run(st.sql, st.params, "append spend log"); !s) return s.error();

@@ -29,6 +29,10 @@ export function ms(v) {
 /// A short form of a long identifier (hashes): first 8 and last 4 characters.
 export const short = (s) => (typeof s === 'string' && s.length > 16 ? `${s.slice(0, 8)}…${s.slice(-4)}` : s ?? '—');
 
+/// A short form of a request id (a UUIDv7 starts with its time, alike for requests made close
+/// together): the last 12 characters, its random part.
+export const shortId = (s) => (typeof s === 'string' && s.length > 16 ? `…${s.slice(-12)}` : s ?? '—');
+
 /// Any value as one line of text (objects as JSON).
 export function text(v) {
   if (v === null || v === undefined) return '—';

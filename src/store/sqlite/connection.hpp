@@ -20,9 +20,10 @@ namespace tollgate::store::sqlite {
 StoreError to_store_error(const DbError& e, std::string_view what);
 
 /// A connection whose statements are prepared once and kept, by SQL text. Only texts of at most
-/// kMaxCachedText bytes are kept: the store's own statements are a small fixed set, while a
-/// multi-row INSERT (one text per row count, its program growing with the rows) is prepared for
-/// its one use, so the cache cannot grow with the batch sizes seen. Not thread-safe (one user at
+/// kMaxCachedText bytes are kept: the store's own statements are a small fixed set (the group
+/// commit's multi-row INSERTs come in a few row counts, RowsPerStatement::fixed), while a longer
+/// text (one per row count, its program growing with the rows) is prepared for its one use, so
+/// the cache holds no more than the few short texts of each row count. Not thread-safe (one user at
 /// a time; the backend holds a mutex per connection).
 class SqliteConnection final : public sql::Connection {
  public:

@@ -5,7 +5,7 @@ import { qs } from '../api.js';
 import { Badge, BudgetBar, ErrorBox, Loading, Table, useApi } from '../components.jsx';
 import { navigate } from '../router.jsx';
 import { Timeline, decisionOf } from '../timeline.jsx';
-import { money, ms, num, short, text, when } from '../format.js';
+import { money, ms, num, short, shortId, text, when } from '../format.js';
 
 const PAGE = 50;
 const FILTERS = ['api_key', 'team_id', 'model', 'status', 'degradation', 'start_date', 'end_date'];
@@ -49,7 +49,7 @@ export function LogsPage({ who, query }) {
           <Table testid="logs-table" rowKey={(r) => r.request_id} onRow={(r) => navigate(`/logs/${encodeURIComponent(r.request_id)}`)}
             columns={[
               { label: 'time', get: (r) => when(r.startTime) },
-              { label: 'request', get: (r) => <code data-testid="log-request-id">{short(r.request_id)}</code> },
+              { label: 'request', get: (r) => <code data-testid="log-request-id">{shortId(r.request_id)}</code> },
               { label: 'key', get: (r) => <span class="name">{text(r.key_alias ?? short(r.api_key))}</span> },
               { label: 'model group', get: (r) => text(r.model_group) },
               { label: 'status', get: (r) => <Badge kind={r.status === 'success' ? 'good' : 'bad'}>{text(r.status)}{r.error_status ? ` ${r.error_status}` : ''}</Badge> },
