@@ -113,9 +113,12 @@ void watch_socket(const std::shared_ptr<ResponseWriter::Watch>& w) {
 }  // namespace
 
 std::string ResponseWriter::peer_address() const {
+  if (peer_cache_ != nullptr && !peer_cache_->empty()) return *peer_cache_;
   boost::system::error_code ec;
   const auto ep = stream_.socket().remote_endpoint(ec);
-  return ec ? std::string() : ep.address().to_string();
+  std::string out = ec ? std::string() : ep.address().to_string();
+  if (peer_cache_ != nullptr) *peer_cache_ = out;
+  return out;
 }
 
 bool ResponseWriter::cut() {
@@ -327,6 +330,7 @@ struct SessionSlot {
   ResponseWriter* writer = nullptr;  ///< while a handler runs
   bool idle = true;                  ///< waiting for the first byte of a request
   bool evicted = false;              ///< closed to make room at the limit (its read is cancelled)
+  std::string peer;                  ///< the client's address, once a handler asked for it
 };
 
 struct ServerWorker {
@@ -564,6 +568,7 @@ net::awaitable<void> session(beast::tcp_stream stream, std::shared_ptr<ServerSta
     // While draining every response says `Connection: close` (begin_drain also clears it on
     // the writers of requests already in flight).
     ResponseWriter writer(stream, lim.idle_timeout, req->keep_alive() && !st.draining, req->version());
+    writer.remember_peer_in(&slot.peer);
     slot.writer = &writer;
     struct Unlink {
       SessionSlot& s;

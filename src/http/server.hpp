@@ -106,7 +106,11 @@ class ResponseWriter {
   /// The server's drain cut: runs the on_shutdown callback; false when none is registered.
   bool cut();
   /// The client's IP address (the TCP peer, e.g. "127.0.0.1"); empty when the socket is closed.
+  /// Read from the socket once per connection when a cache is set (remember_peer_in).
   std::string peer_address() const;
+  /// Keeps the peer address in `*cache` (owned by the connection, outliving this writer; empty =
+  /// not read yet), so that a connection's requests ask the kernel for it once.
+  void remember_peer_in(std::string* cache) { peer_cache_ = cache; }
 
  public:
   struct Watch;  ///< the client-disconnect watch (implementation detail)
@@ -122,6 +126,7 @@ class ResponseWriter {
   bool finished_ = false;
   bool chunked_ = true;  ///< a started stream's framing: chunked (HTTP/1.1), else ended by the close
   std::shared_ptr<bool> gone_;
+  std::string* peer_cache_ = nullptr;
   std::shared_ptr<Watch> watch_;
   std::function<void()> shutdown_hook_;
 };

@@ -227,7 +227,11 @@ e2e('wildcard routing: "*" and "openai/*" pass the requested model through, an e
   const k = await gw.generateKey({ max_budget: 1 });
   const priced = await chat(gw, k.key, hi('gpt-4o-mini'));
   assert.equal(priced.status, 200, `gpt-4o-mini is in the price table: ${priced.text}`);
-  const spent = await spendNanos(gw, k.key);
+  // Settlement runs just after the response is written: wait for it (as expectSpend does).
+  const spent = await waitFor(async () => {
+    const s = await spendNanos(gw, k.key);
+    return s > 0 ? s : null;
+  }, { timeoutMs: 2000, what: 'the charge at the table price of the resolved model' });
   assert.ok(spent > 0, 'charged at the table price of the resolved model');
   const unpriced = await chat(gw, k.key, hi('wc-no-price'));
   assert.notEqual(unpriced.status, 200, 'a model with no price is refused where a budget attaches');
