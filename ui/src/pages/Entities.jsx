@@ -79,15 +79,17 @@ export function EntitiesPage({ kind }) {
       onMembers={kind === 'teams' ? (t) => setMembersOf(t.team_id) : null} /> });
 
   const submit = async (body) => {
+    let s = null;
     if (editing === 'new') {
       const r = await def.create(body);
-      const s = def.secretOf?.(r);
-      if (s) setSecret(s);
+      s = def.secretOf?.(r);
     } else {
       await def.update(editing, body);
     }
     setEditing(null);
     await reload();
+    // The new secret is shown once the list holds its key: what the page shows agrees with itself.
+    if (s) setSecret(s);
   };
 
   return (
