@@ -56,11 +56,12 @@ StoreResult<std::vector<std::int64_t>> check_returned(std::vector<Row> rows,
   return seqs;
 }
 
-std::size_t rows_for_statement(std::size_t left, RowsPerStatement per) {
-  if (per == RowsPerStatement::any) return left;
+std::size_t rows_for_statement(std::size_t left, RowsPerStatement per, std::size_t most) {
+  const std::size_t cap = std::min(left, std::max<std::size_t>(most, 1));
+  if (per == RowsPerStatement::any) return cap;
   for (const std::size_t n : {std::size_t{64}, std::size_t{16}, std::size_t{4}})
-    if (left >= n) return n;
-  return left == 0 ? 0 : 1;
+    if (cap >= n) return n;
+  return cap == 0 ? 0 : 1;
 }
 
 StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
@@ -70,7 +71,7 @@ StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
   seqs.reserve(records.size());
   Params p;
   for (std::size_t i = 0; i < records.size();) {
-    const std::size_t n = rows_for_statement(records.size() - i, per);
+    const std::size_t n = rows_for_statement(records.size() - i, per, records.size());
     const std::vector<const LedgerRecord*> part(records.begin() + static_cast<std::ptrdiff_t>(i),
                                                 records.begin() + static_cast<std::ptrdiff_t>(i + n));
     std::string sql = kLedgerInsert;
@@ -94,7 +95,7 @@ StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
   }
   const std::string scope_head = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
   for (std::size_t k = 0; k < scope_rows.size();) {
-    const std::size_t n = rows_for_statement(scope_rows.size() - k, per);
+    const std::size_t n = rows_for_statement(scope_rows.size() - k, per, scope_rows.size());
     std::string scope_sql = scope_head;
     p.clear();
     p.reserve(n * 6);

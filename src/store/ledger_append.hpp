@@ -30,9 +30,10 @@ enum class RowsPerStatement {
   fixed,  ///< 64, 16, 4 or 1 (an embedded engine: a few statements, each parsed once and kept)
 };
 
-/// The rows the next statement takes when `left` remain: `left` for RowsPerStatement::any, else
-/// the largest of 64, 16, 4 and 1 that is not more than `left` (0 when none remain).
-std::size_t rows_for_statement(std::size_t left, RowsPerStatement per);
+/// The rows the next statement takes when `left` remain, at most `most`: for RowsPerStatement::any
+/// min(left, most), else the largest of 64, 16, 4 and 1 not above either (0 when none remain;
+/// `most` below 1 counts as 1).
+std::size_t rows_for_statement(std::size_t left, RowsPerStatement per, std::size_t most = 64);
 
 /// Appends `records` on `db`, inside the caller's write transaction, with multi-row INSERTs for the
 /// ledger rows and for their scopes (a settle without scopes copies its reserve's, one statement

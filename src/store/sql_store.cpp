@@ -1416,8 +1416,8 @@ class SqlStore final : public Store {
     std::vector<Statement> spend;
     const std::string one = "(" + placeholders(spend_columns().count()) + ")";
     for (std::size_t i = 0, n = 0; i < rows.size(); i += n) {
-      n = server ? std::min(chunk_rows, rows.size() - i)
-                 : std::min<std::size_t>(16, rows_for_statement(rows.size() - i, RowsPerStatement::fixed));
+      n = rows_for_statement(rows.size() - i, server ? RowsPerStatement::any : RowsPerStatement::fixed,
+                             server ? chunk_rows : 16);
       Statement st{std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES ", {}};
       for (std::size_t j = i; j < i + n; ++j) {
         st.sql += j == i ? one : "," + one;

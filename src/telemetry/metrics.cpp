@@ -160,18 +160,8 @@ std::uint64_t Histogram::cumulative(std::size_t i) const noexcept {
 // --- families -----------------------------------------------------------------------------
 
 template <class Child>
-Child& Family<Child>::child(const LabelValues& values) {
-  if (values.size() != label_names_.size())
-    throw std::invalid_argument("metric " + name_ + " takes " + std::to_string(label_names_.size()) +
-                                " label value(s), got " + std::to_string(values.size()));
-  std::lock_guard lk(mu_);
-  auto it = children_.find(values);
-  if (it == children_.end()) it = children_.emplace(values, make_child()).first;
-  return *it->second;
-}
-
-template <class Child>
-Child& Family<Child>::child(LabelViews values) {
+template <class Values>
+Child& Family<Child>::find_or_make(const Values& values) {
   if (values.size() != label_names_.size())
     throw std::invalid_argument("metric " + name_ + " takes " + std::to_string(label_names_.size()) +
                                 " label value(s), got " + std::to_string(values.size()));
@@ -180,6 +170,16 @@ Child& Family<Child>::child(LabelViews values) {
   if (it == children_.end())
     it = children_.emplace(LabelValues(values.begin(), values.end()), make_child()).first;
   return *it->second;
+}
+
+template <class Child>
+Child& Family<Child>::child(const LabelValues& values) {
+  return find_or_make(values);
+}
+
+template <class Child>
+Child& Family<Child>::child(LabelViews values) {
+  return find_or_make(values);
 }
 
 template <class Child>

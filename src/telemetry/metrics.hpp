@@ -182,6 +182,10 @@ class Family {
   }
 
  private:
+  /// The child for `values` (strings or views), made on first use; invalid_argument on a wrong count.
+  template <class Values>
+  Child& find_or_make(const Values& values);
+
   std::string name_, help_;
   std::vector<std::string> label_names_;
   mutable std::mutex mu_;

@@ -1,5 +1,5 @@
 // sql::rows_for_statement: how a group commit's rows are cut into multi-row INSERTs. A server
-// engine takes them all at once; an embedded one takes 64, 16, 4 or 1 at a time, so that its
+// engine takes them all at once (up to a bound); an embedded one takes 64, 16, 4 or 1 at a time, so that its
 // statement cache holds a few texts however the batches vary.
 #include "store/ledger_append.hpp"
 
@@ -11,9 +11,17 @@ namespace tollgate::store::sql {
 namespace {
 
 TEST(RowsForStatement, AServerEngineTakesEverythingLeft) {
-  EXPECT_EQ(rows_for_statement(0, RowsPerStatement::any), 0u);
-  EXPECT_EQ(rows_for_statement(1, RowsPerStatement::any), 1u);
-  EXPECT_EQ(rows_for_statement(513, RowsPerStatement::any), 513u);
+  EXPECT_EQ(rows_for_statement(0, RowsPerStatement::any, 0), 0u);
+  EXPECT_EQ(rows_for_statement(1, RowsPerStatement::any, 1), 1u);
+  EXPECT_EQ(rows_for_statement(513, RowsPerStatement::any, 513), 513u);
+  EXPECT_EQ(rows_for_statement(513, RowsPerStatement::any, 200), 200u);  // a bound on parameters
+}
+
+TEST(RowsForStatement, AtMostTheGivenRows) {
+  EXPECT_EQ(rows_for_statement(100, RowsPerStatement::fixed, 16), 16u);  // spend rows: 16 at most
+  EXPECT_EQ(rows_for_statement(15, RowsPerStatement::fixed, 16), 4u);
+  EXPECT_EQ(rows_for_statement(100, RowsPerStatement::fixed, 0), 1u);
+  EXPECT_EQ(rows_for_statement(0, RowsPerStatement::any, 0), 0u);
 }
 
 TEST(RowsForStatement, AnEmbeddedEngineTakesAFewFixedSizesThatAddUpToTheBatch) {
