@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-system1.81-dev
-  libssl-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
+  libssl-dev libsqlite3-dev zlib1g-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev sqlite3 faketime libfaketime
   postgresql-15 libpq-dev redis-server libhiredis-dev
   nodejs npm nginx wrk prometheus

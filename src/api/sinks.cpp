@@ -1,6 +1,8 @@
 #include "api/sinks.hpp"
 #include "core/json_parse.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "api/errors.hpp"
@@ -15,14 +17,23 @@ namespace {
 
 /// A response header value as it may go on the wire: one line of visible ASCII (CR, LF and other
 /// controls become spaces, so nothing a request or upstream put in a value can start a header
-/// of its own), at most 8 KiB (Beast refuses larger fields).
-std::string header_value(std::string_view v) {
+/// of its own), at most 8 KiB (Beast refuses larger fields). A value already so is returned as
+/// it is; otherwise the safe copy is made in `scratch`.
+std::string_view header_value(std::string_view v, std::string& scratch) {
   constexpr std::size_t kMax = 8192;
-  std::string out(v.substr(0, kMax));
-  for (auto& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f) c = ' ';
-  if (v.size() > kMax) out.replace(kMax - 3, 3, "...");
-  return out;
+  const auto unsafe = [](char c) { return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f; };
+  if (v.size() <= kMax && std::none_of(v.begin(), v.end(), unsafe)) return v;
+  scratch.assign(v.substr(0, kMax));
+  for (auto& c : scratch)
+    if (unsafe(c)) c = ' ';
+  if (v.size() > kMax) scratch.replace(kMax - 3, 3, "...");
+  return scratch;
+}
+
+/// Sets each of `headers` on `fields`, in order (a name given twice keeps its last value).
+void put_headers(bhttp::fields& fields, const pipeline::Headers& headers) {
+  std::string scratch;
+  for (const auto& [name, value] : headers) fields.set(name, header_value(value, scratch));
 }
 
 }  // namespace
@@ -30,7 +41,7 @@ std::string header_value(std::string_view v) {
 http::Response json_response(int status, std::string body, const pipeline::Headers& headers) {
   http::Response res{static_cast<bhttp::status>(status), 11};
   res.set(bhttp::field::content_type, "application/json");
-  for (const auto& [k, v] : headers) res.set(k, header_value(v));
+  put_headers(res, headers);
   res.body() = std::move(body);
   return res;
 }
@@ -54,7 +65,7 @@ net::awaitable<bool> OpenAiSink::begin_stream(const pipeline::Headers& headers) 
   head.set(bhttp::field::content_type, "text/event-stream");
   head.set(bhttp::field::cache_control, "no-cache");
   head.set("x-accel-buffering", "no");
-  for (const auto& [k, v] : headers) head.set(k, header_value(v));
+  put_headers(head, headers);
   co_return co_await w_.begin_stream(std::move(head));
 }
 

@@ -1,5 +1,6 @@
 #include "budget/money.hpp"
 
+#include <charconv>
 #include <cstddef>
 
 namespace tollgate::budget {
@@ -96,19 +97,22 @@ std::string format_scaled(std::int64_t amount, int scale) {
   const std::uint64_t whole = magnitude / unit;
   std::uint64_t frac = magnitude % unit;
 
-  std::string out = negative ? "-" : "";
-  out += std::to_string(whole);
+  // "-", 20 digits, ".", at most 19 fractional digits (unit fits in 64 bits).
+  char buf[48];
+  char* p = buf;
+  if (negative) *p++ = '-';
+  p = std::to_chars(p, buf + sizeof buf, whole).ptr;
   if (frac != 0) {
-    std::string f(static_cast<std::size_t>(scale), '0');
-    for (int p = scale - 1; p >= 0; --p) {
-      f[static_cast<std::size_t>(p)] = static_cast<char>('0' + frac % 10);
+    *p++ = '.';
+    char* const digits = p;
+    p += scale;
+    for (char* d = p; d != digits;) {
+      *--d = static_cast<char>('0' + frac % 10);
       frac /= 10;
     }
-    while (!f.empty() && f.back() == '0') f.pop_back();
-    out += '.';
-    out += f;
+    while (p[-1] == '0') --p;  // frac != 0: a non-zero digit stops it
   }
-  return out;
+  return std::string(buf, p);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/url/parse.hpp>
 
+#include "core/string_hash.hpp"
 #include "http/wire_head.hpp"
 
 namespace tollgate::http {
@@ -31,7 +32,8 @@ constexpr auto use_nothrow = net::as_tuple(net::use_awaitable);
 thread_local UpstreamPool* tl_pool = nullptr;
 }  // namespace
 
-std::expected<Target, std::string> parse_url(std::string_view url) {
+namespace {
+std::expected<Target, std::string> parse_url_uncached(std::string_view url) {
   auto r = boost::urls::parse_uri(url);
   if (!r) return std::unexpected("invalid URL '" + std::string(url) + "': " + r.error().message());
   Target t;
@@ -45,6 +47,22 @@ std::expected<Target, std::string> parse_url(std::string_view url) {
   t.path_and_query = std::string(r->encoded_path());
   if (t.path_and_query.empty()) t.path_and_query = "/";
   if (r->has_query()) t.path_and_query += "?" + std::string(r->encoded_query());
+  return t;
+}
+}  // namespace
+
+std::expected<Target, std::string> parse_url(std::string_view url) {
+  // Each attempt builds its deployment's URL again: the parse is kept per thread, by the URL's
+  // text, for the URLs seen last (a caller-chosen wildcard name can make many, so it is bounded).
+  struct Memo {
+    std::unordered_map<std::string, std::expected<Target, std::string>, core::StringHash, std::equal_to<>> parsed;
+  };
+  constexpr std::size_t kMaxKept = 256;
+  thread_local Memo memo;
+  if (auto it = memo.parsed.find(url); it != memo.parsed.end()) return it->second;
+  auto t = parse_url_uncached(url);
+  if (memo.parsed.size() >= kMaxKept) memo.parsed.clear();
+  memo.parsed.emplace(std::string(url), t);
   return t;
 }
 

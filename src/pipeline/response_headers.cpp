@@ -8,6 +8,7 @@ namespace tollgate::pipeline {
 
 Headers response_headers(const RunState& st, std::optional<std::size_t> dep) {
   Headers h;
+  h.reserve(20);
   const auto now = st.svc->clock->now();
   const long long total = ms_between(st.call.start, now);
   h.emplace_back("x-litellm-call-id", st.call.call_id);
@@ -29,9 +30,9 @@ Headers response_headers(const RunState& st, std::optional<std::size_t> dep) {
   std::string path;
   for (const auto& a : st.attempts) {
     if (!path.empty()) path += ", ";
-    path += a.group + "/" + st.deployment(a.deployment).id + ":" +
-            (a.failure ? std::string(policy::to_string(*a.failure)) : "ok");
-    if (a.status) path += "(" + std::to_string(a.status) + ")";
+    path.append(a.group).append("/").append(st.deployment(a.deployment).id).append(":");
+    path.append(a.failure ? policy::to_string(*a.failure) : std::string_view("ok"));
+    if (a.status) path.append("(").append(std::to_string(a.status)).append(")");
   }
   // A stream's headers go out before its attempt is recorded: add the serving attempt.
   if (dep && (st.attempts.empty() || st.attempts.back().failure || st.attempts.back().deployment != *dep)) {

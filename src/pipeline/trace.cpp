@@ -1,5 +1,7 @@
 #include "pipeline/trace.hpp"
 
+#include <charconv>
+
 #include <boost/json.hpp>
 
 #include "core/json_out.hpp"
@@ -93,32 +95,40 @@ std::string DecisionTrace::to_json() const {
 
 std::string DecisionTrace::compact(std::int64_t elapsed, const TraceStep* serving) const {
   std::string out;
+  out.reserve(160 + 64 * steps.size());
   auto sep = [&out] {
     if (!out.empty()) out += "; ";
+  };
+  auto number = [&out](std::int64_t n) {
+    char buf[24];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, n).ptr);
   };
   auto add = [&](const TraceStep& s) {
     switch (s.kind) {
       case TraceStep::Kind::attempt:
         sep();
-        out += s.group + "/" + s.deployment;
+        out.append(s.group).append("/").append(s.deployment);
         if (s.circuit == "half_open") out += "(probe)";
         if (s.failure_class.empty()) {
           out += " ok";
         } else {
-          out += " " + (s.status ? std::to_string(s.status) : std::string("-")) + " " + s.failure_class + "->" + s.decision;
+          out += ' ';
+          if (s.status) number(s.status);
+          else out += '-';
+          out.append(" ").append(s.failure_class).append("->").append(s.decision);
         }
         break;
       case TraceStep::Kind::skip:
         sep();
-        out += "skip " + s.group + " (" + s.reason + ")";
+        out.append("skip ").append(s.group).append(" (").append(s.reason).append(")");
         break;
       case TraceStep::Kind::degrade:
         sep();
-        out += "degrade " + s.reason;
+        out.append("degrade ").append(s.reason);
         break;
       case TraceStep::Kind::stop:
         sep();
-        out += "stop (" + s.reason + ")";
+        out.append("stop (").append(s.reason).append(")");
         break;
       case TraceStep::Kind::fallback: break;  // visible from the next attempt's group
     }
@@ -126,11 +136,20 @@ std::string DecisionTrace::compact(std::int64_t elapsed, const TraceStep* servin
   for (const auto& s : steps) add(s);
   if (serving) add(*serving);
   sep();
-  out += "retries=" + std::to_string(retries_used) + "/" + std::to_string(budget.max_retries) +
-         " fallbacks=" + std::to_string(fallbacks_used) + "/" + std::to_string(budget.max_fallbacks) +
-         " ms=" + std::to_string(elapsed) + "/" + std::to_string(budget.deadline.count());
-  out += " cost=$" + budget::format_dollars(reserved_total);
-  if (budget.max_request_cost < budget::kMaxNanos) out += "/$" + budget::format_dollars(budget.max_request_cost);
+  out += "retries=";
+  number(retries_used);
+  out += '/';
+  number(budget.max_retries);
+  out += " fallbacks=";
+  number(fallbacks_used);
+  out += '/';
+  number(budget.max_fallbacks);
+  out += " ms=";
+  number(elapsed);
+  out += '/';
+  number(budget.deadline.count());
+  out.append(" cost=$").append(budget::format_dollars(reserved_total));
+  if (budget.max_request_cost < budget::kMaxNanos) out.append("/$").append(budget::format_dollars(budget.max_request_cost));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "config/config.hpp"
+#include "core/string_hash.hpp"
 #include "policy/failure.hpp"
 #include "policy/request_budget.hpp"
 
@@ -26,13 +27,9 @@ class PolicySet {
   const GroupPolicy& for_group(std::string_view group) const;
 
  private:
-  /// Lookup by string_view without building a std::string (several lookups per request).
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
   GroupPolicy defaults_;
-  std::unordered_map<std::string, GroupPolicy, NameHash, std::equal_to<>> groups_;
+  /// Looked up by string_view without building a std::string (several lookups per request).
+  std::unordered_map<std::string, GroupPolicy, core::StringHash, std::equal_to<>> groups_;
 };
 
 }  // namespace tollgate::policy

@@ -19,10 +19,15 @@ void ledger_values(const std::vector<const LedgerRecord*>& records, std::string&
   for (const LedgerRecord* r : records) {
     sql += first ? "(?,?,?,?,?,?,?,?)" : ",(?,?,?,?,?,?,?,?)";
     first = false;
-    for (Value v : {Value(static_cast<std::int64_t>(r->reservation_id)), Value(std::string(kind_name(r->kind))),
-                    Value(r->amount_nanos), Value(r->actual_nanos), Value(r->settle_kind), Value(r->request_id),
-                    Value(r->model), Value(r->at_ms)})
-      p.push_back(std::move(v));
+    // Text is borrowed: the records outlive the statement.
+    p.emplace_back(static_cast<std::int64_t>(r->reservation_id));
+    p.emplace_back(std::string_view(kind_name(r->kind)));
+    p.emplace_back(r->amount_nanos);
+    p.emplace_back(r->actual_nanos);
+    p.emplace_back(std::string_view(r->settle_kind));
+    p.emplace_back(std::string_view(r->request_id));
+    p.emplace_back(std::string_view(r->model));
+    p.emplace_back(r->at_ms);
   }
 }
 
@@ -102,9 +107,12 @@ StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
     for (std::size_t j = k; j < k + n; ++j) {
       const auto& [i, sc] = scope_rows[j];
       scope_sql += j == k ? "(?,?,?,?,?,?)" : ",(?,?,?,?,?,?)";
-      for (Value v : {Value(seqs[i]), Value(sc->kind), Value(sc->id), Value(sc->window_start_ms),
-                      Value(sc->window_end_ms), Value(sc->period)})
-        p.push_back(std::move(v));
+      p.emplace_back(seqs[i]);
+      p.emplace_back(std::string_view(sc->kind));
+      p.emplace_back(std::string_view(sc->id));
+      p.emplace_back(sc->window_start_ms);
+      p.emplace_back(sc->window_end_ms);
+      p.emplace_back(std::string_view(sc->period));
     }
     if (auto s = db.run(scope_sql + " ON CONFLICT DO NOTHING", p, "append ledger"); !s) return std::unexpected(s.error());
     k += n;

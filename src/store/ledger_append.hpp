@@ -38,7 +38,8 @@ std::size_t rows_for_statement(std::size_t left, RowsPerStatement per, std::size
 /// Appends `records` on `db`, inside the caller's write transaction, with multi-row INSERTs for the
 /// ledger rows and for their scopes (a settle without scopes copies its reserve's, one statement
 /// each), as many rows in each as `per` allows. Returns each record's seq, in `records`' order.
-/// Errors: the statement's, or unavailable when RETURNING does not match the rows.
+/// Errors: the statement's, or unavailable when RETURNING does not match the rows. Text is bound
+/// as views of the records' strings.
 StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db, const std::vector<const LedgerRecord*>& records,
                                                           RowsPerStatement per = RowsPerStatement::any);
 
@@ -49,7 +50,8 @@ StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db, const 
 /// are complete INSERT statements (no RETURNING) joined in as further CTEs. nullopt when the
 /// batch cannot be one statement: no records, two records share (reservation_id, kind), a settle
 /// without scopes (its scopes are copied from an earlier row), or more than `max_params`
-/// parameters in all. The result rows are what check_returned() reads.
+/// parameters in all. The result rows are what check_returned() reads. The statement's parameters
+/// borrow the records' and `spend_inserts`' text: run it while they live.
 std::optional<Statement> one_statement_append(const std::vector<const LedgerRecord*>& records,
                                               const std::vector<Statement>& spend_inserts, std::size_t max_params);
 

@@ -20,8 +20,10 @@
 namespace tollgate::store::sql {
 
 /// A parameter or column value: NULL, a 64-bit integer (money in nanos, ms, counts, booleans as
-/// 0/1) or text.
-using Value = std::variant<std::monostate, std::int64_t, std::string>;
+/// 0/1) or text. A parameter's text may also be borrowed (`std::string_view`): the caller keeps
+/// the characters alive until the statement has run (the group commit binds its batch's own
+/// strings so). Result rows hold owned text only.
+using Value = std::variant<std::monostate, std::int64_t, std::string, std::string_view>;
 using Params = std::vector<Value>;
 
 /// One result row; column indexes are 0-based. Reading a NULL gives 0 / "" (opt_* give nullopt).

@@ -323,11 +323,8 @@ StoreError make_error(StoreErrorCode code, std::string message, std::string fiel
 
 Value val(std::int64_t v) { return v; }
 Value val(bool v) { return std::int64_t{v ? 1 : 0}; }
-Value val(const std::string& v) { return v; }
 Value val(const std::optional<std::int64_t>& v) { return v ? Value(*v) : Value(); }
 Value val(const std::optional<std::string>& v) { return v ? Value(*v) : Value(); }
-// An empty id means "not set": NULL (so that UNIQUE allows many).
-Value or_null(const std::string& v) { return v.empty() ? Value() : Value(v); }
 
 // Lists of names (models, tags) are JSON arrays in a TEXT column.
 Value json_list(const std::vector<std::string>& v) {
@@ -398,16 +395,29 @@ class Table {
   Params params(const R& r) const {
     Params out;
     out.reserve(null_if_empty_.size());
+    append_params(r, out, false);
+    return out;
+  }
+
+  /// The record's columns as parameters, added to `out`. `borrow`: text is bound as a view of
+  /// `r`'s own strings, so `r` must outlive the statement's run (lists are still made).
+  void append_params(const R& r, Params& out, bool borrow) const {
     boost::pfr::for_each_field(r, [&](const auto& v, std::size_t i) {
       using V = std::decay_t<decltype(v)>;
       if constexpr (std::is_same_v<V, std::vector<std::string>>)
         out.push_back(json_list(v));
-      else if constexpr (std::is_same_v<V, std::string>)
-        out.push_back(null_if_empty_[i] ? or_null(v) : val(v));
-      else
+      else if constexpr (std::is_same_v<V, std::string>) {
+        if (null_if_empty_[i] && v.empty()) out.emplace_back();  // an unset id: NULL, so UNIQUE allows many
+        else if (borrow) out.emplace_back(std::string_view(v));
+        else out.emplace_back(v);
+      } else if constexpr (std::is_same_v<V, std::optional<std::string>>) {
+        if (!v) out.emplace_back();
+        else if (borrow) out.emplace_back(std::string_view(*v));
+        else out.emplace_back(*v);
+      } else {
         out.push_back(val(v));
+      }
     });
-    return out;
   }
 
   R read(const Row& row) const {
@@ -1419,9 +1429,10 @@ class SqlStore final : public Store {
       n = rows_for_statement(rows.size() - i, server ? RowsPerStatement::any : RowsPerStatement::fixed,
                              server ? chunk_rows : 16);
       Statement st{std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES ", {}};
+      st.params.reserve(n * per_row);
       for (std::size_t j = i; j < i + n; ++j) {
         st.sql += j == i ? one : "," + one;
-        for (auto& v : spend_columns().params(*rows[j])) st.params.push_back(std::move(v));
+        spend_columns().append_params(*rows[j], st.params, true);  // the batch outlives its statements
       }
       spend.push_back(std::move(st));
     }

@@ -1,18 +1,19 @@
 #include "store/journal/journal_codec.hpp"
 
-#include <boost/crc.hpp>
-
 #include <cstring>
 #include <optional>
+
+#include <zlib.h>
 
 namespace tollgate::store::journal {
 
 namespace {
 
+// CRC-32 (ISO-HDLC, the one of zlib, gzip and Ethernet), computed by zlib. Payloads are at most
+// kMaxPayloadBytes, far below uInt's range.
 std::uint32_t crc32(std::string_view bytes) {
-  boost::crc_32_type crc;
-  crc.process_bytes(bytes.data(), bytes.size());
-  return crc.checksum();
+  return static_cast<std::uint32_t>(
+      ::crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
 }
 
 void put_u32(std::string& out, std::uint32_t v) {
@@ -111,6 +112,9 @@ std::optional<JournalEntry> parse(std::string_view payload) {
 
 void encode(std::uint64_t jseq, const LedgerRecord& rec, std::string& out) {
   const std::size_t frame = out.size();
+  std::size_t size = 8 + 8 + 8 + 1 + 3 * 8 + 3 * 4 + rec.settle_kind.size() + rec.request_id.size() + rec.model.size() + 4;
+  for (const auto& sc : rec.scopes) size += 3 * 4 + sc.kind.size() + sc.id.size() + sc.period.size() + 2 * 8;
+  out.reserve(frame + size);
   out.append(8, '\0');  // length and checksum, filled in below
   put_u64(out, jseq);
   put_u64(out, rec.reservation_id);

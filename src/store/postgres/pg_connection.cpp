@@ -261,6 +261,9 @@ StoreResult<sql::Result> PgConnection::exec_once(const std::string& text, const 
       values[i] = storage[i].c_str();
     } else if (const auto* s = std::get_if<std::string>(&params[i])) {
       values[i] = s->c_str();
+    } else if (const auto* b = std::get_if<std::string_view>(&params[i])) {
+      storage[i] = std::string(*b);  // libpq reads text parameters up to their NUL
+      values[i] = storage[i].c_str();
     }
   }
   ResultPtr r{execute(text, types, values)};

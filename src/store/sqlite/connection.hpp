@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/string_hash.hpp"
 #include "store/sql.hpp"
 #include "store/sqlite/db.hpp"
 #include "store/store.hpp"
@@ -45,12 +46,8 @@ class SqliteConnection final : public sql::Connection {
   std::size_t cached_statements() const noexcept;
 
  private:
-  struct TextHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view v) const noexcept { return std::hash<std::string_view>{}(v); }
-  };
   Db db_;  // declared first: closed after the statements are finalized
-  std::unordered_map<std::string, Stmt, TextHash, std::equal_to<>> cache_;
+  std::unordered_map<std::string, Stmt, core::StringHash, std::equal_to<>> cache_;
 };
 
 }  // namespace tollgate::store::sqlite

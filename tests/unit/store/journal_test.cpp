@@ -76,6 +76,33 @@ TEST(JournalCodec, RoundTripsEveryFieldAndAnyBytes) {
   EXPECT_EQ(d.entries[1].record, record(7, LedgerKind::settle, 99));
 }
 
+// CRC-32 (ISO-HDLC: reflected polynomial 0xEDB88320, initial and final XOR 0xFFFFFFFF), bit
+// by bit: the checksum every journal was written with, whichever library computes it.
+std::uint32_t reference_crc32(std::string_view bytes) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (const unsigned char b : bytes) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+TEST(JournalCodec, AFramesChecksumIsTheCrc32OfItsPayload) {
+  ASSERT_EQ(reference_crc32("123456789"), 0xCBF43926u);  // the standard check value
+  LedgerRecord r = record(3, LedgerKind::settle, 5);
+  r.scopes.push_back(LedgerScope{"key", std::string(64, 'f'), 1, 2, "1d"});
+  std::string bytes = "xyz";  // a frame after others
+  encode(9, r, bytes);
+  const std::string_view frame = std::string_view(bytes).substr(3);
+  auto le32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(frame[at + static_cast<std::size_t>(i)]);
+    return v;
+  };
+  ASSERT_EQ(le32(0), frame.size() - 8);
+  EXPECT_EQ(le32(4), reference_crc32(frame.substr(8)));
+}
+
 TEST(JournalCodec, EveryTornTailDecodesToTheWholeFramesBeforeIt) {
   std::string bytes;
   std::vector<std::size_t> ends;
