@@ -83,11 +83,20 @@ StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
     p.clear();
     p.reserve(n * 8);
     ledger_values(part, sql, p);
-    auto ins = db.run(sql + kReturning, p, "append ledger");
-    if (!ins) return std::unexpected(ins.error());
-    auto got = check_returned(std::move(ins->rows), part);
-    if (!got) return got;
-    seqs.insert(seqs.end(), got->begin(), got->end());
+    if (db.consecutive_insert_ids()) {
+      // The rows' seqs are the n ids ending at the last one: no RETURNING rows to make and read.
+      auto ins = db.run(sql, p, "append ledger");
+      if (!ins) return std::unexpected(ins.error());
+      if (ins->changes != static_cast<std::int64_t>(n) || ins->last_insert_id < static_cast<std::int64_t>(n))
+        return std::unexpected(unavailable("append ledger: the insert did not report its rows"));
+      for (std::size_t k = 0; k < n; ++k) seqs.push_back(ins->last_insert_id - static_cast<std::int64_t>(n - 1 - k));
+    } else {
+      auto ins = db.run(sql + kReturning, p, "append ledger");
+      if (!ins) return std::unexpected(ins.error());
+      auto got = check_returned(std::move(ins->rows), part);
+      if (!got) return got;
+      seqs.insert(seqs.end(), got->begin(), got->end());
+    }
     i += n;
   }
   // The scope rows: (record index, scope) in order, then written as many per statement as allowed.

@@ -37,8 +37,9 @@ std::size_t rows_for_statement(std::size_t left, RowsPerStatement per, std::size
 
 /// Appends `records` on `db`, inside the caller's write transaction, with multi-row INSERTs for the
 /// ledger rows and for their scopes (a settle without scopes copies its reserve's, one statement
-/// each), as many rows in each as `per` allows. Returns each record's seq, in `records`' order.
-/// Errors: the statement's, or unavailable when RETURNING does not match the rows. Text is bound
+/// each), as many rows in each as `per` allows. Returns each record's seq, in `records`' order:
+/// computed from the last id where the connection gives consecutive ids, else read with RETURNING.
+/// Errors: the statement's, or unavailable when the ids reported do not match the rows. Text is bound
 /// as views of the records' strings.
 StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db, const std::vector<const LedgerRecord*>& records,
                                                           RowsPerStatement per = RowsPerStatement::any);

@@ -46,6 +46,9 @@ struct Row {
 struct Result {
   std::vector<Row> rows;
   std::int64_t changes = 0;
+  /// The id of the last row an INSERT added, where the engine reports it
+  /// (Connection::consecutive_insert_ids); 0 otherwise.
+  std::int64_t last_insert_id = 0;
 };
 
 /// Transaction kinds. `read`: a consistent snapshot (several SELECTs see one instant);
@@ -72,6 +75,11 @@ class Connection {
   /// Runs one write statement as a transaction of its own, outside any begin(); never retried
   /// (it may have committed before a connection was lost). Default: begin(write), run, commit.
   virtual StoreResult<Result> run_atomic(std::string_view sql, const Params& params, std::string_view what);
+  /// True when a multi-row INSERT into a table with an `INTEGER PRIMARY KEY AUTOINCREMENT` gives
+  /// its rows consecutive ids in VALUES order and run() reports the last in
+  /// Result::last_insert_id (SQLite: one writer, rows inserted in order), so the ids need no
+  /// RETURNING. False: read them with RETURNING.
+  virtual bool consecutive_insert_ids() const noexcept { return false; }
 };
 
 /// RAII transaction: rolls back unless committed.

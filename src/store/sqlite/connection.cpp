@@ -94,6 +94,7 @@ StoreResult<sql::Result> SqliteConnection::run(std::string_view text, const sql:
   }
   if (rc != SQLITE_DONE) return std::unexpected(to_store_error(db_.last_error(), what));
   out.changes = db_.changes();
+  if (out.changes > 0) out.last_insert_id = sqlite3_last_insert_rowid(db_.get());
   return out;
 }
 

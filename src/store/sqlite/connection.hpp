@@ -41,6 +41,8 @@ class SqliteConnection final : public sql::Connection {
   /// A COMMIT that fails (busy, I/O) is rolled back.
   StoreResult<void> commit(std::string_view what) override;
   void rollback() noexcept override;
+  /// SQLite inserts a statement's rows one after another under the one write lock.
+  bool consecutive_insert_ids() const noexcept override { return true; }
 
   /// Statements kept prepared now.
   std::size_t cached_statements() const noexcept;

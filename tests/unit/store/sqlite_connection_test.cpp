@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "store/ledger_append.hpp"
+#include "store/sql_store.hpp"
 #include "store/sqlite/sqlite_memory.hpp"
 #include "test_util.hpp"
 
@@ -78,6 +80,54 @@ TEST(SqliteConnection, AnErrorInALongStatementIsReportedAndTheConnectionGoesOn) 
   auto ok = c.run("SELECT COUNT(*) FROM t", {}, "count");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->rows.at(0).i64(0), 300);
+}
+
+}  // namespace
+}  // namespace tollgate::store::sqlite
+
+namespace tollgate::store::sqlite {
+namespace {
+
+// On SQLite the ledger rows' seqs are computed from the last id the insert reports (no
+// RETURNING): they must be the ids the rows got, whatever the table held before (a gap left by
+// deleted rows, which AUTOINCREMENT never reuses) and however the batch is cut into statements.
+TEST(SqliteConnection, LedgerSeqsWithoutReturningAreTheIdsTheRowsGot) {
+  testing::TempDir dir;
+  SqliteConnection c;
+  ASSERT_FALSE(Db::open(dir.file("l.db"), c.db()));
+  ASSERT_TRUE(c.consecutive_insert_ids());
+  for (const auto& m : sql::migrations()) ASSERT_TRUE(c.script(m, "migrate"));
+  ASSERT_TRUE(c.script("INSERT INTO ledger (seq, reservation_id, kind, amount_nanos, actual_nanos, at_ms) "
+                       "VALUES (40, 1, 'reserve', 1, 0, 1); DELETE FROM ledger",
+                       "gap"));
+  std::vector<LedgerRecord> records;
+  for (std::uint64_t i = 0; i < 87; ++i)  // cut into 64 + 16 + 4 + 1 + 1 + 1 rows
+    records.push_back(LedgerRecord{.reservation_id = 100 + i / 2,
+                                   .kind = i % 2 ? LedgerKind::settle : LedgerKind::reserve,
+                                   .scopes = {LedgerScope{"key", "k" + std::to_string(i), 0, 0, ""}},
+                                   .amount_nanos = static_cast<std::int64_t>(i),
+                                   .request_id = "r" + std::to_string(i),
+                                   .at_ms = 7});
+  std::vector<const LedgerRecord*> ptrs;
+  for (const auto& r : records) ptrs.push_back(&r);
+  ASSERT_TRUE(c.begin(sql::TxnMode::write, "t"));
+  auto seqs = sql::insert_ledger_rows(c, ptrs, sql::RowsPerStatement::fixed);
+  ASSERT_TRUE(seqs) << seqs.error().message;
+  ASSERT_TRUE(c.commit("t"));
+  ASSERT_EQ(seqs->size(), records.size());
+  EXPECT_EQ(seqs->front(), 41) << "after the highest id ever used";
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    auto row = c.run("SELECT l.reservation_id, l.kind, l.amount_nanos, l.request_id, s.scope_id FROM ledger l "
+                     "JOIN ledger_scope s ON s.seq = l.seq WHERE l.seq = ?",
+                     {(*seqs)[i]}, "read");
+    ASSERT_TRUE(row);
+    ASSERT_EQ(row->rows.size(), 1u) << i;
+    EXPECT_EQ(row->rows[0].i64(0), static_cast<std::int64_t>(records[i].reservation_id));
+    EXPECT_EQ(row->rows[0].text(1), i % 2 ? "settle" : "reserve");
+    EXPECT_EQ(row->rows[0].i64(2), static_cast<std::int64_t>(i));
+    EXPECT_EQ(row->rows[0].text(3), records[i].request_id);
+    EXPECT_EQ(row->rows[0].text(4), records[i].scopes[0].id) << "the scope row is on the record's seq";
+  }
 }
 
 }  // namespace
