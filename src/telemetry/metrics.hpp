@@ -32,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,26 @@ struct LabelsLess {
   bool operator()(const A& a, const B& b) const {
     return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
                                         [](std::string_view x, std::string_view y) { return x < y; });
+  }
+};
+/// Hashes a label-value list, the same whether held as strings or as views. Not noexcept on
+/// purpose: libstdc++ then keeps each child's hash, so a lookup compares hashes before values.
+struct LabelsHash {
+  using is_transparent = void;
+  template <class A>
+  std::size_t operator()(const A& a) const {
+    std::size_t h = a.size();
+    for (std::string_view v : a) h = (h ^ std::hash<std::string_view>{}(v)) * 0x100000001b3ull;
+    return h;
+  }
+};
+/// Equality of label-value lists, whether held as strings or as views.
+struct LabelsEqual {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](std::string_view x, std::string_view y) { return x == y; });
   }
 };
 /// (name, value) pairs of one sample, in output order.
@@ -178,7 +199,11 @@ class Family {
   template <class F>
   void for_each(F&& fn) const {
     std::lock_guard lk(mu_);
-    for (const auto& [values, c] : children_) fn(values, *c);
+    std::vector<const typename Children::value_type*> order;
+    order.reserve(children_.size());
+    for (const auto& kv : children_) order.push_back(&kv);
+    std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return LabelsLess{}(a->first, b->first); });
+    for (const auto* kv : order) fn(kv->first, *kv->second);
   }
 
  private:
@@ -189,7 +214,9 @@ class Family {
   std::string name_, help_;
   std::vector<std::string> label_names_;
   mutable std::mutex mu_;
-  std::map<LabelValues, std::unique_ptr<Child>, LabelsLess> children_;
+  /// Found by hash (a request looks up a few dozen children); ordered only when written out.
+  using Children = std::unordered_map<LabelValues, std::unique_ptr<Child>, LabelsHash, LabelsEqual>;
+  Children children_;
 };
 
 /// Base of every registered family, for rendering.

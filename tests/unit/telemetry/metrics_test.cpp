@@ -2,6 +2,7 @@
 // collectors, registration rules and concurrent updates.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,23 @@ TEST(Metrics, RenderIsExactForASmallRegistry) {
   EXPECT_EQ(requests.value({"nope", "x"}), 0);
   EXPECT_EQ(requests.size(), 3u);  // value() does not create children
   EXPECT_EQ(inflight.value(), 6);
+}
+
+// The hot paths find children by views, the rest by strings: both reach the same child, and
+// values that only differ in where one label ends and the next begins are different children.
+TEST(Metrics, ViewsAndStringsFindTheSameChild) {
+  Registry reg;
+  auto& c = reg.counter("tollgate_x_total", "X.", {"a", "b"});
+  const std::string a = "gpt", b = "200";
+  c.inc(std::array<std::string_view, 2>{a, b});
+  c.inc({"gpt", "200"});
+  c.add(std::array<std::string_view, 2>{"gpt", "200"}, 2);
+  c.inc(std::array<std::string_view, 2>{"gpt2", "00"});
+  c.inc(std::array<std::string_view, 2>{"", "gpt200"});
+  EXPECT_EQ(c.size(), 3u);
+  EXPECT_EQ(c.value({"gpt", "200"}), 4);
+  EXPECT_EQ(c.value({"gpt2", "00"}), 1);
+  EXPECT_EQ(c.value({"", "gpt200"}), 1);
 }
 
 TEST(Metrics, LabeledFamilyWithoutChildrenRendersHeaderOnly) {
