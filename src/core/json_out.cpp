@@ -34,6 +34,24 @@ std::size_t next_escaped(std::string_view s, std::size_t i) noexcept {
   return i;
 }
 
+/// Appends, in one write, a comma if `comma`, then `"` + s + `"` (s needs no escaping), then a
+/// colon if `colon`.
+/// (The new length is returned as computed: g++ 12's libstdc++ passes the grown capacity, not the
+/// size asked, as the operation's second argument.)
+void append_plain(std::string& out, bool comma, std::string_view s, bool colon) {
+  const std::size_t at = out.size(), len = at + (comma ? 1 : 0) + s.size() + 2 + (colon ? 1 : 0);
+  out.resize_and_overwrite(len, [&](char* p, std::size_t) {
+    char* w = p + at;
+    if (comma) *w++ = ',';
+    *w++ = '"';
+    if (!s.empty()) std::memcpy(w, s.data(), s.size());
+    w += s.size();
+    *w++ = '"';
+    if (colon) *w = ':';
+    return len;
+  });
+}
+
 }  // namespace
 
 bool json_safe(std::string_view s) noexcept { return next_escaped(s, 0) == s.size(); }
@@ -41,6 +59,10 @@ bool json_safe(std::string_view s) noexcept { return next_escaped(s, 0) == s.siz
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
   std::size_t i = next_escaped(s, 0);
+  if (i == s.size()) {
+    append_plain(out, false, s, false);
+    return;
+  }
   out.push_back('"');
   std::size_t start = 0;
   for (; i < s.size(); i = next_escaped(s, start)) {
@@ -77,14 +99,23 @@ void append_number(std::string& out, T v) {
 }  // namespace
 
 JsonOut& JsonOut::key(std::string_view k) {
-  separate();
-  append_json_string(out_, k);
-  out_.push_back(':');
+  if (json_safe(k)) {
+    append_plain(out_, !first_, k, true);
+  } else {
+    separate();
+    append_json_string(out_, k);
+    out_.push_back(':');
+  }
   first_ = true;  // the value that follows takes no comma
   return *this;
 }
 
 JsonOut& JsonOut::value(std::string_view s) {
+  if (json_safe(s)) {
+    append_plain(out_, !first_, s, false);
+    first_ = false;
+    return *this;
+  }
   separate();
   append_json_string(out_, s);
   return *this;

@@ -34,10 +34,20 @@ class JsonOut {
   /// Only for literals without '"', '\\' or control characters.
   template <std::size_t N>
   JsonOut& key(const char (&k)[N]) {
-    separate();
-    out_.push_back('"');
-    out_.append(k, N - 1);
-    out_.append("\":", 2);
+    // One write: the comma if one is due, the quoted name and the colon.
+    // (The new length is returned as computed: g++ 12's libstdc++ passes the grown capacity,
+    // not the size asked, as the operation's second argument.)
+    const bool comma = !first_;
+    const std::size_t at = out_.size(), len = at + (comma ? 1 : 0) + N + 2;
+    out_.resize_and_overwrite(len, [&](char* p, std::size_t) {
+      char* w = p + at;
+      if (comma) *w++ = ',';
+      *w++ = '"';
+      for (std::size_t i = 0; i + 1 < N; ++i) *w++ = k[i];
+      *w++ = '"';
+      *w = ':';
+      return len;
+    });
     first_ = true;
     return *this;
   }

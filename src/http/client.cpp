@@ -153,6 +153,9 @@ void UpstreamPool::give_back(std::unique_ptr<Connection> c) {
 
 // ---------------------------------------------------------------------------------------------
 
+/// The capacity an exchange's connection buffer has when its response head is read (bytes).
+constexpr std::size_t kResponseReadAhead = 4096;
+
 struct Exchange::State {
   UpstreamPool* pool = nullptr;
   std::unique_ptr<Connection> conn;
@@ -296,6 +299,9 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
     state->parser.emplace();
     state->parser->header_limit(64 * 1024);
     state->parser->body_limit(boost::none);
+    // Beast reads as much as the buffer's free capacity, at least 512 bytes: room for a whole
+    // short answer (head and body) makes it one read instead of one per 512 bytes.
+    conn.buffer.reserve(kResponseReadAhead);
     auto read_op = std::visit(
         [&](auto& s) { return bhttp::async_read_header(s, conn.buffer, *state->parser, use_nothrow); }, conn.stream);
     auto [rec, rn_unused] = co_await std::move(read_op);
@@ -305,6 +311,9 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
       const auto kind = read_error_kind(rec, false);
       co_return R(std::unexpect, make_error(kind, true, "reading the response head failed: " + rec.message()));
     }
+    // A body of unknown length (a stream, chunked) may be read for long: it keeps only what it
+    // holds unread, and reads its events as they come.
+    if (!state->parser->content_length()) conn.buffer.shrink_to_fit();
     co_return std::unique_ptr<Exchange>(new Exchange(std::move(state)));
   }
   co_return R(std::unexpect, make_error(TransportError::Kind::reset, true, "connection closed by upstream"));
