@@ -25,10 +25,10 @@ net::awaitable<bool> ResponsesSink::send_completion(const json::object& completi
   if (const auto* o = completion.if_contains("object"); o && o->is_string() && o->get_string() == "response") {
     // A native answer (OpenAI / Azure): relayed as the upstream wrote it.
     if (raw.empty()) raw = json::serialize(completion);
-    co_return co_await w_.send(json_response(200, std::move(raw), headers));
+    co_return co_await send_json_response(w_, 200, std::move(raw), headers);
   }
   auto response = providers::responses::chat_response_to_response(completion, echo_, model_);
-  co_return co_await w_.send(json_response(200, json::serialize(response), headers));
+  co_return co_await send_json_response(w_, 200, json::serialize(response), headers);
 }
 
 net::awaitable<bool> ResponsesSink::stream_chunks(const std::vector<std::string>& chunks, const providers::Usage&) {

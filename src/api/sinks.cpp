@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include <boost/beast/core/string.hpp>
 #include <boost/json.hpp>
 
 #include "api/errors.hpp"
@@ -46,18 +47,56 @@ http::Response json_response(int status, std::string body, const pipeline::Heade
   return res;
 }
 
+std::optional<std::vector<http::FieldView>> json_response_fields(const pipeline::Headers& headers,
+                                                                 std::vector<std::string>& safe) {
+  namespace beast = boost::beast;
+  const auto named = [&](std::string_view n) {
+    return std::any_of(headers.begin(), headers.end(), [&](const auto& h) { return beast::iequals(h.first, n); });
+  };
+  if (named("connection") || named("content-length") || named("transfer-encoding")) return std::nullopt;
+  std::vector<http::FieldView> fields;
+  fields.reserve(headers.size() + 1);
+  safe.clear();
+  safe.reserve(headers.size());  // no reallocation: the views of its strings stay valid
+  if (!named("content-type")) fields.emplace_back("Content-Type", "application/json");
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    const std::string_view name = headers[i].first;
+    // As set(): a name given again later is written once, with its last value, in that place.
+    if (std::any_of(headers.begin() + static_cast<std::ptrdiff_t>(i) + 1, headers.end(),
+                    [&](const auto& h) { return h.first.size() == name.size() && beast::iequals(h.first, name); }))
+      continue;
+    std::string scratch;
+    std::string_view value = header_value(headers[i].second, scratch);
+    if (!scratch.empty()) value = safe.emplace_back(std::move(scratch));  // the view was of scratch
+    // Beast's fields drop a value's leading and trailing spaces and tabs (RFC 9110 §5.5 OWS).
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    fields.emplace_back(name, value);
+  }
+  return fields;
+}
+
+net::awaitable<bool> send_json_response(http::ResponseWriter& w, int status, std::string body,
+                                        const pipeline::Headers& headers) {
+  std::vector<std::string> safe;
+  auto fields = json_response_fields(headers, safe);
+  if (!fields || status < 200 || status == 204 || status == 304)
+    co_return co_await w.send(json_response(status, std::move(body), headers));
+  co_return co_await w.send_fields(static_cast<unsigned>(status), *fields, std::move(body));
+}
+
 net::awaitable<bool> OpenAiSink::send_completion(const json::object& completion, std::string raw,
                                                  const pipeline::Headers& headers) {
   if (raw.empty()) raw = json::serialize(completion);
-  co_return co_await w_.send(json_response(200, std::move(raw), headers));
+  co_return co_await send_json_response(w_, 200, std::move(raw), headers);
 }
 
 net::awaitable<bool> OpenAiSink::send_error(const core::Error& e, const pipeline::Headers& headers) {
-  co_return co_await w_.send(json_response(e.status, openai_error_json(e), headers));
+  co_return co_await send_json_response(w_, e.status, openai_error_json(e), headers);
 }
 
 net::awaitable<bool> OpenAiSink::send_json(int status, std::string body, const pipeline::Headers& headers) {
-  co_return co_await w_.send(json_response(status, std::move(body), headers));
+  co_return co_await send_json_response(w_, status, std::move(body), headers);
 }
 
 net::awaitable<bool> OpenAiSink::begin_stream(const pipeline::Headers& headers) {
@@ -108,14 +147,14 @@ net::awaitable<bool> AnthropicSink::send_completion(const json::object& completi
   if (const auto* t = completion.if_contains("type"); t && t->is_string() && t->get_string() == "message") {
     // A native answer (an Anthropic deployment): relayed as Anthropic wrote it.
     if (raw.empty()) raw = json::serialize(completion);
-    co_return co_await w_.send(json_response(200, std::move(raw), headers));
+    co_return co_await send_json_response(w_, 200, std::move(raw), headers);
   }
   auto msg = providers::anthropic::chat_response_to_messages(completion, model_);
-  co_return co_await w_.send(json_response(200, json::serialize(msg), headers));
+  co_return co_await send_json_response(w_, 200, json::serialize(msg), headers);
 }
 
 net::awaitable<bool> AnthropicSink::send_error(const core::Error& e, const pipeline::Headers& headers) {
-  co_return co_await w_.send(json_response(e.status, anthropic_error_json(e), headers));
+  co_return co_await send_json_response(w_, e.status, anthropic_error_json(e), headers);
 }
 
 net::awaitable<bool> AnthropicSink::stream_chunks(const std::vector<std::string>& chunks,

@@ -2,7 +2,9 @@
 /// Response sinks for each client format, writing through the HTTP server's ResponseWriter.
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "http/server.hpp"
 #include "pipeline/sink.hpp"
@@ -52,7 +54,22 @@ class AnthropicSink final : public OpenAiSink {
   bool native_ = false;  // the stream is an Anthropic deployment's own events (relayed)
 };
 
-/// A complete JSON response with `headers` added.
+/// A complete JSON response with `headers` added, each as `set` puts it (in order; a name given
+/// twice keeps its last value), every value made one safe line.
 http::Response json_response(int status, std::string body, const pipeline::Headers& headers = {});
+
+/// The fields json_response() puts on a response (Content-Type first unless `headers` set it,
+/// then each header as set() leaves it), as views of `headers` or, for a value that had to be
+/// made safe, of a string in `safe` (cleared first; keep it while the views are used). nullopt
+/// when `headers` name Connection, Content-Length or Transfer-Encoding.
+std::optional<std::vector<http::FieldView>> json_response_fields(const pipeline::Headers& headers,
+                                                                 std::vector<std::string>& safe);
+
+/// Sends json_response(status, body, headers) on `w`: the same bytes, written from views of the
+/// headers instead of a Response's fields (the run's headers on every answer). Headers naming a
+/// field the writer sets (Connection, Content-Length, Transfer-Encoding) go through
+/// json_response, as does a status without a body (1xx, 204, 304).
+boost::asio::awaitable<bool> send_json_response(http::ResponseWriter& w, int status, std::string body,
+                                                const pipeline::Headers& headers);
 
 }  // namespace tollgate::api

@@ -143,6 +143,17 @@ net::awaitable<bool> ResponseWriter::send(Response res) {
   co_return !ec;
 }
 
+net::awaitable<bool> ResponseWriter::send_fields(unsigned status, std::span<const FieldView> fields, std::string body) {
+  if (*gone_) co_return false;
+  stream_.expires_after(write_timeout_);
+  const std::string head = wire_head(status, version_, keep_alive_, fields, body.size());
+  const std::array<net::const_buffer, 2> bufs{net::buffer(head), net::buffer(body)};
+  auto [ec, n] = co_await net::async_write(stream_, bufs, use_nothrow);
+  started_ = finished_ = true;
+  if (ec) mark_gone();
+  co_return !ec;
+}
+
 net::awaitable<bool> ResponseWriter::begin_stream(bhttp::response<bhttp::empty_body> head) {
   if (*gone_) co_return false;
   head.version(version_);

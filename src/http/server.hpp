@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -37,6 +38,7 @@
 #include <boost/beast/http.hpp>
 
 #include "http/connection_stats.hpp"
+#include "http/wire_head.hpp"
 
 namespace tollgate::http {
 
@@ -78,6 +80,11 @@ class ResponseWriter {
 
   /// Sends a complete response (Content-Length set here; keep-alive from the request).
   net::awaitable<bool> send(Response res);
+  /// The same for a response held as `fields` (written in order; each name once, none of them
+  /// Connection, Content-Length or Transfer-Encoding) and `body`, without building a Response:
+  /// the bytes send() writes for a Response holding those fields (wire_head's field-view form).
+  /// `status` has a body (not 1xx, 204, 304).
+  net::awaitable<bool> send_fields(unsigned status, std::span<const FieldView> fields, std::string body);
   /// Starts a chunked response (e.g. text/event-stream) with the given status and headers. An
   /// HTTP/1.0 client has no chunked coding (RFC 9112 §7.1): its body ends with the connection,
   /// which is then not kept alive.

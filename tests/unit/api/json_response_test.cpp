@@ -42,5 +42,33 @@ TEST(JsonResponse, ControlCharactersBecomeSpacesAndLongValuesAreCut) {
   EXPECT_EQ(long_value.substr(0, 8189), std::string(8189, 'v'));
 }
 
+// json_response_fields (what the sinks send without building a Response) lists exactly the
+// fields json_response puts on its Response, in the same order, for every shape of headers.
+TEST(JsonResponse, TheFieldViewsAreJsonResponsesFields) {
+  const std::vector<pipeline::Headers> cases = {
+      {},
+      {{"x-a", "1"}, {"x-litellm-response-cost", "0.1"}, {"x-b", "2"}, {"X-LiteLLM-Response-Cost", "0"}},
+      {{"x-first", "1"}, {"content-type", "text/plain"}, {"x-last", "2"}},
+      {{"x-reason", "a\r\nSet-Cookie: s=1"}, {"x-long", std::string(9000, 'v')}, {"x-reason", "b\n"}},
+      {{"x-dup", "1"}, {"x-dup", "2"}, {"x-dup", "3"}},
+      {{"x-spaces", "  padded\t "}, {"x-blank", " \t "}, {"x-inner", "a  b"}},
+  };
+  for (const auto& headers : cases) {
+    std::vector<std::string> safe;
+    const auto views = json_response_fields(headers, safe);
+    ASSERT_TRUE(views);
+    std::vector<std::pair<std::string, std::string>> got;
+    for (const auto& [name, value] : *views) got.emplace_back(std::string(name), std::string(value));
+    EXPECT_EQ(got, fields_of(json_response(200, "{}", headers))) << headers.size();
+  }
+}
+
+TEST(JsonResponse, FieldsTheWriterSetsItselfAreLeftToTheResponse) {
+  std::vector<std::string> safe;
+  EXPECT_FALSE(json_response_fields({{"Connection", "close"}}, safe));
+  EXPECT_FALSE(json_response_fields({{"x-a", "1"}, {"content-length", "5"}}, safe));
+  EXPECT_FALSE(json_response_fields({{"Transfer-Encoding", "chunked"}}, safe));
+}
+
 }  // namespace
 }  // namespace tollgate::api

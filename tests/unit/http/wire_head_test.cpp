@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <boost/beast/http.hpp>
 
@@ -41,6 +43,27 @@ TEST(WireHead, ResponsesMatchBeastsSerializer) {
   own.prepare_payload();
   EXPECT_EQ(wire_head(own), "HTTP/1.1 200 Fine Thanks\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(wire_head(own), beast_bytes(own));
+}
+
+// The field-view form (ResponseWriter::send_fields) writes what send() writes for a Response
+// holding the same fields: Connection as keep_alive() leaves it, then Content-Length.
+TEST(WireHead, FieldViewsMatchBeastsSerializerOfTheSameResponse) {
+  const std::vector<FieldView> fields = {{"Content-Type", "application/json"},
+                                         {"x-litellm-call-id", "019aef3c-5d2e-7a41-9b3f-0c1d2e3f4a5b"},
+                                         {"x-empty", ""},
+                                         {"X-Tollgate-Decision", "g/d ok; retries=0/2"}};
+  for (const unsigned code : {200u, 202u, 400u, 429u, 503u, 599u})
+    for (const unsigned version : {10u, 11u})
+      for (const bool keep_alive : {true, false})
+        for (const std::string& body : {std::string(), std::string(R"({"ok":true})"), std::string(70000, 'x')}) {
+          bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(code), version};
+          for (const auto& [name, value] : fields) res.set(name, value);
+          res.body() = body;
+          res.keep_alive(keep_alive);
+          res.prepare_payload();
+          EXPECT_EQ(wire_head(code, version, keep_alive, fields, body.size()) + body, beast_bytes(res))
+              << code << " HTTP/" << version << " keep-alive " << keep_alive << " body " << body.size();
+        }
 }
 
 TEST(WireHead, RequestsMatchBeastsSerializer) {
