@@ -25,6 +25,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -53,15 +54,39 @@ struct LabelsLess {
                                         [](std::string_view x, std::string_view y) { return x < y; });
   }
 };
-/// Hashes a label-value list, the same whether held as strings or as views. Not noexcept on
-/// purpose: libstdc++ then keeps each child's hash, so a lookup compares hashes before values.
+/// Hashes a label-value list, the same whether held as strings or as views. Each value counts by
+/// its length and by up to 24 of its bytes (its first, middle and last 8): label values are short
+/// names, codes and 64-digit key hashes, which differ there; values alike in those bytes only
+/// share a bucket (children are told apart by LabelsEqual). Not noexcept on purpose: libstdc++
+/// then keeps each child's hash, so a lookup compares hashes before values.
 struct LabelsHash {
   using is_transparent = void;
   template <class A>
   std::size_t operator()(const A& a) const {
-    std::size_t h = a.size();
-    for (std::string_view v : a) h = (h ^ std::hash<std::string_view>{}(v)) * 0x100000001b3ull;
-    return h;
+    std::uint64_t h = a.size();
+    for (std::string_view v : a) {
+      h = mix(h, v.size());
+      if (v.size() >= 8) {
+        h = mix(h, load8(v.data()));
+        h = mix(h, load8(v.data() + v.size() / 2 - 4));
+        h = mix(h, load8(v.data() + v.size() - 8));
+      } else {
+        std::uint64_t x = 0;
+        for (const char c : v) x = (x << 8) | static_cast<unsigned char>(c);
+        h = mix(h, x);
+      }
+    }
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+
+ private:
+  static std::uint64_t load8(const char* p) noexcept {
+    std::uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x;
+  }
+  static std::uint64_t mix(std::uint64_t h, std::uint64_t x) noexcept {
+    return (h ^ (x * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
   }
 };
 /// Equality of label-value lists, whether held as strings or as views.
