@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 
 namespace tollgate::core {
 
@@ -39,6 +40,12 @@ std::size_t next_escaped(std::string_view s, std::size_t i) noexcept {
 /// (The new length is returned as computed: g++ 12's libstdc++ passes the grown capacity, not the
 /// size asked, as the operation's second argument.)
 void append_plain(std::string& out, bool comma, std::string_view s, bool colon) {
+  if (!s.empty() && std::less_equal<>{}(out.data(), s.data()) && std::less<>{}(s.data(), out.data() + out.capacity())) {
+    // Text of `out` itself: growing frees it before the copy below could read it.
+    const std::string copy(s);
+    append_plain(out, comma, copy, colon);
+    return;
+  }
   const std::size_t at = out.size(), len = at + (comma ? 1 : 0) + s.size() + 2 + (colon ? 1 : 0);
   out.resize_and_overwrite(len, [&](char* p, std::size_t) {
     char* w = p + at;

@@ -53,11 +53,13 @@ std::expected<Target, std::string> parse_url_uncached(std::string_view url) {
 
 std::expected<Target, std::string> parse_url(std::string_view url) {
   // Each attempt builds its deployment's URL again: the parse is kept per thread, by the URL's
-  // text, for the URLs seen last (a caller-chosen wildcard name can make many, so it is bounded).
+  // text, for the URLs seen last. A caller-chosen wildcard name can make many URLs, and long ones:
+  // the memo holds at most kMaxKept of at most kMaxKeptBytes each (a longer URL is parsed each time).
   struct Memo {
     std::unordered_map<std::string, std::expected<Target, std::string>, core::StringHash, std::equal_to<>> parsed;
   };
-  constexpr std::size_t kMaxKept = 256;
+  constexpr std::size_t kMaxKept = 256, kMaxKeptBytes = 512;
+  if (url.size() > kMaxKeptBytes) return parse_url_uncached(url);
   thread_local Memo memo;
   if (auto it = memo.parsed.find(url); it != memo.parsed.end()) return it->second;
   auto t = parse_url_uncached(url);

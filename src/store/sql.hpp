@@ -46,8 +46,8 @@ struct Row {
 struct Result {
   std::vector<Row> rows;
   std::int64_t changes = 0;
-  /// The id of the last row an INSERT added, where the engine reports it
-  /// (Connection::consecutive_insert_ids); 0 otherwise.
+  /// After an INSERT that added rows: the id of the last one, where the engine reports it
+  /// (Connection::consecutive_insert_ids). Otherwise unspecified (0, or an earlier insert's id).
   std::int64_t last_insert_id = 0;
 };
 

@@ -64,3 +64,21 @@ TEST(JsonOut, NonFiniteNumbersAreNull) {
   JsonOut(out).begin_array().value(std::nan("")).value(std::numeric_limits<double>::infinity()).end_array();
   EXPECT_EQ(out, "[null,null]");
 }
+
+namespace tollgate::core {
+namespace {
+
+// A string or name taken from the output itself is written whole, however the output grows.
+TEST(JsonOut, TextOfTheOutputItselfIsCopiedBeforeTheOutputGrows) {
+  for (const std::size_t n : {3u, 14u, 15u, 40u, 1000u}) {
+    std::string out(n, 'a');
+    out.shrink_to_fit();
+    JsonOut j(out);
+    j.begin_object().key(std::string_view(out).substr(0, n)).value(std::string_view(out).substr(0, n)).end_object();
+    const std::string a(n, 'a');
+    EXPECT_EQ(out, a + "{\"" + a + "\":\"" + a + "\"}") << n;
+  }
+}
+
+}  // namespace
+}  // namespace tollgate::core
