@@ -8,9 +8,9 @@ namespace tollgate::store::sql {
 
 namespace {
 
-constexpr const char* kLedgerInsert =
-    "INSERT INTO ledger (reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, at_ms) "
-    "VALUES ";
+// After "INSERT INTO " (or the connection's insert_in_transaction()).
+constexpr const char* kLedgerInto =
+    "ledger (reservation_id, kind, amount_nanos, actual_nanos, settle_kind, request_id, model, at_ms) VALUES ";
 constexpr const char* kReturning = " RETURNING seq, reservation_id, kind";
 
 // The ledger rows' VALUES list and parameters.
@@ -35,7 +35,7 @@ StoreError unavailable(std::string message) { return StoreError{StoreErrorCode::
 
 // A settle written without scopes charges its reserve's.
 std::optional<StoreError> copy_reserve_scopes(Connection& db, const LedgerRecord& r, std::int64_t seq) {
-  auto s = db.run(std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") SELECT ?, " + kScopeCols +
+  auto s = db.run(std::string(db.insert_in_transaction()) + "ledger_scope (seq, " + kScopeCols + ") SELECT ?, " + kScopeCols +
                       " FROM ledger_scope WHERE seq = (SELECT MAX(seq) FROM ledger WHERE reservation_id = ? "
                       "AND kind = 'reserve' AND seq < ?) ON CONFLICT DO NOTHING",
                   {seq, static_cast<std::int64_t>(r.reservation_id), seq}, "append ledger");
@@ -79,7 +79,8 @@ StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
     const std::size_t n = rows_for_statement(records.size() - i, per, records.size());
     const std::vector<const LedgerRecord*> part(records.begin() + static_cast<std::ptrdiff_t>(i),
                                                 records.begin() + static_cast<std::ptrdiff_t>(i + n));
-    std::string sql = kLedgerInsert;
+    std::string sql(db.insert_in_transaction());
+    sql += kLedgerInto;
     p.clear();
     p.reserve(n * 8);
     ledger_values(part, sql, p);
@@ -107,7 +108,7 @@ StoreResult<std::vector<std::int64_t>> insert_ledger_rows(Connection& db,
     if (r.scopes.empty() && r.kind == LedgerKind::settle) copies.push_back(i);
     for (const auto& sc : r.scopes) scope_rows.emplace_back(i, &sc);
   }
-  const std::string scope_head = std::string("INSERT INTO ledger_scope (seq, ") + kScopeCols + ") VALUES ";
+  const std::string scope_head = std::string(db.insert_in_transaction()) + "ledger_scope (seq, " + kScopeCols + ") VALUES ";
   for (std::size_t k = 0; k < scope_rows.size();) {
     const std::size_t n = rows_for_statement(scope_rows.size() - k, per, scope_rows.size());
     std::string scope_sql = scope_head;
@@ -146,7 +147,7 @@ std::optional<Statement> one_statement_append(const std::vector<const LedgerReco
 
   Statement out;
   out.params.reserve(params);
-  out.sql = std::string("WITH l AS (") + kLedgerInsert;
+  out.sql = std::string("WITH l AS (INSERT INTO ") + kLedgerInto;
   ledger_values(records, out.sql, out.params);
   out.sql += kReturning;
   out.sql += ")";

@@ -35,8 +35,9 @@ enum class RowsPerStatement {
 /// `most` below 1 counts as 1).
 std::size_t rows_for_statement(std::size_t left, RowsPerStatement per, std::size_t most = 64);
 
-/// Appends `records` on `db`, inside the caller's write transaction, with multi-row INSERTs for the
-/// ledger rows and for their scopes (a settle without scopes copies its reserve's, one statement
+/// Appends `records` on `db`, inside the caller's write transaction (rolled back by the caller when
+/// this fails), with multi-row INSERTs (Connection::insert_in_transaction()) for the ledger rows and
+/// for their scopes (a settle without scopes copies its reserve's, one statement
 /// each), as many rows in each as `per` allows. Returns each record's seq, in `records`' order:
 /// computed from the last id where the connection gives consecutive ids, else read with RETURNING.
 /// Errors: the statement's, or unavailable when the ids reported do not match the rows. Text is bound

@@ -80,6 +80,13 @@ class Connection {
   /// Result::last_insert_id (SQLite: one writer, rows inserted in order), so the ids need no
   /// RETURNING. False: read them with RETURNING.
   virtual bool consecutive_insert_ids() const noexcept { return false; }
+  /// How a multi-row INSERT inside a write transaction begins, with a trailing space: "INSERT INTO "
+  /// by default. Every caller of it rolls the whole transaction back when a statement fails, so a
+  /// failing statement may leave the rows before the failing one in place until then (SQLite's
+  /// `INSERT OR FAIL`: a statement that may abort half-way would otherwise copy each page it
+  /// changes into a statement journal, spilled to a temporary file past 64 KiB;
+  /// https://www.sqlite.org/lang_conflict.html, https://www.sqlite.org/tempfiles.html).
+  virtual std::string_view insert_in_transaction() const noexcept { return "INSERT INTO "; }
 };
 
 /// RAII transaction: rolls back unless committed.

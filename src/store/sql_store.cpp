@@ -1423,21 +1423,26 @@ class SqlStore final : public Store {
     // or 1 (statements it parses once and keeps: 16 rows' text is within its cache's bound).
     const bool server = backend_->one_statement_writes();
     const std::size_t chunk_rows = std::max<std::size_t>(1, kParamBudget / per_row);
-    std::vector<Statement> spend;
     const std::string one = "(" + placeholders(spend_columns().count()) + ")";
-    for (std::size_t i = 0, n = 0; i < rows.size(); i += n) {
-      n = rows_for_statement(rows.size() - i, server ? RowsPerStatement::any : RowsPerStatement::fixed,
-                             server ? chunk_rows : 16);
-      Statement st{std::string("INSERT INTO spend_logs (") + spend_columns().names() + ") VALUES ", {}};
-      st.params.reserve(n * per_row);
-      for (std::size_t j = i; j < i + n; ++j) {
-        st.sql += j == i ? one : "," + one;
-        spend_columns().append_params(*rows[j], st.params, true);  // the batch outlives its statements
+    // `insert`: "INSERT INTO " in one autocommit statement, else the connection's verb for a
+    // multi-row INSERT in a transaction.
+    auto spend_inserts = [&](std::string_view insert) {
+      std::vector<Statement> spend;
+      for (std::size_t i = 0, n = 0; i < rows.size(); i += n) {
+        n = rows_for_statement(rows.size() - i, server ? RowsPerStatement::any : RowsPerStatement::fixed,
+                               server ? chunk_rows : 16);
+        Statement st{std::string(insert) + "spend_logs (" + spend_columns().names() + ") VALUES ", {}};
+        st.params.reserve(n * per_row);
+        for (std::size_t j = i; j < i + n; ++j) {
+          st.sql += j == i ? one : "," + one;
+          spend_columns().append_params(*rows[j], st.params, true);  // the batch outlives its statements
+        }
+        spend.push_back(std::move(st));
       }
-      spend.push_back(std::move(st));
-    }
+      return spend;
+    };
     if (backend_->one_statement_writes() && records.size() <= kLedgerChunk && folded == 0)
-      if (auto st = one_statement_append(records, spend, kParamBudget)) {
+      if (auto st = one_statement_append(records, spend_inserts("INSERT INTO "), kParamBudget)) {
         std::optional<StoreError> out;
         auto conn_err = backend_->with_writer([&](Connection& db) {
           auto r = db.run_atomic(st->sql, st->params, "group commit");
@@ -1462,7 +1467,7 @@ class SqlStore final : public Store {
         const auto per = backend_->one_statement_writes() ? RowsPerStatement::any : RowsPerStatement::fixed;
         if (auto seqs = insert_ledger_rows(db, chunk, per); !seqs) return seqs.error();
       }
-      for (const auto& st : spend)
+      for (const auto& st : spend_inserts(db.insert_in_transaction()))
         if (auto s = db.run(st.sql, st.params, "append spend log"); !s) return s.error();
       if (folded != 0)
         if (auto s = db.run("INSERT INTO store_meta (name, value) VALUES (?, ?) "

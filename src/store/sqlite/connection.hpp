@@ -43,6 +43,9 @@ class SqliteConnection final : public sql::Connection {
   void rollback() noexcept override;
   /// SQLite inserts a statement's rows one after another under the one write lock.
   bool consecutive_insert_ids() const noexcept override { return true; }
+  /// "INSERT OR FAIL INTO ": NOT NULL and CHECK failures stop the statement without undoing its
+  /// earlier rows, so SQLite keeps no statement journal for it (the caller's ROLLBACK undoes them).
+  std::string_view insert_in_transaction() const noexcept override { return "INSERT OR FAIL INTO "; }
 
   /// Statements kept prepared now.
   std::size_t cached_statements() const noexcept;

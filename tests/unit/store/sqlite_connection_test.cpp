@@ -4,7 +4,9 @@
 #include "store/sqlite/connection.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <atomic>
 #include <string>
 
 #include "store/ledger_append.hpp"
@@ -80,6 +82,91 @@ TEST(SqliteConnection, AnErrorInALongStatementIsReportedAndTheConnectionGoesOn) 
   auto ok = c.run("SELECT COUNT(*) FROM t", {}, "count");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->rows.at(0).i64(0), 300);
+}
+
+// The default VFS, counting the statement journals SQLite opens as files (a statement journal
+// lives in memory until it passes 64 KiB, then spills to a temporary file through the VFS).
+struct SubjournalCounter {
+  static inline std::atomic<int> opened{0};
+  static inline sqlite3_vfs* real = nullptr;
+  sqlite3_vfs vfs{};
+  static int open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out) {
+    if (flags & SQLITE_OPEN_SUBJOURNAL) ++opened;
+    return real->xOpen(real, name, f, flags, out);
+  }
+  SubjournalCounter() {
+    real = sqlite3_vfs_find(nullptr);
+    vfs = *real;
+    vfs.zName = "tollgate-subjournal-counter";
+    vfs.xOpen = &SubjournalCounter::open;
+    sqlite3_vfs_register(&vfs, 1);
+  }
+  ~SubjournalCounter() {
+    sqlite3_vfs_unregister(&vfs);
+    sqlite3_vfs_register(real, 1);
+  }
+};
+
+// A multi-row INSERT in a transaction keeps no statement journal when it starts with the
+// connection's insert_in_transaction(); a failing one leaves rows behind only until the caller's
+// ROLLBACK, which undoes them all.
+TEST(SqliteConnection, InsertsInATransactionKeepNoStatementJournalAndRollBackWhole) {
+  testing::TempDir dir;
+  SubjournalCounter counter;
+  SqliteConnection c;
+  ASSERT_FALSE(Db::open(dir.file("j.db"), c.db()));
+  ASSERT_TRUE(c.script("PRAGMA journal_mode = WAL", "wal"));
+  ASSERT_TRUE(c.script("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT NOT NULL CHECK (b <> 'bad')); "
+                       "CREATE INDEX t_b ON t(b)",
+                       "create"));
+  const std::string wide(900, 'w');
+  // 32 rows, each between two rows of a different existing page: a statement journal would hold
+  // 32 pages and more (128 KiB), so it would spill to a file.
+  auto batch = [&](std::string_view verb, int offset, bool bad_last) {
+    std::string text = std::string(verb) + "t (a, b) VALUES ";
+    sql::Params params;
+    for (int i = 0; i < 32; ++i) {
+      const int a = 2 * (32 * i + offset) + 1;
+      text += i == 0 ? "(?, ?)" : ", (?, ?)";
+      params.emplace_back(std::int64_t{a});
+      params.emplace_back(bad_last && i == 31 ? std::string("bad") : wide + std::to_string(a));
+    }
+    return std::pair{text, params};
+  };
+  auto count = [&] { return c.run("SELECT COUNT(*) FROM t", {}, "count").value().rows.at(0).i64(0); };
+  ASSERT_TRUE(c.begin(sql::TxnMode::write, "seed"));  // 1,024 rows on about 256 pages, even keys
+  for (int i = 0; i < 1024; ++i)
+    ASSERT_TRUE(c.run("INSERT INTO t (a, b) VALUES (?, ?)", {std::int64_t{2 * i}, wide + std::to_string(2 * i)}, "seed"));
+  ASSERT_TRUE(c.commit("seed"));
+
+  ASSERT_EQ(c.insert_in_transaction(), "INSERT OR FAIL INTO ");
+  SubjournalCounter::opened = 0;
+  ASSERT_TRUE(c.begin(sql::TxnMode::write, "t"));
+  for (int k = 0; k < 4; ++k) {
+    auto [text, params] = batch(c.insert_in_transaction(), k, false);
+    ASSERT_TRUE(c.run(text, params, "fail-verb"));
+  }
+  ASSERT_TRUE(c.commit("t"));
+  EXPECT_EQ(SubjournalCounter::opened.load(), 0);
+  EXPECT_EQ(count(), 1024 + 128);
+
+  ASSERT_TRUE(c.begin(sql::TxnMode::write, "t"));
+  auto [text, params] = batch(c.insert_in_transaction(), 10, true);
+  auto failed = c.run(text, params, "bad row");
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, StoreErrorCode::invalid) << failed.error().message;
+  EXPECT_EQ(count(), 1024 + 128 + 31) << "OR FAIL keeps the rows before the failing one...";
+  c.rollback();
+  EXPECT_EQ(count(), 1024 + 128) << "...until the transaction is rolled back";
+
+  // The counter sees a journal: the same statements with the default verb spill one.
+  ASSERT_TRUE(c.begin(sql::TxnMode::write, "t"));
+  for (int k = 0; k < 4; ++k) {
+    auto [t2, p2] = batch("INSERT INTO ", 20 + k, false);
+    ASSERT_TRUE(c.run(t2, p2, "plain"));
+  }
+  ASSERT_TRUE(c.commit("t"));
+  EXPECT_GT(SubjournalCounter::opened.load(), 0);
 }
 
 }  // namespace
