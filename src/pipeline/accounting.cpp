@@ -12,11 +12,24 @@ struct PendingAppend {
   std::shared_ptr<std::optional<bool>> result;
 };
 
-/// Appends `rec` to the durable ledger; the store's writer answers on its own thread.
+/// Whether the caller runs on `exec`'s own thread (an io_context's executor run by this thread).
+bool on_thread_of(const net::any_io_executor& exec) {
+  const auto* io = exec.target<net::io_context::executor_type>();
+  return io != nullptr && io->running_in_this_thread();
+}
+
+/// Appends `rec` to the durable ledger. The answer comes on this thread (the ledger journal's
+/// write, before append_ledger returns: then await_append does not wait at all) or on another
+/// (the store's writer, the journal's thread: it is posted here).
 PendingAppend start_append(store::Store& st, store::LedgerRecord rec, const net::any_io_executor& exec,
                            core::SteadyTime deadline) {
   PendingAppend p{std::make_shared<net::steady_timer>(exec, deadline), std::make_shared<std::optional<bool>>()};
   st.append_ledger(std::move(rec), [exec, timer = p.timer, result = p.result](bool ok) {
+    if (on_thread_of(exec)) {
+      *result = ok;
+      timer->cancel();  // a wait already begun ends now
+      return;
+    }
     net::post(exec, [timer, result, ok] {
       *result = ok;
       timer->cancel();

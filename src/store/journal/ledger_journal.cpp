@@ -190,9 +190,11 @@ void LedgerJournal::stop() {
 
 void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
   if (!opts_.fsync && !stopped_) {
-    std::vector<Pending> one;
-    one.push_back(Pending{std::move(record), std::move(on_durable), Clock::now()});
-    write_batch(one, true);
+    {
+      std::lock_guard lk(combine_mu_);
+      combined_.push_back(Pending{std::move(record), std::move(on_durable), Clock::now()});
+    }
+    write_combined();
     return;
   }
   {
@@ -204,6 +206,27 @@ void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
     }
   }
   fire_durable(on_durable, false);
+}
+
+void LedgerJournal::write_combined() {
+  std::vector<Pending> batch;
+  // The appender that sets combining_ writes what waits, until nothing does; one that finds it
+  // set leaves its record to that one. After letting go, the writer looks once more: a record
+  // queued just before it let go (its appender saw combining_ set) is written now.
+  while (!combining_.exchange(true)) {
+    for (;;) {
+      {
+        std::lock_guard lk(combine_mu_);
+        batch.swap(combined_);
+      }
+      if (batch.empty()) break;
+      write_batch(batch, true);
+      batch.clear();
+    }
+    combining_ = false;
+    std::lock_guard lk(combine_mu_);
+    if (combined_.empty()) return;
+  }
 }
 
 bool LedgerJournal::flush() {
