@@ -246,6 +246,91 @@ TEST_P(JournalWrites, ConfirmsAfterTheWriteHandsOnInOrderAndReplaysWhatWasNotFol
   EXPECT_EQ(got.jseqs(), (std::vector<std::uint64_t>{6}));
 }
 
+// Appenders on several threads at once (the gateway's workers): without fsync the one writing
+// takes what the others queued meanwhile. Every record is confirmed once, and only once written
+// (every callback has fired by the time every append returned), each thread's records keep their
+// order, and the journal holds each exactly once with consecutive numbers.
+TEST_P(JournalWrites, ConcurrentAppendersAreEachConfirmedOnceAndWrittenInTheirOrder) {
+  TempDir dir;
+  const JournalOptions o = opts(dir.path() / "j");
+  constexpr std::uint64_t kThreads = 4, kEach = 1500;
+  std::vector<std::atomic<int>> confirmed(kThreads * kEach);
+  std::atomic<int> refused{0};
+  {
+    auto j = open_or_die(o, 0);
+    ASSERT_TRUE(j);
+    Collected got;
+    j->start(got.sink());
+    std::vector<std::thread> threads;
+    for (std::uint64_t t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (std::uint64_t i = 0; i < kEach; ++i) {
+          const std::uint64_t id = t * kEach + i;
+          j->append(record(id + 1, i % 2 ? LedgerKind::settle : LedgerKind::reserve, 10), [&, id](bool ok) {
+            if (!ok) ++refused;
+            ++confirmed[id];
+          });
+        }
+      });
+    for (auto& th : threads) th.join();
+    if (GetParam()) {
+      ASSERT_TRUE(j->flush());  // the journal thread confirms after the appends return
+    }
+    EXPECT_EQ(refused.load(), 0);
+    for (std::size_t id = 0; id < confirmed.size(); ++id) ASSERT_EQ(confirmed[id].load(), 1) << "record " << id;
+    EXPECT_EQ(got.jseqs().size(), kThreads * kEach);
+  }
+  std::vector<JournalEntry> all;
+  ASSERT_TRUE(open_or_die(o, 0, &all));
+  ASSERT_EQ(all.size(), kThreads * kEach);
+  std::vector<std::uint64_t> next(kThreads, 0);
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    EXPECT_EQ(all[k].jseq, k + 1);
+    const std::uint64_t id = all[k].record.reservation_id - 1, t = id / kEach;
+    ASSERT_LT(t, kThreads);
+    EXPECT_EQ(id % kEach, next[t]++) << "thread " << t << "'s records out of order";
+  }
+}
+
+// Without fsync, an append while another appender writes does not wait for that write: it
+// returns at once, and the writer writes the record after its own and confirms it on its thread.
+TEST(JournalInline, AnAppendWhileAnotherWritesIsWrittenAndConfirmedByThatOne) {
+  TempDir dir;
+  auto j = open_or_die({.dir = dir.path() / "j", .fsync = false}, 0);
+  ASSERT_TRUE(j);
+  std::promise<void> in_sink, release;
+  auto released = release.get_future().share();
+  std::atomic<int> sink_calls{0};
+  Collected got;
+  auto collect = got.sink();
+  j->start([&](std::vector<JournalEntry> e) {
+    if (sink_calls++ == 0) {  // the first writer holds here, inside its write
+      in_sink.set_value();
+      released.wait();
+    }
+    collect(std::move(e));
+  });
+  std::thread::id first_thread, second_confirmed_on;
+  std::atomic<bool> second_confirmed{false};
+  std::thread writer([&] {
+    first_thread = std::this_thread::get_id();
+    ASSERT_TRUE(append_sync(*j, record(1, LedgerKind::reserve, 10)));
+  });
+  in_sink.get_future().wait();
+  j->append(record(2, LedgerKind::reserve, 10), [&](bool ok) {
+    EXPECT_TRUE(ok);
+    second_confirmed_on = std::this_thread::get_id();
+    second_confirmed = true;
+  });
+  EXPECT_FALSE(second_confirmed.load()) << "returned without waiting, not yet written";
+  release.set_value();
+  writer.join();
+  EXPECT_TRUE(second_confirmed.load());
+  EXPECT_EQ(second_confirmed_on, first_thread);
+  EXPECT_EQ(got.jseqs(), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(j->stats().batches, 2u);
+}
+
 TEST_P(JournalWrites, ATornTailIsCutAtOpenAndWritingGoesOnAfterTheWholeRecords) {
   TempDir dir;
   const JournalOptions o = opts(dir.path() / "j");
