@@ -302,6 +302,15 @@ ALTER TABLE customers ADD COLUMN budget_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE spend_logs ADD COLUMN requester_ip_address TEXT NOT NULL DEFAULT '';
 ALTER TABLE spend_logs ADD COLUMN session_id TEXT NOT NULL DEFAULT '';
 )sql",
+      // 10: the spend log's user and team indexes hold only rows that name one (issue 16): a row
+      // without them (a key of no user or team, the master key) no longer pays two index inserts.
+      // A query by user or team says `<> ''` too (spend_where), so that both engines use them.
+      R"sql(
+DROP INDEX spend_logs_user;
+CREATE INDEX spend_logs_user ON spend_logs("user", start_ms) WHERE "user" <> '';
+DROP INDEX spend_logs_team;
+CREATE INDEX spend_logs_team ON spend_logs(team_id, start_ms) WHERE team_id <> '';
+)sql",
   };
   return m;
 }
@@ -514,8 +523,10 @@ std::string spend_where(const SpendLogFilter& f, Params& args) {
     args.push_back(std::move(v));
   };
   if (f.api_key) eq("api_key = ?", *f.api_key);
-  if (f.user) eq("\"user\" = ?", *f.user);
-  if (f.team_id) eq("team_id = ?", *f.team_id);
+  // The user and team indexes hold the rows that name one (migration 10): the query repeats
+  // their condition so that the planner can use them.
+  if (f.user) eq(f.user->empty() ? "\"user\" = ?" : "\"user\" = ? AND \"user\" <> ''", *f.user);
+  if (f.team_id) eq(f.team_id->empty() ? "team_id = ?" : "team_id = ? AND team_id <> ''", *f.team_id);
   if (f.request_id) eq("request_id = ?", *f.request_id);
   if (f.start_ms) eq("start_ms >= ?", *f.start_ms);
   if (f.end_ms) eq("start_ms < ?", *f.end_ms);

@@ -76,6 +76,10 @@ inline void exec_sql(const std::string& path, const std::string& sql) {
 /// previous binary left it): undoes every later migration, newest first, keeping the data of
 /// the tables that existed then. Extend it with each new migration.
 inline void downgrade_to(const std::string& path, int version) {
+  if (version < 10)
+    exec_sql(path,
+             "DROP INDEX spend_logs_user; CREATE INDEX spend_logs_user ON spend_logs(\"user\", start_ms); "
+             "DROP INDEX spend_logs_team; CREATE INDEX spend_logs_team ON spend_logs(team_id, start_ms);");
   if (version < 9)
     exec_sql(path,
              "DROP TABLE budgets; ALTER TABLE keys DROP COLUMN budget_id; ALTER TABLE teams DROP COLUMN budget_id; "
