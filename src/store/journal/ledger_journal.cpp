@@ -235,6 +235,16 @@ bool LedgerJournal::flush() {
     std::lock_guard sl(stats_mu_);
     before = stats_.failed_batches;
   }
+  // Without fsync, a record appended before this call may still wait in combined_ or be in
+  // another appender's write: write what waits, or wait for the one writing (writes are short).
+  for (;;) {
+    write_combined();
+    {
+      std::lock_guard lk(combine_mu_);
+      if (combined_.empty() && !combining_) break;
+    }
+    std::this_thread::yield();
+  }
   auto done = std::make_shared<std::promise<void>>();
   auto fut = done->get_future();
   {

@@ -323,8 +323,19 @@ TEST(JournalInline, AnAppendWhileAnotherWritesIsWrittenAndConfirmedByThatOne) {
     second_confirmed = true;
   });
   EXPECT_FALSE(second_confirmed.load()) << "returned without waiting, not yet written";
+  // flush() covers it: it returns once the record appended before it is written.
+  std::atomic<bool> flushed{false};
+  std::thread flusher([&] {
+    EXPECT_TRUE(j->flush());
+    EXPECT_TRUE(second_confirmed.load());
+    flushed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(flushed.load()) << "flush() returned before the record appended before it was written";
   release.set_value();
   writer.join();
+  flusher.join();
+  EXPECT_TRUE(flushed.load());
   EXPECT_TRUE(second_confirmed.load());
   EXPECT_EQ(second_confirmed_on, first_thread);
   EXPECT_EQ(got.jseqs(), (std::vector<std::uint64_t>{1, 2}));
