@@ -190,11 +190,9 @@ void LedgerJournal::stop() {
 
 void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
   if (!opts_.fsync && !stopped_) {
-    {
-      std::lock_guard lk(combine_mu_);
-      combined_.push_back(Pending{std::move(record), std::move(on_durable), Clock::now()});
-    }
-    write_combined();
+    std::vector<Pending> one;
+    one.push_back(Pending{std::move(record), std::move(on_durable), Clock::now()});
+    write_batch(one, true);
     return;
   }
   {
@@ -208,42 +206,11 @@ void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
   fire_durable(on_durable, false);
 }
 
-void LedgerJournal::write_combined() {
-  std::vector<Pending> batch;
-  // The appender that sets combining_ writes what waits, until nothing does; one that finds it
-  // set leaves its record to that one. After letting go, the writer looks once more: a record
-  // queued just before it let go (its appender saw combining_ set) is written now.
-  while (!combining_.exchange(true)) {
-    for (;;) {
-      {
-        std::lock_guard lk(combine_mu_);
-        batch.swap(combined_);
-      }
-      if (batch.empty()) break;
-      write_batch(batch, true);
-      batch.clear();
-    }
-    combining_ = false;
-    std::lock_guard lk(combine_mu_);
-    if (combined_.empty()) return;
-  }
-}
-
 bool LedgerJournal::flush() {
   std::uint64_t before;
   {
     std::lock_guard sl(stats_mu_);
     before = stats_.failed_batches;
-  }
-  // Without fsync, a record appended before this call may still wait in combined_ or be in
-  // another appender's write: write what waits, or wait for the one writing (writes are short).
-  for (;;) {
-    write_combined();
-    {
-      std::lock_guard lk(combine_mu_);
-      if (combined_.empty() && !combining_) break;
-    }
-    std::this_thread::yield();
   }
   auto done = std::make_shared<std::promise<void>>();
   auto fut = done->get_future();

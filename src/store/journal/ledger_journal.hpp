@@ -1,10 +1,9 @@
 #pragma once
 /// The ledger journal (docs/storage.md "Ledger journal"): the embedded store's durable ledger
 /// records are appended to checksummed segment files, and each record's DurableCallback fires
-/// once its write returned. Without JournalOptions::fsync an appending thread writes the records
-/// (one `pwrite` into the page cache for its own and those appended while it wrote: no hand-off to
-/// another thread and back); with it the journal thread writes everything waiting with one
-/// `pwrite` and one `fdatasync` per batch. The records are then handed to a Sink, which folds them into the
+/// once its write returned. Without JournalOptions::fsync the caller's thread writes its record
+/// itself (one `pwrite` into the page cache: no hand-off to another thread and back); with it
+/// the journal thread writes everything waiting with one `pwrite` and one `fdatasync` per batch. The records are then handed to a Sink, which folds them into the
 /// database off the requests' path; LedgerJournal::folded() tells the journal how far that got, and
 /// segments wholly folded are deleted. At open, the records past the database's folded mark are
 /// returned for folding before the store serves: a SIGKILL loses nothing a callback confirmed.
@@ -96,11 +95,8 @@ class LedgerJournal {
   /// on_durable(false) at once. Idempotent.
   void stop();
 
-  /// Without fsync: the record is written by an appending thread, no hand-off to another: this
-  /// one, with every record other appenders queued meanwhile (one `pwrite`), its callback firing
-  /// before append returns; or, when another appender is writing at that moment, that one, with
-  /// its next batch, and the callback fires on its thread (appenders never wait for each other's
-  /// writes). The callback must not call back into the store: post to an io_context. With fsync:
+  /// Without fsync: writes the record on this thread and fires the callback before returning
+  /// (the callback must not call back into the store: post to an io_context). With fsync:
   /// enqueues, and the callback fires on the journal thread. After stop(): on_durable(false) at
   /// once.
   void append(LedgerRecord record, DurableCallback on_durable);
@@ -139,8 +135,6 @@ class LedgerJournal {
   /// Writes `batch` (reserves past the backlog bound refused first); failed settles go to retry_.
   /// Takes write_mu_.
   void write_batch(std::vector<Pending>& batch, bool keep_settles);
-  /// Without fsync: writes combined_ (write_batch) unless another appender is doing so.
-  void write_combined();
   /// Appends `bytes` at the current segment's end; on failure cuts it back. Error message or "".
   std::string write_bytes(const std::string& bytes);
   /// Opens a new segment whose first record will be `first` (the current one is closed).
@@ -157,10 +151,6 @@ class LedgerJournal {
   std::thread thread_;
   std::atomic<bool> joined_{false};  ///< the thread ended: the last segment is no longer written
   std::atomic<bool> stopped_{false};  ///< stop() began: appends are refused
-
-  std::mutex combine_mu_;
-  std::vector<Pending> combined_;        ///< appended without fsync, not yet taken by a writer
-  std::atomic<bool> combining_{false};   ///< an appender is writing combined_
 
   // Under write_mu_ (the writing thread: an appender, or the journal thread; and open()).
   std::mutex write_mu_;
