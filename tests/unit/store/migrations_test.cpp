@@ -145,14 +145,7 @@ TEST(Migrations, AVersion9DatabaseGetsPartialUserAndTeamIndexesTheQueriesUse) {
   store->append_spend_log(SpendLogRow{.request_id = "new-bob", .user = "bob", .start_ms = 2000});
   store->append_spend_log(SpendLogRow{.request_id = "new-none", .start_ms = 2001});
   ASSERT_TRUE(store->flush());
-  auto ids = [&](SpendLogFilter f) {
-    std::vector<std::string> out;
-    auto rows = store->query_spend_logs(f);
-    EXPECT_TRUE(rows);
-    if (rows)
-      for (const auto& r : *rows) out.push_back(r.request_id);
-    return out;
-  };
+  auto ids = [&](const SpendLogFilter& f) { return testing::spend_log_ids(*store, f); };
   EXPECT_EQ(ids({.user = "bob"}), (std::vector<std::string>{"new-bob", "old-bob"}));
   EXPECT_EQ(ids({.team_id = "tb"}), (std::vector<std::string>{"old-bob"}));
   EXPECT_EQ(ids({.user = ""}), (std::vector<std::string>{"new-none", "old-none"})) << "no index, still answered";

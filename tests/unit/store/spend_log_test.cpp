@@ -58,14 +58,7 @@ class SpendLogTest : public testing::EngineTest {
     store_->append_spend_log(failed);
     ASSERT_TRUE(store_->flush());
   }
-  std::vector<std::string> ids(const SpendLogFilter& f) {
-    std::vector<std::string> out;
-    auto rows = store_->query_spend_logs(f);
-    EXPECT_TRUE(rows);
-    if (rows)
-      for (const auto& r : *rows) out.push_back(r.request_id);
-    return out;
-  }
+  std::vector<std::string> ids(const SpendLogFilter& f) { return testing::spend_log_ids(*store_, f); }
   std::unique_ptr<Store> store_;
 };
 

@@ -19,6 +19,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "store/postgres/postgres_store.hpp"
 #include "store/sqlite/sqlite_store.hpp"
@@ -51,6 +52,17 @@ inline bool append_sync(Store& s, LedgerRecord r) {
   auto f = p.get_future();
   s.append_ledger(std::move(r), [&](bool ok) { p.set_value(ok); });
   return f.get();
+}
+
+/// The request ids of the spend log rows `f` selects, in the store's order (newest first); a failed
+/// query is a test failure and gives none.
+inline std::vector<std::string> spend_log_ids(Store& store, const SpendLogFilter& f) {
+  std::vector<std::string> out;
+  auto rows = store.query_spend_logs(f);
+  EXPECT_TRUE(rows);
+  if (rows)
+    for (const auto& r : *rows) out.push_back(r.request_id);
+  return out;
 }
 
 inline std::unique_ptr<Store> open_or_die(const std::string& url, const sqlite::SqliteOptions& o = {}) {
