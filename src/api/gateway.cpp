@@ -28,6 +28,7 @@
 #include "cache/controls.hpp"
 #include "policy/request_budget.hpp"
 #include "core/ids.hpp"
+#include "core/json_parse.hpp"
 #include "providers/anthropic/translate.hpp"
 #include "providers/native.hpp"
 #include "providers/responses/translate.hpp"
@@ -373,7 +374,7 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
     call.cache_controls = {};   // only chat answers are cached (pipeline/cache_step.cpp)
     (void)cache::take_controls(body);
     call.allow_degradation = false;  // degradation modes answer chat only
-    call.body = std::move(body);
+    core::adopt(call.body, std::move(body));
     return std::nullopt;
   }
   auto* messages = body.if_contains("messages");
@@ -393,7 +394,7 @@ std::optional<core::Error> decode_chat(json::object body, const pipeline::Servic
                                "invalid_cache_control");
   call.cache_controls = std::move(*controls);
   if (auto bad = pipeline::read_caller_output(body, call.output, call.caller_output_fields)) return bad;
-  call.body = std::move(body);
+  core::adopt(call.body, std::move(body));
   return std::nullopt;
 }
 
@@ -445,7 +446,7 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipel
   if (anthropic) {
     auto chat = providers::anthropic::messages_request_to_chat(*body);
     if (!chat) return std::unexpected(core::Error::caller(400, "invalid_request_error", chat.error()));
-    *body = std::move(*chat);
+    core::adopt(*body, std::move(*chat));
     call.include_usage = true;  // the Anthropic stream reports usage in message_delta
   }
   if (api == providers::CallApi::responses) {
@@ -465,7 +466,7 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipel
     }
     auto chat = providers::responses::request_to_chat(*body);
     if (!chat) return std::unexpected(std::move(chat.error()));
-    *body = std::move(*chat);
+    core::adopt(*body, std::move(*chat));
     call.native_api = providers::CallApi::responses;
   } else if (anthropic) {
     call.native_api = providers::CallApi::messages;

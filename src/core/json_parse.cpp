@@ -1,8 +1,11 @@
 #include "core/json_parse.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <boost/json/error.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 
 namespace tollgate::core {
@@ -20,14 +23,25 @@ bool has_non_finite(const boost::json::value& v) noexcept {
 }
 
 boost::json::value parse_json(std::string_view text, boost::system::error_code& ec,
-                              const boost::json::parse_options& options) {
-  boost::json::value v = boost::json::parse(text, ec, {}, options);
+                              const boost::json::parse_options& options, boost::json::storage_ptr storage) {
+  boost::json::value v = boost::json::parse(text, ec, std::move(storage), options);
   if (ec) return nullptr;
   if (has_non_finite(v)) {
     ec = boost::json::error::exponent_overflow;
     return nullptr;
   }
   return v;
+}
+
+boost::json::storage_ptr document_arena(std::string_view text) {
+  constexpr std::size_t kMaxFirstBlock = 64 * 1024;
+  return boost::json::make_shared_resource<boost::json::monotonic_resource>(
+      std::min(kMaxFirstBlock, 2 * text.size() + 256));
+}
+
+void adopt(boost::json::object& to, boost::json::object&& from) noexcept {
+  std::destroy_at(&to);
+  std::construct_at(&to, std::move(from));
 }
 
 }  // namespace tollgate::core

@@ -251,7 +251,7 @@ bool Attempter::take_answer(const std::string& group, std::size_t dep, const Sen
     r = blocked_answer(group, dep, s.started, std::move(*parsed));
     return false;
   }
-  reply.completion = std::move(parsed->completion);
+  core::adopt(reply.completion, std::move(parsed->completion));
   auto& completion = reply.completion;
   // Embeddings answered in another API's shape are built with float vectors; the caller's
   // encoding_format is applied here, once for every such adapter.

@@ -277,7 +277,7 @@ class OpenAiProvider : public Provider {
 
   std::expected<Parsed, std::string> parse_response(const config::Deployment&, std::string_view body) const override {
     boost::system::error_code ec;
-    auto v = core::parse_json(body, ec);
+    auto v = core::parse_json(body, ec, {}, core::document_arena(body));
     if (ec || !v.is_object()) return std::unexpected("upstream returned a body that is not JSON");
     auto& o = v.as_object();
     Parsed p;
@@ -285,13 +285,13 @@ class OpenAiProvider : public Provider {
       auto* data = o.if_contains("data");
       if (!data || !data->is_array()) return std::unexpected("upstream embeddings response has no data");
       p.usage = usage_from_openai_embeddings(o);
-      p.completion = std::move(o);
+      core::adopt(p.completion, std::move(o));
       return p;
     }
     auto* choices = o.if_contains("choices");
     if (!choices || !choices->is_array()) return std::unexpected("upstream response has no choices");
     p.usage = usage_from_openai_response(o);
-    p.completion = std::move(o);
+    core::adopt(p.completion, std::move(o));
     return p;
   }
 

@@ -40,3 +40,50 @@ TEST(JsonParse, KeepsTheParseOptions) {
   parse_json("[[1]]", ec, shallow);
   EXPECT_FALSE(ec);
 }
+
+// A document parsed into its arena reads like one parsed with the default storage; its storage
+// frees nothing element by element (so destroying it walks nothing).
+TEST(JsonParse, ADocumentArenaHoldsTheSameDocument) {
+  const std::string text =
+      R"({"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":"a long enough answer text"}}],)"
+      R"("usage":{"prompt_tokens":5,"completion_tokens":16,"prompt_tokens_details":{"cached_tokens":0}}})";
+  boost::system::error_code ec;
+  const auto plain = parse_json(text, ec);
+  ASSERT_FALSE(ec);
+  const auto arena = parse_json(text, ec, {}, tollgate::core::document_arena(text));
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(arena, plain);
+  EXPECT_TRUE(arena.storage().is_deallocate_trivial());
+  EXPECT_FALSE(plain.storage().is_deallocate_trivial());
+  // A document larger than the arena's first block (64 KiB) grows it by blocks.
+  std::string big = R"({"data":[)";
+  for (int i = 0; i < 20000; ++i) big += (i ? "," : "") + std::string(R"({"k":"value number )") + std::to_string(i) + "\"}";
+  big += "]}";
+  const auto grown = parse_json(big, ec, {}, tollgate::core::document_arena(big));
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(grown.at("data").as_array().size(), 20000u);
+  EXPECT_EQ(grown.at("data").as_array().back().at("k").as_string(), "value number 19999");
+}
+
+// adopt() moves an object with its storage: its elements are the same memory, not copies (which
+// is what Boost.JSON's move assignment makes when the storages differ).
+TEST(JsonParse, AdoptKeepsTheObjectsStorageAndElements) {
+  const std::string text = R"({"content":"a string longer than any small-string buffer","n":1})";
+  boost::system::error_code ec;
+  auto v = parse_json(text, ec, {}, tollgate::core::document_arena(text));
+  ASSERT_FALSE(ec);
+  auto& from = v.as_object();
+  const char* chars = from.at("content").as_string().data();
+  const auto* resource = from.storage().get();
+
+  boost::json::object copied;
+  boost::json::object source_copy(from, from.storage());
+  copied = std::move(source_copy);  // move assignment across storages: a copy
+  EXPECT_NE(copied.storage().get(), resource);
+
+  boost::json::object to;
+  tollgate::core::adopt(to, std::move(from));
+  EXPECT_EQ(to.storage().get(), resource);
+  EXPECT_EQ(to.at("content").as_string().data(), chars);
+  EXPECT_EQ(to.at("n").as_int64(), 1);
+}

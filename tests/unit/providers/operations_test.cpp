@@ -124,6 +124,8 @@ TEST(Operations, EmbeddingsResponseUsageIsPromptTokensOnly) {
   EXPECT_EQ(ok->usage.prompt_tokens, 8);
   EXPECT_EQ(ok->usage.completion_tokens, 0);
   EXPECT_EQ(ok->completion.at("object").as_string(), "list");
+  // Parsed into an arena of its own (core::document_arena), kept by the move out of the adapter.
+  EXPECT_TRUE(ok->completion.storage().is_deallocate_trivial());
   auto no_usage = p->parse_response(d, R"({"object":"list","data":[]})");
   ASSERT_TRUE(no_usage);
   EXPECT_FALSE(no_usage->usage.reported);  // unknown, not zero: the reservation is charged
@@ -143,4 +145,20 @@ TEST(Operations, TextCompletionResponseUsage) {
   EXPECT_TRUE(ok->usage.reported);
   EXPECT_EQ(ok->usage.prompt_tokens, 3);
   EXPECT_EQ(ok->usage.completion_tokens, 16);
+}
+
+TEST(Operations, ChatResponseIsParsedIntoAnArenaOfItsOwn) {
+  const auto d = deployment(config::ProviderKind::openai, "openai");
+  const auto* p = providers::adapter_for(d, CallApi::chat);
+  auto ok = p->parse_response(
+      d, R"({"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}})");
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_TRUE(ok->usage.reported);
+  EXPECT_EQ(ok->usage.prompt_tokens, 5);
+  EXPECT_EQ(ok->usage.completion_tokens, 2);
+  EXPECT_EQ(ok->completion.at("choices").as_array().at(0).at("message").at("content").as_string(), "hi");
+  // The document's storage came along with it (core::adopt), not a copy into the default one.
+  EXPECT_TRUE(ok->completion.storage().is_deallocate_trivial());
+  EXPECT_FALSE(p->parse_response(d, R"({"id":"x"})"));  // no choices
+  EXPECT_FALSE(p->parse_response(d, "{\"choices\":[1e400]}"));  // not writable back as JSON
 }
