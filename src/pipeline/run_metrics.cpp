@@ -1,5 +1,8 @@
 #include "pipeline/run_metrics.hpp"
 
+#include <array>
+#include <string_view>
+
 #include <spdlog/spdlog.h>
 
 #include "pipeline/compat_metrics.hpp"
@@ -65,20 +68,28 @@ void register_loop_metrics(Services& s) {
 
 void count_request(const RunState& st, bool ok, int status) {
   const auto& m = st.svc->loop_metrics;
-  m.requests->inc({st.metric_group, st.trace.outcome == "deferred" ? "deferred" : ok ? "served" : std::to_string(status),
-                   st.trace.degradation.empty() ? "none" : st.trace.degradation});
-  m.duration->observe({st.metric_group}, static_cast<double>(st.trace.elapsed_ms) / 1000.0);
+  // Label values as views (the families copy them only when a child is made).
+  using One = std::array<std::string_view, 1>;
+  const One group{st.metric_group};
+  const std::string code = ok ? std::string() : std::to_string(status);
+  const std::string_view result = st.trace.outcome == "deferred" ? std::string_view("deferred")
+                                  : ok                           ? std::string_view("served")
+                                                                 : std::string_view(code);
+  m.requests->inc(std::array<std::string_view, 3>{
+      st.metric_group, result, st.trace.degradation.empty() ? std::string_view("none") : std::string_view(st.trace.degradation)});
+  m.duration->observe(group, static_cast<double>(st.trace.elapsed_ms) / 1000.0);
   const auto limit = st.trace.budget.deadline + st.cfg.fallback_policy.deadline_slack;
-  if (st.trace.elapsed_ms > limit.count()) m.overruns->inc({st.metric_group});
-  if (st.trace.retries_used > 0) m.retries->add({st.metric_group}, st.trace.retries_used);
-  if (st.trace.fallbacks_used > 0) m.fallbacks->add({st.metric_group}, st.trace.fallbacks_used);
+  if (st.trace.elapsed_ms > limit.count()) m.overruns->inc(group);
+  if (st.trace.retries_used > 0) m.retries->add(group, st.trace.retries_used);
+  if (st.trace.fallbacks_used > 0) m.fallbacks->add(group, st.trace.fallbacks_used);
   count_compat_request(st, ok, status);
 }
 
 void count_attempt(const RunState& st, const std::string& group, const config::Deployment& d,
                    std::optional<FailureClass> failure) {
-  st.svc->loop_metrics.attempts->inc(
-      {st.svc->groups ? st.svc->groups->canonical(group) : group, d.id, d.provider_prefix, failure ? std::string(policy::to_string(*failure)) : std::string("ok")});
+  const std::string canonical = st.svc->groups ? st.svc->groups->canonical(group) : group;
+  st.svc->loop_metrics.attempts->inc(std::array<std::string_view, 4>{
+      canonical, d.id, d.provider_prefix, failure ? policy::to_string(*failure) : std::string_view("ok")});
 }
 
 }  // namespace tollgate::pipeline
