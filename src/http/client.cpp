@@ -20,6 +20,7 @@
 #include <boost/url/parse.hpp>
 
 #include "core/string_hash.hpp"
+#include "http/response_parser.hpp"
 #include "http/wire_head.hpp"
 
 namespace tollgate::http {
@@ -161,13 +162,7 @@ constexpr std::size_t kResponseReadAhead = 4096;
 struct Exchange::State {
   UpstreamPool* pool = nullptr;
   std::unique_ptr<Connection> conn;
-  std::optional<bhttp::response_parser<bhttp::buffer_body>> parser;
-  // The body read buffer, default-initialised (no zeroing). It starts small, so that a stream
-  // of short events holds little per exchange, and doubles each time a read fills it (a large
-  // answer is then read in up to kMaxChunk at a time).
-  std::unique_ptr<char[]> chunk;
-  std::size_t chunk_size = 0;
-  static constexpr std::size_t kMinChunk = 2048, kMaxChunk = 65536;
+  std::optional<ResponseParser> parser;  // the body goes straight into the reader's string
   bool cancelled = false;
   bool failed = false;
 };
@@ -321,13 +316,8 @@ net::awaitable<std::expected<std::unique_ptr<Exchange>, TransportError>> Exchang
   co_return R(std::unexpect, make_error(TransportError::Kind::reset, true, "connection closed by upstream"));
 }
 
-int Exchange::status() const { return static_cast<int>(s_->parser->get().result_int()); }
-const bhttp::fields& Exchange::headers() const { return s_->parser->get().base(); }
-std::string_view Exchange::header(std::string_view name) const {
-  const auto& h = s_->parser->get();
-  auto it = h.find(name);
-  return it == h.end() ? std::string_view{} : std::string_view(it->value().data(), it->value().size());
-}
+int Exchange::status() const { return s_->parser->status(); }
+std::string_view Exchange::header(std::string_view name) const { return s_->parser->header(name); }
 bool Exchange::done() const { return s_->parser->is_done(); }
 
 net::awaitable<std::expected<std::size_t, TransportError>> Exchange::read_some(std::string& out, SteadyTime deadline) {
@@ -337,30 +327,24 @@ net::awaitable<std::expected<std::size_t, TransportError>> Exchange::read_some(s
   if (s.parser->is_done()) co_return 0;
   auto& conn = *s.conn;
   conn.lowest().expires_at(deadline);
+  const std::size_t before = out.size();
+  // The parser appends the body to `out` as it parses it; one read brings at most what the
+  // connection's buffer reads at once (Beast: up to 64 KiB), which bounds what a read adds.
+  s.parser->body_to(&out);
+  struct Unset {
+    ResponseParser& p;
+    ~Unset() { p.body_to(nullptr); }
+  } unset{*s.parser};
   for (;;) {
-    if (!s.chunk) {
-      // Sized to the announced body when it is known and small.
-      const auto len = s.parser->content_length();
-      s.chunk_size = std::clamp<std::size_t>(len ? static_cast<std::size_t>(*len) : 0, State::kMinChunk, State::kMaxChunk);
-      s.chunk = std::make_unique_for_overwrite<char[]>(s.chunk_size);
-    }
-    auto& body = s.parser->get().body();
-    body.data = s.chunk.get();
-    body.size = s.chunk_size;
     auto op = std::visit([&](auto& st) { return bhttp::async_read_some(st, conn.buffer, *s.parser, use_nothrow); },
                          conn.stream);
     auto [ec, n] = co_await std::move(op);
-    if (ec == bhttp::error::need_buffer) ec = {};
-    const std::size_t got = s.chunk_size - s.parser->get().body().size;
+    (void)n;
     if (ec) {
       s.failed = true;
       co_return R(std::unexpect, make_error(read_error_kind(ec, s.cancelled), true, "reading the response failed: " + ec.message()));
     }
-    out.append(s.chunk.get(), got);
-    if (got == s.chunk_size && s.chunk_size < State::kMaxChunk) {
-      s.chunk_size *= 2;
-      s.chunk = std::make_unique_for_overwrite<char[]>(s.chunk_size);
-    }
+    const std::size_t got = out.size() - before;
     if (got > 0 || s.parser->is_done()) co_return got;
   }
 }
@@ -394,7 +378,7 @@ void Exchange::finish() {
   // Bytes beyond the framed response (an unsolicited second response, a wrong Content-Length)
   // mean the peer's framing cannot be trusted: such a connection is closed, never pooled, so
   // they can never be read as the answer to another request.
-  if (!s_->failed && !s_->cancelled && s_->parser && s_->parser->is_done() && s_->parser->get().keep_alive() &&
+  if (!s_->failed && !s_->cancelled && s_->parser && s_->parser->is_done() && s_->parser->keep_alive() &&
       s_->conn->buffer.size() == 0) {
     s_->conn->lowest().expires_never();
     s_->pool->give_back(std::move(s_->conn));

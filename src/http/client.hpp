@@ -17,7 +17,6 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/beast/http/fields.hpp>
 
 namespace tollgate::http {
 
@@ -162,7 +161,6 @@ class Exchange final : public UpstreamExchange {
       UpstreamPool& pool, const OutgoingRequest& req, SteadyTime deadline, CancelToken* token = nullptr);
 
   int status() const override;
-  const boost::beast::http::fields& headers() const;
   std::string_view header(std::string_view name) const override;
   net::awaitable<std::expected<std::string, TransportError>> read_all(std::size_t limit, SteadyTime deadline) override;
   net::awaitable<std::expected<std::size_t, TransportError>> read_some(std::string& out, SteadyTime deadline) override;
