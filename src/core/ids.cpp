@@ -22,19 +22,21 @@ std::string new_uuid() {
   const std::uint64_t b = (rng() & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(36);
-  auto put = [&](std::uint64_t v, int nibbles) {
-    for (int i = nibbles - 1; i >= 0; --i) out.push_back(hex[(v >> (i * 4)) & 0xf]);
-  };
-  put(a >> 32, 8);
-  out.push_back('-');
-  put((a >> 16) & 0xffff, 4);
-  out.push_back('-');
-  put(a & 0xffff, 4);
-  out.push_back('-');
-  put(b >> 48, 4);
-  out.push_back('-');
-  put(b & 0xffffffffffffULL, 12);
+  out.resize_and_overwrite(36, [&](char* p, std::size_t) {
+    auto put = [&p](std::uint64_t v, int nibbles) {
+      for (int i = nibbles - 1; i >= 0; --i) *p++ = hex[(v >> (i * 4)) & 0xf];
+    };
+    put(a >> 32, 8);
+    *p++ = '-';
+    put((a >> 16) & 0xffff, 4);
+    *p++ = '-';
+    put(a & 0xffff, 4);
+    *p++ = '-';
+    put(b >> 48, 4);
+    *p++ = '-';
+    put(b & 0xffffffffffffULL, 12);
+    return std::size_t{36};
+  });
   return out;
 }
 

@@ -56,8 +56,10 @@ class GroupCommitWriter {
     /// the commit function records the highest folded one with the batch).
     std::uint64_t journal_seq = 0;
   };
+  /// A spend row, on the heap: a batch's items move (queue, held rows, refolds) by a pointer
+  /// instead of by the row's forty-odd strings, and a ledger item is not the size of a row.
   struct SpendItem {
-    SpendLogRow row;
+    std::unique_ptr<SpendLogRow> row;
   };
   using Item = std::variant<LedgerItem, SpendItem>;
   /// Writes the whole batch in one transaction; returns the error message when it failed (then
@@ -90,7 +92,7 @@ class GroupCommitWriter {
   /// Enqueues; never blocks on I/O. After stop(): on_durable(false) at once, on this thread.
   void append_ledger(LedgerRecord record, DurableCallback on_durable);
   /// Enqueues, or drops and counts the row (queue over its bound, or stopped).
-  void append_spend_log(SpendLogRow row);
+  void append_spend_log(SpendLogRow&& row);
   /// Enqueues ledger records already durable in the journal, in journal order, to be folded into
   /// the database with the held spend rows (never dropped; ignored once stopped: the journal
   /// still holds them).

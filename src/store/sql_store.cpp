@@ -1426,7 +1426,7 @@ class SqlStore final : public Store {
         records.push_back(&l->record);
         folded = std::max(folded, l->journal_seq);
       } else {
-        rows.push_back(&std::get<GroupCommitWriter::SpendItem>(item).row);
+        rows.push_back(std::get<GroupCommitWriter::SpendItem>(item).row.get());
       }
     }
     const std::size_t per_row = static_cast<std::size_t>(spend_columns().count());
