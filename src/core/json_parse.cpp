@@ -1,6 +1,5 @@
 #include "core/json_parse.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -34,9 +33,8 @@ boost::json::value parse_json(std::string_view text, boost::system::error_code& 
 }
 
 boost::json::storage_ptr document_arena(std::string_view text) {
-  constexpr std::size_t kMaxFirstBlock = 64 * 1024;
-  return boost::json::make_shared_resource<boost::json::monotonic_resource>(
-      std::min(kMaxFirstBlock, 2 * text.size() + 256));
+  if (text.size() > kMaxArenaText) return {};  // the default storage: copies and edits free as they go
+  return boost::json::make_shared_resource<boost::json::monotonic_resource>(2 * text.size() + 256);
 }
 
 void adopt(boost::json::object& to, boost::json::object&& from) noexcept {

@@ -6,6 +6,7 @@
 /// mostly pass the upstream's text on as it came, parse with Boost and check has_non_finite()
 /// before writing a value back (docs/fuzzing.md). Trusted, stored JSON is not parsed here.
 
+#include <cstddef>
 #include <string_view>
 
 #include <boost/json/object.hpp>
@@ -25,11 +26,17 @@ bool has_non_finite(const boost::json::value& v) noexcept;
 boost::json::value parse_json(std::string_view text, boost::system::error_code& ec,
                               const boost::json::parse_options& options = {}, boost::json::storage_ptr storage = {});
 
-/// A storage for one parsed document of `text`: a shared monotonic arena sized for it (its first
-/// block about twice the text, at most 64 KiB; it grows by blocks for a larger document). The
-/// document's keys, strings and containers come from a few blocks instead of one allocation each,
-/// and its destruction frees those blocks only. For a document that is read, not edited at length:
-/// the arena frees nothing before the last value using it is gone.
+/// Texts up to this size (bytes) are parsed into an arena by document_arena().
+inline constexpr std::size_t kMaxArenaText = 64 * 1024;
+
+/// A storage for one parsed document of `text`: for a text of at most kMaxArenaText bytes, a
+/// shared monotonic arena sized for it (its first block about twice the text; it grows by blocks).
+/// The document's keys, strings and containers then come from a few blocks instead of one
+/// allocation each, and its destruction frees those blocks only. The arena frees nothing before
+/// the last value using it is gone, and a copy of such a document (Boost.JSON copies into the
+/// source's storage) or an edit of it stays until then too: a larger text gets the default
+/// storage, so that the copies a request makes of a large body (per attempt, per continuation)
+/// are freed as they go.
 boost::json::storage_ptr document_arena(std::string_view text);
 
 /// Puts `from` in `to`'s place, keeping `from`'s storage. (Boost.JSON's move assignment keeps the

@@ -328,8 +328,8 @@ net::awaitable<std::expected<std::size_t, TransportError>> Exchange::read_some(s
   auto& conn = *s.conn;
   conn.lowest().expires_at(deadline);
   const std::size_t before = out.size();
-  // The parser appends the body to `out` as it parses it; one read brings at most what the
-  // connection's buffer reads at once (Beast: up to 64 KiB), which bounds what a read adds.
+  // The parser appends the body to `out` as it parses it; one read adds at most what the
+  // connection's buffer had unread plus its free room (at most 64 KiB a read, Beast's bound).
   s.parser->body_to(&out);
   struct Unset {
     ResponseParser& p;

@@ -38,7 +38,10 @@ void ResponseParser::on_response_impl(int code, boost::beast::string_view, int v
 
 void ResponseParser::on_field_impl(bhttp::field, boost::beast::string_view name, boost::beast::string_view value,
                                    boost::beast::error_code&) {
-  // The head is at most header_limit() bytes (the parser refuses more), so offsets fit 32 bits.
+  // A chunked body's trailer fields come here too, after the head: they are not kept (nothing
+  // reads them, and the views header() gave out stay valid). The head is at most header_limit()
+  // bytes (the parser refuses more), so its offsets fit 32 bits.
+  if (is_header_done()) return;
   Field f;
   f.name_at = static_cast<std::uint32_t>(text_.size());
   f.name_size = static_cast<std::uint32_t>(name.size());

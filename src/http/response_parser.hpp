@@ -29,7 +29,8 @@ class ResponseParser final : public boost::beast::http::basic_parser<false> {
   int version() const noexcept { return version_; }
   /// The value of the first field named `name` (compared case-insensitively, RFC 9110 section
   /// 5.1), as the parser gave it (without surrounding whitespace); empty when there is none.
-  /// Valid as long as the parser.
+  /// Fields of the head only (a chunked body's trailer fields are not kept). Valid as long as
+  /// the parser.
   std::string_view header(std::string_view name) const noexcept;
   /// How many field lines the head had.
   std::size_t field_count() const noexcept { return fields_.size(); }

@@ -47,6 +47,7 @@ void GroupCommitWriter::append_ledger(LedgerRecord record, DurableCallback on_du
 }
 
 void GroupCommitWriter::append_spend_log(SpendLogRow&& row) {
+  auto held = std::make_unique<SpendLogRow>(std::move(row));  // before the lock: the writer waits on it
   std::lock_guard lk(mu_);
   if (stop_ || pending_spend_ >= opts_.max_pending_spend_rows) {
     std::lock_guard sl(stats_mu_);
@@ -57,7 +58,7 @@ void GroupCommitWriter::append_spend_log(SpendLogRow&& row) {
   const bool first = pending_held_++ == 0;
   ++pending_spend_;
   if (first) oldest_spend_ = now;
-  queue_.push_back(SpendItem{std::make_unique<SpendLogRow>(std::move(row))});
+  queue_.push_back(SpendItem{std::move(held)});
   // Wake the writer for the first row (it then sleeps until the batch is due) and when due.
   if (first || spend_due(now)) cv_.notify_one();
 }

@@ -55,14 +55,22 @@ TEST(JsonParse, ADocumentArenaHoldsTheSameDocument) {
   EXPECT_EQ(arena, plain);
   EXPECT_TRUE(arena.storage().is_deallocate_trivial());
   EXPECT_FALSE(plain.storage().is_deallocate_trivial());
-  // A document larger than the arena's first block (64 KiB) grows it by blocks.
-  std::string big = R"({"data":[)";
-  for (int i = 0; i < 20000; ++i) big += (i ? "," : "") + std::string(R"({"k":"value number )") + std::to_string(i) + "\"}";
-  big += "]}";
-  const auto grown = parse_json(big, ec, {}, tollgate::core::document_arena(big));
+  // A document larger than its first block grows the arena by blocks.
+  std::string many = R"({"data":[)";
+  for (int i = 0; i < 2000; ++i) many += (i ? "," : "") + std::string(R"({"k":"value number )") + std::to_string(i) + "\"}";
+  many += "]}";
+  ASSERT_LE(many.size(), tollgate::core::kMaxArenaText);
+  const auto grown = parse_json(many, ec, {}, tollgate::core::document_arena(many));
   ASSERT_FALSE(ec);
-  EXPECT_EQ(grown.at("data").as_array().size(), 20000u);
-  EXPECT_EQ(grown.at("data").as_array().back().at("k").as_string(), "value number 19999");
+  EXPECT_TRUE(grown.storage().is_deallocate_trivial());
+  EXPECT_EQ(grown.at("data").as_array().size(), 2000u);
+  EXPECT_EQ(grown.at("data").as_array().back().at("k").as_string(), "value number 1999");
+  // A larger text gets the default storage: a copy or an edit of it is freed as it goes.
+  const std::string big = R"({"text":")" + std::string(tollgate::core::kMaxArenaText, 'x') + R"("})";
+  const auto large = parse_json(big, ec, {}, tollgate::core::document_arena(big));
+  ASSERT_FALSE(ec);
+  EXPECT_FALSE(large.storage().is_deallocate_trivial());
+  EXPECT_EQ(large.at("text").as_string().size(), tollgate::core::kMaxArenaText);
 }
 
 // adopt() moves an object with its storage: its elements are the same memory, not copies (which
@@ -76,10 +84,12 @@ TEST(JsonParse, AdoptKeepsTheObjectsStorageAndElements) {
   const char* chars = from.at("content").as_string().data();
   const auto* resource = from.storage().get();
 
+  // What adopt() avoids: a move assignment into an object of another storage copies the elements.
   boost::json::object copied;
   boost::json::object source_copy(from, from.storage());
-  copied = std::move(source_copy);  // move assignment across storages: a copy
-  EXPECT_NE(copied.storage().get(), resource);
+  const char* source_chars = source_copy.at("content").as_string().data();
+  copied = std::move(source_copy);
+  EXPECT_NE(copied.at("content").as_string().data(), source_chars);
 
   boost::json::object to;
   tollgate::core::adopt(to, std::move(from));

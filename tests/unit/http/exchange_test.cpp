@@ -42,8 +42,12 @@ struct ScriptedUpstream {
     thread = std::thread([this] { serve(); });
   }
   ~ScriptedUpstream() {
+    // A test that failed early leaves serve() waiting in accept(), which closing the acceptor
+    // from here would not wake: a connection of our own does, and serve() then sees `stopping`.
+    stopping = true;
     boost::system::error_code ec;
-    acceptor.close(ec);
+    tcp::socket wake(ioc);
+    wake.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), ec);
     if (thread.joinable()) thread.join();
   }
   void serve() {
@@ -52,7 +56,7 @@ struct ScriptedUpstream {
       boost::system::error_code ec;
       tcp::socket s(ioc);
       acceptor.accept(s, ec);
-      if (ec) return;
+      if (ec || stopping) return;
       ++accepted;
       net::streambuf in;
       while (next < script.size()) {
@@ -77,6 +81,7 @@ struct ScriptedUpstream {
   tcp::acceptor acceptor;
   unsigned short port = 0;
   std::atomic<int> accepted{0};
+  std::atomic<bool> stopping{false};
   std::thread thread;
 };
 

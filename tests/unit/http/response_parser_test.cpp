@@ -184,3 +184,32 @@ TEST(ResponseParser, TheHeadLimitHolds) {
   EXPECT_EQ(q.header("x-field-0"), "value 0");
   EXPECT_EQ(q.header("X-FIELD-499"), "value 499");
 }
+
+// As the client reads: the head first (Beast's async_read_header parses with eager off, so a put
+// stops at the end of the head even when body bytes came with it), then the body into the sink.
+// A chunked body's trailer fields are not kept as head fields.
+TEST(ResponseParser, TheHeadStopsAtItsEndAndTrailersAreNotHeadFields) {
+  const std::string wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/event-stream\r\n\r\n" +
+                           chunk("data: one\n\n") + chunk("data: two\n\n") + "0\r\nX-Trailer: t\r\n\r\n";
+  ResponseParser p;
+  boost::beast::error_code ec;
+  const std::size_t head = p.put(boost::asio::buffer(wire), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  ASSERT_TRUE(p.is_header_done());
+  EXPECT_EQ(wire.substr(head), chunk("data: one\n\n") + chunk("data: two\n\n") + "0\r\nX-Trailer: t\r\n\r\n");  // unread
+  const std::string_view content_type = p.header("content-type");
+  std::string body;
+  p.body_to(&body);
+  p.eager(true);
+  std::string rest = wire.substr(head);
+  while (!rest.empty() && !p.is_done()) {
+    const std::size_t used = p.put(boost::asio::buffer(rest), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    rest.erase(0, used);
+  }
+  EXPECT_TRUE(p.is_done());
+  EXPECT_EQ(body, "data: one\n\ndata: two\n\n");
+  EXPECT_EQ(p.field_count(), 2u);
+  EXPECT_EQ(p.header("x-trailer"), "");
+  EXPECT_EQ(content_type, "text/event-stream");  // a view given out before the body stays valid
+}
