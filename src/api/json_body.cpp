@@ -12,8 +12,8 @@ std::expected<boost::json::object, core::Error> parse_json_object(std::string_vi
   boost::system::error_code ec;
   boost::json::parse_options opts;
   opts.max_depth = max_depth;
-  // In an arena of its own: the body is read and edited in place, not rebuilt (core::adopt keeps
-  // it there when it moves into the call).
+  // In an arena of its own when small (core::document_arena): the body is read and edited in
+  // place, not rebuilt, and core::adopt keeps it there when it moves into the call.
   auto v = boost::json::parse(text, ec, core::document_arena(text), opts);
   if (ec)
     return std::unexpected(
