@@ -54,6 +54,9 @@ class SqliteBackend final : public sql::Backend {
 std::optional<DbError> configure(Db& db, const SqliteOptions& o, bool writer, bool memory) {
   if (auto e = db.exec("PRAGMA busy_timeout = " + std::to_string(o.busy_timeout_ms))) return e;
   if (!memory) {
+    // Only a database not yet written takes it (and only before WAL mode is set); an existing
+    // one keeps the page size it was created with.
+    if (auto e = db.exec("PRAGMA page_size = " + std::to_string(kNewDatabasePageSize))) return e;
     if (auto e = db.exec("PRAGMA journal_mode = WAL")) return e;
   }
   const bool full = writer && o.synchronous_full;

@@ -13,6 +13,13 @@
 
 namespace tollgate::store::sqlite {
 
+/// The page size, bytes, of a database file this store creates (`PRAGMA page_size`; SQLite's
+/// default is 4096). A spend row is 1–2 KB, so a 4 KiB page held about two, and each page a fold
+/// batch changes is a WAL frame: two `pwrite`s when committed, and a `pread` and a `pwrite` more
+/// when checkpointed. With 16 KiB pages a batch writes about a quarter of the frames
+/// (bench/RESULTS.md, issue 16 step 26). A database created before keeps its own page size.
+inline constexpr int kNewDatabasePageSize = 16384;
+
 /// Knobs of the SQLite store (from `tollgate_settings`; every field has a safe default).
 struct SqliteOptions {
   /// false: `synchronous=NORMAL` in WAL mode — every committed transaction survives a process

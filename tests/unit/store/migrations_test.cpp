@@ -81,6 +81,35 @@ TEST(Migrations, FreshDatabaseHasJobsAndSpendLogDecisionColumns) {
   sqlite3_close(db);
 }
 
+TEST(Migrations, AFreshDatabaseTakesTheStoresPageSizeAnOlderOneKeepsItsOwn) {
+  TempDir dir;
+  const std::string fresh = dir.file("fresh.db");
+  { ASSERT_TRUE(open_or_die(fresh)); }
+  EXPECT_EQ(scalar(fresh, "PRAGMA page_size"), sqlite::kNewDatabasePageSize);
+  EXPECT_NE(sqlite::kNewDatabasePageSize, 4096);  // else the second half would prove nothing
+
+  // A file created with SQLite's default page size, as builds before step 26 created them.
+  const std::string older = dir.file("older.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(older.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE t (x)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  {
+    auto store = open_or_die(older);
+    ASSERT_TRUE(store);
+    store->append_spend_log(SpendLogRow{.request_id = "r-1", .spend_nanos = 7});
+    bool durable = false;
+    store->append_ledger(LedgerRecord{.reservation_id = 1, .amount_nanos = 5}, [&](bool d) { durable = d; });
+    ASSERT_TRUE(store->flush());
+    EXPECT_TRUE(durable);
+    EXPECT_EQ(store->get_spend_log("r-1").value().spend_nanos, 7);
+  }
+  EXPECT_EQ(scalar(older, "PRAGMA page_size"), 4096);
+  EXPECT_EQ(scalar(older, "SELECT MAX(version) FROM schema_version"), sqlite::sqlite_schema_version());
+}
+
 TEST(Migrations, AVersion2DatabaseIsUpgradedKeepingItsRows) {
   TempDir dir;
   const std::string path = dir.file("tg.db");
