@@ -1,16 +1,17 @@
 #include "budget/ledger.hpp"
 
+#include "budget/scope_table.hpp"
+
 #include <algorithm>
 #include <mutex>
-#include <unordered_map>
 #include <utility>
 
 namespace tollgate::budget {
 
 namespace detail {
 
-/// One scope's counters. Lives in a shard's map node (stable address: an entry is erased only by
-/// forget_ended, and only while no reservation holds it), guarded by that shard's mutex.
+/// One scope's counters. Lives in a shard's ScopeTable node (stable address: an entry is erased
+/// only by forget_ended, and only while no reservation holds it), guarded by that shard's mutex.
 struct LedgerEntry {
   Nanos spent = 0;
   Nanos reserved = 0;
@@ -61,27 +62,6 @@ void roll(LedgerEntry& e, const std::optional<BudgetPeriod>& period, SystemTime 
   e.period = period;
 }
 
-// The transparent probe lets a lookup reuse the hash already computed to pick the shard.
-struct Probe {
-  std::size_t hash;
-  const ScopeId* id;
-};
-
-// Deliberately not noexcept: libstdc++ then stores each node's hash code, so walking a bucket
-// compares cached hashes instead of re-hashing (and cache-missing on) every key string it passes.
-struct EntryHash {
-  using is_transparent = void;
-  std::size_t operator()(const ScopeId& s) const { return ScopeIdHash{}(s); }
-  std::size_t operator()(const Probe& p) const { return p.hash; }
-};
-
-struct EntryEq {
-  using is_transparent = void;
-  bool operator()(const ScopeId& a, const ScopeId& b) const noexcept { return a == b; }
-  bool operator()(const Probe& a, const ScopeId& b) const noexcept { return *a.id == b; }
-  bool operator()(const ScopeId& a, const Probe& b) const noexcept { return a == *b.id; }
-};
-
 // Per-call scratch, reused per thread so a reservation allocates only its Reservation.
 struct Slot {
   std::size_t hash;
@@ -101,7 +81,7 @@ std::size_t round_up_pow2(std::size_t n) {
 
 struct alignas(64) Ledger::Shard {
   mutable std::mutex mutex;
-  std::unordered_map<ScopeId, LedgerEntry, EntryHash, EntryEq> entries;
+  ScopeTable<LedgerEntry> entries;
 };
 
 std::string_view to_string(SettleKind kind) {
@@ -269,9 +249,7 @@ std::expected<Reservation, Refusal> Ledger::reserve(std::span<const ScopeLimit> 
       Slot& s = slots[i];
       const ScopeLimit& limit = scopes[s.index];
       auto& map = shards_[s.shard].entries;
-      auto it = map.find(Probe{s.hash, &limit.scope});
-      if (it == map.end()) it = map.emplace(limit.scope, LedgerEntry{}).first;
-      s.entry = &it->second;
+      s.entry = &map.find_or_add(s.hash, limit.scope);
       for (std::size_t j = i; j > 0 && slots[j - 1].shard == s.shard && slots[j - 1].hash == s.hash; --j) {
         if (slots[j - 1].entry == s.entry) {
           s.duplicate = true;
@@ -376,9 +354,9 @@ std::optional<ScopeState> Ledger::state(const ScopeId& scope, SystemTime now) co
   const std::size_t h = ScopeIdHash{}(scope);
   const Shard& shard = shards_[h & (shard_count_ - 1)];
   std::lock_guard lock(shard.mutex);
-  const auto it = shard.entries.find(Probe{h, &scope});
-  if (it == shard.entries.end()) return std::nullopt;
-  const LedgerEntry& e = it->second;
+  const LedgerEntry* found = shard.entries.find(h, scope);
+  if (found == nullptr) return std::nullopt;
+  const LedgerEntry& e = *found;
   ScopeState out;
   out.spent = e.spent;
   out.reserved = e.reserved;
@@ -403,9 +381,7 @@ void Ledger::load(const ScopeId& scope, Nanos spent, SystemTime window_start, st
   const std::size_t h = ScopeIdHash{}(scope);
   Shard& shard = shards_[h & (shard_count_ - 1)];
   std::lock_guard lock(shard.mutex);
-  auto it = shard.entries.find(Probe{h, &scope});
-  if (it == shard.entries.end()) it = shard.entries.emplace(scope, LedgerEntry{}).first;
-  LedgerEntry& e = it->second;
+  LedgerEntry& e = shard.entries.find_or_add(h, scope);
   e.spent = std::max<Nanos>(0, spent);
   e.unknown = 0;
   e.period = period;
@@ -418,18 +394,11 @@ std::size_t Ledger::forget_ended(SystemTime now) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < shard_count_; ++i) {
     std::lock_guard lock(shards_[i].mutex);
-    auto& entries = shards_[i].entries;
     // reserved == 0 means no Reservation holds the entry (a hold always has a positive amount in
     // it), so erasing it invalidates no pointer.
-    for (auto it = entries.begin(); it != entries.end();) {
-      const LedgerEntry& e = it->second;
-      if (e.reserved == 0 && e.period && now >= e.window_end) {
-        it = entries.erase(it);
-        ++n;
-      } else {
-        ++it;
-      }
-    }
+    n += shards_[i].entries.erase_if([now](ScopeKind, std::string_view, const LedgerEntry& e) {
+      return e.reserved == 0 && e.period && now >= e.window_end;
+    });
   }
   return n;
 }
@@ -447,8 +416,9 @@ std::vector<ScopeId> Ledger::scope_ids(ScopeKind kind) const {
   std::vector<ScopeId> out;
   for (std::size_t i = 0; i < shard_count_; ++i) {
     std::lock_guard lock(shards_[i].mutex);
-    for (const auto& [id, entry] : shards_[i].entries)
-      if (id.kind == kind) out.push_back(id);
+    shards_[i].entries.for_each([&](ScopeKind k, std::string_view id, const LedgerEntry&) {
+      if (k == kind) out.push_back(ScopeId{k, std::string(id)});
+    });
   }
   return out;
 }
