@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -47,7 +48,8 @@ class ScopeTable {
   }
 
   /// The value of `id` (ScopeIdHash `hash`), value-initialised and inserted when absent. Throws
-  /// std::bad_alloc (the table is unchanged then).
+  /// std::bad_alloc, or std::length_error for an id of 4 GiB or more (the table keeps its entries
+  /// then).
   V& find_or_add(std::size_t hash, const ScopeId& id) {
     if (V* v = find(hash, id)) return *v;
     if ((size_ + 1) * 4 > slots_.size() * 3) grow();  // load factor at most 3/4
@@ -58,29 +60,24 @@ class ScopeTable {
   }
 
   /// Erases every entry for which `pred(kind, id, value)` is true; returns how many. Pointers to
-  /// the other values stay valid.
+  /// the other values stay valid. Allocates nothing. `pred` must not change the table; an entry
+  /// may be shown to it twice (when erasing moves it back across the slots' end), so it should
+  /// answer the same for the same entry. If it throws, the entries erased before stay erased and
+  /// the table stays whole.
   template <class Pred>
   std::size_t erase_if(Pred pred) {
-    const auto doomed = [&pred](const Slot& s) {
-      return s.node != nullptr && pred(s.node->kind, s.node->id(), std::as_const(s.node->value));
-    };
-    bool any = false;
-    for (const Slot& s : slots_)
-      if ((any = doomed(s))) break;
-    if (!any) return 0;
-    std::vector<Slot> kept(slots_.size());  // allocated before anything changes (may throw)
-    kept.swap(slots_);                      // slots_: all empty, the same size
     std::size_t erased = 0;
-    for (const Slot& s : kept) {
-      if (s.node == nullptr) continue;
-      if (doomed(s)) {
-        destroy(s.node);
-        ++erased;
-      } else {
-        place(s);
+    for (std::size_t i = 0; i < slots_.size();) {
+      Node* node = slots_[i].node;
+      if (node == nullptr || !pred(node->kind, node->id(), std::as_const(node->value))) {
+        ++i;
+        continue;
       }
+      remove_at(i);  // slot i now holds a later entry of the run, or nothing: look at it again
+      destroy(node);
+      --size_;
+      ++erased;
     }
-    size_ -= erased;
     return erased;
   }
 
@@ -111,10 +108,18 @@ class ScopeTable {
   };
 
   static_assert(alignof(Node) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  static_assert(sizeof(std::size_t) == 8, "home() and grow() take the slot from a 64-bit hash's high bits");
 
   static Node* make(const ScopeId& id) {
+    if (id.id.size() > UINT32_MAX) throw std::length_error("scope id longer than 4 GiB");
     void* mem = ::operator new(sizeof(Node) + id.id.size());
-    Node* node = ::new (mem) Node{};
+    Node* node = nullptr;
+    try {
+      node = ::new (mem) Node{};
+    } catch (...) {
+      ::operator delete(mem);
+      throw;
+    }
     node->kind = id.kind;
     node->length = static_cast<std::uint32_t>(id.id.size());
     std::memcpy(reinterpret_cast<char*>(node + 1), id.id.data(), id.id.size());
@@ -127,6 +132,21 @@ class ScopeTable {
 
   // The slot a hash starts probing at: its high bits (the ledger picks shards from the low ones).
   std::size_t home(std::size_t hash) const noexcept { return static_cast<std::size_t>(hash >> shift_); }
+
+  // Backward-shift deletion: the entries after `hole` in its run move back into it while their
+  // home allows, so no probe run is broken and no tombstone is left.
+  void remove_at(std::size_t hole) noexcept {
+    for (std::size_t j = (hole + 1) & mask_;; j = (j + 1) & mask_) {
+      const Slot s = slots_[j];
+      if (s.node == nullptr) break;
+      // It may move to the hole unless its home lies (cyclically) after the hole, up to j.
+      if (((j - home(s.hash)) & mask_) >= ((j - hole) & mask_)) {
+        slots_[hole] = s;
+        hole = j;
+      }
+    }
+    slots_[hole] = Slot{};
+  }
 
   void place(Slot s) noexcept {
     std::size_t i = home(s.hash);

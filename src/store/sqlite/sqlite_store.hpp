@@ -33,8 +33,9 @@ struct SqliteOptions {
   /// Bound on spend log rows waiting for the writer; beyond it rows are dropped and counted
   /// (ledger records are never dropped).
   std::size_t max_pending_spend_rows = 100000;
-  /// Optional cap on the database size in pages (`PRAGMA max_page_count`); writes beyond it fail
-  /// like a full disk. For operators and fault-injection tests; nullopt = SQLite's default.
+  /// Optional cap on the database size in pages (`PRAGMA max_page_count`; a page is
+  /// kNewDatabasePageSize bytes in a file this store created); writes beyond it fail like a full
+  /// disk. For operators and fault-injection tests; nullopt = SQLite's default.
   std::optional<std::int64_t> max_page_count;
   /// true (what `serve` asks): the store holds an exclusive lock on the database for its life
   /// (store/sqlite/process_lock.hpp), so a second gateway on the same file is refused at open

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,8 +102,62 @@ TEST(ScopeTable, EraseIfKeepsTheOthersFindableAndInPlace) {
   EXPECT_EQ(seen, 666u);
 }
 
+// A run that starts at the last slot wraps to the first ones; erasing its first entry must move
+// the wrapped ones back across the end, and erasing them must not break the run.
+TEST(ScopeTable, ErasingInARunThatWrapsAroundTheEndKeepsTheRestFindable) {
+  ScopeTable<Counter> t;
+  constexpr std::size_t kLast = std::size_t{0xF} << 60;  // the last slot of the first 16
+  std::vector<ScopeId> ids;
+  for (int i = 0; i < 6; ++i) {
+    ids.push_back({ScopeKind::tag, "t" + std::to_string(i)});
+    t.find_or_add(kLast, ids.back()).n = i;
+  }
+  t.find_or_add(std::size_t{1} << 60, {ScopeKind::tag, "home-1"}).n = 100;  // pushed along by the run
+  ASSERT_EQ(t.size(), 7u);
+  for (int gone : {0, 3, 5}) {
+    EXPECT_EQ(t.erase_if([&](ScopeKind, std::string_view, const Counter& c) { return c.n == gone; }), 1u);
+    EXPECT_EQ(t.find(kLast, ids[static_cast<std::size_t>(gone)]), nullptr);
+    for (int i = 0; i < 6; ++i) {
+      if (i == 0 || i == 3 || i == 5) {
+        if (i <= gone) {
+          EXPECT_EQ(t.find(kLast, ids[static_cast<std::size_t>(i)]), nullptr) << i;
+        }
+        continue;
+      }
+      const Counter* c = t.find(kLast, ids[static_cast<std::size_t>(i)]);
+      ASSERT_NE(c, nullptr) << "after erasing " << gone << ", " << i;
+      EXPECT_EQ(c->n, i);
+    }
+    const Counter* other = t.find(std::size_t{1} << 60, {ScopeKind::tag, "home-1"});
+    ASSERT_NE(other, nullptr) << gone;
+    EXPECT_EQ(other->n, 100);
+  }
+  EXPECT_EQ(t.size(), 4u);
+}
+
+// A predicate that throws leaves the entries erased before erased and the table whole.
+TEST(ScopeTable, APredicateThatThrowsLeavesTheTableWhole) {
+  ScopeTable<Counter> t;
+  for (int i = 0; i < 40; ++i) t.find_or_add(static_cast<std::size_t>(i % 4) << 62, {ScopeKind::key, std::to_string(i)}).n = i;
+  int calls = 0;
+  EXPECT_THROW(t.erase_if([&](ScopeKind, std::string_view, const Counter& c) {
+    if (++calls == 20) throw std::runtime_error("stop");
+    return c.n % 2 == 0;
+  }),
+               std::runtime_error);
+  std::size_t found = 0;
+  for (int i = 0; i < 40; ++i)
+    if (const Counter* c = t.find(static_cast<std::size_t>(i % 4) << 62, {ScopeKind::key, std::to_string(i)})) {
+      EXPECT_EQ(c->n, i);
+      ++found;
+    }
+  EXPECT_EQ(found, t.size());
+  EXPECT_LT(t.size(), 40u);
+  EXPECT_GE(t.size(), 20u);  // at most the 19 entries shown before the throw were erased
+}
+
 // Random adds, finds and erases against std::map, with hashes from a small set so that probe
-// runs are long and cross the end of the slots.
+// runs are long.
 TEST(ScopeTable, AgreesWithAnOrderedMapUnderRandomOperations) {
   std::mt19937_64 rng(7);
   ScopeTable<Counter> t;
