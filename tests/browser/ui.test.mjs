@@ -460,7 +460,10 @@ test('edges: a long alias, the API answering an error, a refused whoami sends ba
   await gw.generateKey({ key_alias: long, max_budget: 1 });
   await withPage(async (page) => {
     await page.getByRole('link', { name: 'Keys', exact: true }).click();
-    const names = await page.getByTestId('keys-table').getByTestId('row-name').allTextContents();
+    // allTextContents() does not wait: the list is fetched after the click, so wait for its row.
+    const rowNames = page.getByTestId('keys-table').getByTestId('row-name');
+    await rowNames.filter({ hasText: long }).waitFor();
+    const names = await rowNames.allTextContents();
     assert.ok(names.includes(long));
     // The page does not grow sideways with it (the alias wraps).
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
