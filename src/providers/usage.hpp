@@ -7,6 +7,7 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -53,7 +54,8 @@ inline std::optional<std::int64_t> json_count(const boost::json::object& o, boos
 /// `reported` is false — the usage is unknown, not zero — when `usage` is null, absent (pass a
 /// null value), not an object, or lacks a valid `prompt_tokens` or `completion_tokens` (a
 /// non-negative integer; counts sent as strings are not read). Optional details that are
-/// malformed read as 0.
+/// malformed read as 0. The prompt's parts (cached, cache writes, audio) are cut to what is left of
+/// `prompt_tokens`, in that order, as the cost counts them.
 inline Usage usage_from_openai(const boost::json::value& usage) noexcept {
   Usage u;
   const auto* o = usage.if_object();
@@ -85,6 +87,15 @@ inline Usage usage_from_openai(const boost::json::value& usage) noexcept {
       u.cache_write_1h_tokens = std::min(detail::json_count(cc->get_object(), "ephemeral_1h_input_tokens").value_or(0), *writes);
       u.cache_write_tokens = *writes - u.cache_write_1h_tokens;
     }
+  }
+  // The prompt's parts are parts of prompt_tokens (OpenAI: cached tokens are "present in the
+  // prompt"). A part reported beyond what is left of it is cut, in the order the cost takes them
+  // (budget/cost.cpp), so the bill is unchanged and whoever writes this usage out again (the
+  // Anthropic view: input_tokens = prompt − cached − writes) gets a split that adds up.
+  std::int64_t left = u.prompt_tokens;
+  for (std::int64_t* part : {&u.cached_tokens, &u.cache_write_tokens, &u.cache_write_1h_tokens, &u.audio_input_tokens}) {
+    *part = std::min(*part, left);
+    left -= *part;
   }
   if (u.reasoning_tokens > 0) {
     const auto total = detail::json_count(*o, "total_tokens");

@@ -164,6 +164,35 @@ TEST(Usage, AnthropicCacheWritesByTtlWebSearchAndTier) {
   EXPECT_FALSE(usage_from_anthropic(json::parse(R"({"output_tokens":2})")).reported);
 }
 
+// An answer whose parts claim more than its prompt (20 cached of 12): the parts are cut to the
+// prompt, as the cost counts them, so the Anthropic view's input_tokens is never negative and its
+// counts add up to the prompt again.
+TEST(Usage, PromptPartsBeyondThePromptAreCutAndTheAnthropicViewAddsUp) {
+  const auto u = usage_from_openai(json::parse(
+      R"({"prompt_tokens":12,"completion_tokens":5,"cache_creation_input_tokens":4,
+          "prompt_tokens_details":{"cached_tokens":20,"audio_tokens":3}})"));
+  ASSERT_TRUE(u.reported);
+  EXPECT_EQ(u.prompt_tokens, 12);
+  EXPECT_EQ(u.cached_tokens, 12);
+  EXPECT_EQ(u.cache_write_tokens, 0);
+  EXPECT_EQ(u.audio_input_tokens, 0);
+  const auto partial = usage_from_openai(json::parse(
+      R"({"prompt_tokens":12,"completion_tokens":5,"cache_creation_input_tokens":9,"prompt_tokens_details":{"cached_tokens":8}})"));
+  EXPECT_EQ(partial.cached_tokens, 8);
+  EXPECT_EQ(partial.cache_write_tokens, 4);
+
+  const auto msg = chat_response_to_messages(obj(R"({"id":"chatcmpl-1","object":"chat.completion","model":"m",
+      "choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],
+      "usage":{"prompt_tokens":12,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":20}}})"),
+                                                 "m");
+  const auto& usage = msg.at("usage").as_object();
+  EXPECT_EQ(usage.at("input_tokens").as_int64(), 0);
+  EXPECT_EQ(usage.at("cache_read_input_tokens").as_int64(), 12);
+  const auto back = usage_from_anthropic(msg.at("usage"));
+  EXPECT_EQ(back.prompt_tokens, 12);
+  EXPECT_EQ(back.cached_tokens, 12);
+}
+
 TEST(Usage, ToOpenAi) {
   const auto o = usage_to_openai(Usage{.prompt_tokens = 100, .completion_tokens = 20, .cached_tokens = 64, .reported = true});
   EXPECT_EQ(o, obj(R"({"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,
