@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
@@ -37,6 +38,7 @@
 #include "pipeline/job_runner.hpp"
 #include "pipeline/process_metrics.hpp"
 #include "core/database_url.hpp"
+#include "store/journal/ledger_journal.hpp"
 #include "store/redis/circuit_sync.hpp"
 #include "store/sqlite/sqlite_memory.hpp"
 #include "store/redis/io_connection.hpp"
@@ -440,6 +442,10 @@ int serve(std::shared_ptr<const config::Config> cfg, const ServeOptions& options
       std::exit(1);
     }
     http::UpstreamPool::install(pool.get());
+    // Ledger records this thread's requests append in one turn of its loop are written together
+    // (docs/storage.md "Ledger journal").
+    store::journal::batch_appends_on_this_thread(
+        [&ioc](std::function<void()> fn) { boost::asio::post(ioc, std::move(fn)); });
     if (++ready == threads) announce();
   });
 

@@ -19,8 +19,8 @@ bool on_thread_of(const net::any_io_executor& exec) {
 }
 
 /// Appends `rec` to the durable ledger. The answer comes on this thread (the ledger journal's
-/// write, before append_ledger returns: then await_append does not wait at all) or on another
-/// (the store's writer, the journal's thread: it is posted here).
+/// write: before append_ledger returns, or when this thread's batch is written at the end of the
+/// loop's turn) or on another (the store's writer, the journal's thread: it is posted here).
 PendingAppend start_append(store::Store& st, store::LedgerRecord rec, const net::any_io_executor& exec,
                            core::SteadyTime deadline) {
   PendingAppend p{std::make_shared<net::steady_timer>(exec, deadline), std::make_shared<std::optional<bool>>()};
@@ -41,6 +41,9 @@ PendingAppend start_append(store::Store& st, store::LedgerRecord rec, const net:
 /// Waits (without blocking the thread) until the store's writer reports `p` committed. Returns
 /// false when it could not be written by `deadline`.
 net::awaitable<bool> await_append(PendingAppend p, core::SteadyTime deadline) {
+  // A record in this thread's journal batch is written by a handler posted before this one: one
+  // turn of the loop answers it, without arming the timer (which may be the loop's earliest).
+  if (!p.result->has_value()) co_await net::post(co_await net::this_coro::executor, net::use_awaitable);
   while (!p.result->has_value() && std::chrono::steady_clock::now() < deadline) co_await p.timer->async_wait(use_nothrow);
   co_return p.result->value_or(false);
 }

@@ -48,6 +48,10 @@ std::string read_file(const std::filesystem::path& path, std::string& err) {
   return out;
 }
 
+thread_local ThreadPost tl_post;  // batch_appends_on_this_thread()
+
+std::atomic<std::uint64_t> g_journal_ids{0};
+
 void sync_dir(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
@@ -57,7 +61,9 @@ void sync_dir(const std::filesystem::path& dir) {
 
 }  // namespace
 
-LedgerJournal::LedgerJournal(JournalOptions options) : opts_(std::move(options)) {}
+void batch_appends_on_this_thread(ThreadPost post) { tl_post = std::move(post); }
+
+LedgerJournal::LedgerJournal(JournalOptions options) : opts_(std::move(options)), id_(++g_journal_ids) {}
 
 LedgerJournal::~LedgerJournal() {
   stop();
@@ -163,6 +169,7 @@ void LedgerJournal::start(Sink sink) {
 
 void LedgerJournal::stop() {
   stopped_ = true;
+  write_thread_batches();  // appended before the stop: written, as a synchronous append would have been
   {
     std::lock_guard lk(mu_);
     stop_ = true;
@@ -188,8 +195,56 @@ void LedgerJournal::stop() {
   if (!kept.empty()) write_batch(kept, false);
 }
 
+std::shared_ptr<LedgerJournal::ThreadBatch> LedgerJournal::thread_batch() {
+  thread_local std::uint64_t owner = 0;
+  thread_local std::shared_ptr<ThreadBatch> mine;
+  if (owner != id_ || !mine) {
+    mine = std::make_shared<ThreadBatch>();
+    owner = id_;
+    std::lock_guard lk(batches_mu_);
+    batches_.push_back(mine);
+  }
+  return mine;
+}
+
+void LedgerJournal::write_thread_batch(ThreadBatch& b) {
+  std::vector<Pending> items;
+  {
+    std::lock_guard lk(b.mu);
+    items.swap(b.items);
+    b.posted = false;
+  }
+  if (items.empty()) return;
+  batched_.fetch_sub(items.size());
+  write_batch(items, true);
+}
+
+void LedgerJournal::write_thread_batches() {
+  if (batched_.load() == 0) return;
+  std::vector<std::shared_ptr<ThreadBatch>> all;
+  {
+    std::lock_guard lk(batches_mu_);
+    all = batches_;
+  }
+  for (const auto& b : all) write_thread_batch(*b);
+}
+
 void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
+  if (!opts_.fsync && !stopped_ && tl_post) {
+    auto b = thread_batch();
+    bool post = false;
+    {
+      std::lock_guard lk(b->mu);
+      b->items.push_back(Pending{std::move(record), std::move(on_durable), Clock::now()});
+      batched_.fetch_add(1);
+      post = !b->posted;
+      b->posted = true;
+    }
+    if (post) tl_post([this, b] { write_thread_batch(*b); });
+    return;
+  }
   if (!opts_.fsync && !stopped_) {
+    write_thread_batches();  // a reservation's settle never comes before its reserve
     std::vector<Pending> one;
     one.push_back(Pending{std::move(record), std::move(on_durable), Clock::now()});
     write_batch(one, true);
@@ -212,6 +267,7 @@ bool LedgerJournal::flush() {
     std::lock_guard sl(stats_mu_);
     before = stats_.failed_batches;
   }
+  write_thread_batches();
   auto done = std::make_shared<std::promise<void>>();
   auto fut = done->get_future();
   {

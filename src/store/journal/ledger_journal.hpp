@@ -41,6 +41,17 @@
 
 namespace tollgate::store::journal {
 
+/// Runs `fn` later on the calling thread, after the work already queued there (an event loop's
+/// `post`). Must not run `fn` inline.
+using ThreadPost = std::function<void(std::function<void()> fn)>;
+
+/// From now on, records a LedgerJournal without fsync is given on the calling thread wait in
+/// that thread's batch, and `post` is called once per batch to write it (one `pwrite`; the
+/// callbacks fire on this thread then). A record's durability is unchanged: its callback fires
+/// once it is written. An empty `post` turns batching off for the thread (its batch must be
+/// empty: call it with no record waiting). Used by the server's worker threads (app/serve.cpp).
+void batch_appends_on_this_thread(ThreadPost post);
+
 struct JournalOptions {
   std::filesystem::path dir;  ///< created if missing
   /// true: `fdatasync` after each batch's write (records survive power loss; adds the disk's
@@ -95,14 +106,17 @@ class LedgerJournal {
   /// on_durable(false) at once. Idempotent.
   void stop();
 
-  /// Without fsync: writes the record on this thread and fires the callback before returning
-  /// (the callback must not call back into the store: post to an io_context). With fsync:
-  /// enqueues, and the callback fires on the journal thread. After stop(): on_durable(false) at
-  /// once.
+  /// Without fsync, on a thread that batches (batch_appends_on_this_thread): adds the record to
+  /// this thread's batch, and the callback fires when the batch is written (the posted write,
+  /// flush() or stop()). Without fsync elsewhere: writes every thread's waiting batch, then the
+  /// record, on this thread, and fires the callback before returning (so a reservation's settle
+  /// never comes before its reserve). In both cases the callback must not call back into the
+  /// store (post to an io_context). With fsync: enqueues, and the callback fires on the journal
+  /// thread. After stop(): on_durable(false) at once.
   void append(LedgerRecord record, DurableCallback on_durable);
-  /// Blocks until everything appended before the call was written or refused; false when a
-  /// write failed meanwhile, a kept settle still waits to be written again, or the journal is
-  /// stopped.
+  /// Blocks until everything appended before the call was written or refused (every thread's
+  /// waiting batch is written on the calling thread first); false when a write failed
+  /// meanwhile, a kept settle still waits to be written again, or the journal is stopped.
   bool flush();
   /// The database holds every record up to `jseq` (thread-safe; called after each fold).
   void folded(std::uint64_t jseq);
@@ -130,8 +144,21 @@ class LedgerJournal {
     std::filesystem::path path;
   };
 
+  /// One thread's records waiting for its posted write (batch_appends_on_this_thread).
+  struct ThreadBatch {
+    std::mutex mu;
+    std::vector<Pending> items;
+    bool posted = false;  ///< a write is posted and has not taken the items yet
+  };
+
   explicit LedgerJournal(JournalOptions options);
   void loop();
+  /// The calling thread's batch for this journal, made and registered on first use.
+  std::shared_ptr<ThreadBatch> thread_batch();
+  /// Writes what `b` holds (the posted write, flush(), stop()).
+  void write_thread_batch(ThreadBatch& b);
+  /// Writes every thread's waiting batch, on the calling thread.
+  void write_thread_batches();
   /// Writes `batch` (reserves past the backlog bound refused first); failed settles go to retry_.
   /// Takes write_mu_.
   void write_batch(std::vector<Pending>& batch, bool keep_settles);
@@ -162,6 +189,11 @@ class LedgerJournal {
   Clock::time_point retry_at_{};
   Clock::duration retry_backoff_{};
   std::unordered_set<std::uint64_t> failed_reserves_;
+
+  const std::uint64_t id_;  ///< tells this journal's thread batches from an earlier one's
+  std::mutex batches_mu_;
+  std::vector<std::shared_ptr<ThreadBatch>> batches_;  ///< every thread's batch, for flush() and stop()
+  std::atomic<std::uint64_t> batched_{0};  ///< records waiting in thread batches
 
   std::mutex segments_mu_;
   std::deque<Segment> segments_;  ///< oldest first; the last is the one written

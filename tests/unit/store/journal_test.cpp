@@ -467,6 +467,160 @@ TEST_P(JournalWrites, AFailedWriteRefusesTheReserveKeepsTheSettleAndLeavesNothin
   EXPECT_EQ(all[1].jseq, 2u);
 }
 
+// --- batches per thread (a worker's event loop) -------------------------------------------
+
+// The calling thread batches its appends; its posted writes wait in `posted` until run. Turned
+// off again at the end of the scope (the test thread runs other tests after).
+struct BatchingHere {
+  std::vector<std::function<void()>> posted;
+  BatchingHere() {
+    batch_appends_on_this_thread([this](std::function<void()> fn) { posted.push_back(std::move(fn)); });
+  }
+  ~BatchingHere() { batch_appends_on_this_thread({}); }
+  void run_posted() {
+    auto now = std::move(posted);
+    posted.clear();
+    for (auto& fn : now) fn();
+  }
+};
+
+TEST(JournalThreadBatches, OneTurnsRecordsWaitForThePostedWriteAndGoOutInOneWriteInOrder) {
+  TempDir dir;
+  const JournalOptions o{.dir = dir.path() / "j"};
+  std::vector<int> confirmed;  // reservation ids, in the order their callbacks fired
+  {
+    auto j = open_or_die(o, 0);
+    ASSERT_TRUE(j);
+    Collected got;
+    j->start(got.sink());
+    BatchingHere here;
+    j->append(record(1, LedgerKind::reserve, 10), [&](bool ok) { confirmed.push_back(ok ? 1 : -1); });
+    j->append(record(2, LedgerKind::reserve, 10), [&](bool ok) { confirmed.push_back(ok ? 2 : -2); });
+    j->append(record(1, LedgerKind::settle, 10), [&](bool ok) { confirmed.push_back(ok ? 3 : -3); });
+    EXPECT_TRUE(confirmed.empty()) << "confirmed before the write";
+    EXPECT_TRUE(got.jseqs().empty());
+    EXPECT_EQ(j->stats().batches, 0u);
+    ASSERT_EQ(here.posted.size(), 1u) << "one write posted per batch";
+    here.run_posted();
+    EXPECT_EQ(confirmed, (std::vector<int>{1, 2, 3}));
+    EXPECT_EQ(got.jseqs(), (std::vector<std::uint64_t>{1, 2, 3}));
+    EXPECT_EQ(j->stats().batches, 1u);
+    EXPECT_EQ(j->stats().ledger_records, 3u);
+    // The next turn's record posts a write of its own.
+    j->append(record(3, LedgerKind::reserve, 10), [&](bool ok) { confirmed.push_back(ok ? 4 : -4); });
+    ASSERT_EQ(here.posted.size(), 1u);
+    here.run_posted();
+    EXPECT_EQ(confirmed, (std::vector<int>{1, 2, 3, 4}));
+    EXPECT_EQ(j->stats().batches, 2u);
+  }
+  std::vector<JournalEntry> all;
+  ASSERT_TRUE(open_or_die(o, 0, &all));
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[2].record, record(1, LedgerKind::settle, 10));
+  EXPECT_EQ(all[3].record, record(3, LedgerKind::reserve, 10));
+}
+
+// A batch whose posted write never runs (the event loop stopped) is written by flush() and by
+// stop(); its posted write, run late, finds nothing left.
+TEST(JournalThreadBatches, FlushAndStopWriteAWaitingBatchAndALatePostedWriteFindsNothing) {
+  TempDir dir;
+  const JournalOptions o{.dir = dir.path() / "j"};
+  int confirmed = 0, refused = 0;
+  auto cb = [&](bool ok) { ++(ok ? confirmed : refused); };
+  {
+    auto j = open_or_die(o, 0);
+    ASSERT_TRUE(j);
+    j->start({});
+    BatchingHere here;
+    j->append(record(1, LedgerKind::reserve, 10), cb);
+    j->append(record(2, LedgerKind::reserve, 10), cb);
+    EXPECT_EQ(confirmed, 0);
+    EXPECT_TRUE(j->flush());
+    EXPECT_EQ(confirmed, 2);
+    here.run_posted();  // late: already written
+    EXPECT_EQ(confirmed, 2);
+    EXPECT_EQ(j->stats().ledger_records, 2u);
+    j->append(record(1, LedgerKind::settle, 10), cb);
+    j->stop();
+    EXPECT_EQ(confirmed, 3);
+    here.run_posted();
+    j->append(record(3, LedgerKind::reserve, 10), cb);  // after stop(): refused at once
+    EXPECT_EQ(refused, 1);
+    EXPECT_EQ(confirmed, 3);
+    EXPECT_TRUE(here.posted.empty());
+  }
+  std::vector<JournalEntry> all;
+  ASSERT_TRUE(open_or_die(o, 0, &all));
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[2].record, record(1, LedgerKind::settle, 10));
+}
+
+// A thread that does not batch (a drain's cleanup, the admin API) writes the waiting batches
+// before its own record: a reservation's settle never comes before its reserve.
+TEST(JournalThreadBatches, AnAppendOnAThreadThatDoesNotBatchWritesTheWaitingBatchesFirst) {
+  TempDir dir;
+  auto j = open_or_die({.dir = dir.path() / "j"}, 0);
+  ASSERT_TRUE(j);
+  Collected got;
+  j->start(got.sink());
+  std::atomic<int> reserve_ok{0};
+  std::vector<std::function<void()>> stranded;  // the worker's posted write, never run
+  std::thread worker([&] {
+    BatchingHere here;
+    j->append(record(7, LedgerKind::reserve, 10), [&](bool ok) { reserve_ok = ok ? 1 : -1; });
+    stranded = std::move(here.posted);
+  });
+  worker.join();
+  EXPECT_EQ(reserve_ok.load(), 0);
+  ASSERT_TRUE(append_sync(*j, record(7, LedgerKind::settle, 10)));
+  EXPECT_EQ(reserve_ok.load(), 1);
+  std::lock_guard lk(got.mu);
+  ASSERT_EQ(got.entries.size(), 2u);
+  EXPECT_EQ(got.entries[0].record.kind, LedgerKind::reserve);
+  EXPECT_EQ(got.entries[1].record.kind, LedgerKind::settle);
+}
+
+// Workers batching at once, each running its posted writes every few appends: every record is
+// confirmed once, each thread's records keep their order, and the numbers are consecutive.
+TEST(JournalThreadBatches, ConcurrentBatchingThreadsConfirmEachRecordOnceInTheirOrder) {
+  TempDir dir;
+  const JournalOptions o{.dir = dir.path() / "j"};
+  constexpr std::uint64_t kThreads = 4, kEach = 1500;
+  std::vector<std::atomic<int>> confirmed(kThreads * kEach);
+  {
+    auto j = open_or_die(o, 0);
+    ASSERT_TRUE(j);
+    Collected got;
+    j->start(got.sink());
+    std::vector<std::thread> threads;
+    for (std::uint64_t t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        BatchingHere here;
+        for (std::uint64_t i = 0; i < kEach; ++i) {
+          const std::uint64_t id = t * kEach + i;
+          j->append(record(id + 1, i % 2 ? LedgerKind::settle : LedgerKind::reserve, 10),
+                    [&, id](bool ok) { confirmed[id] += ok ? 1 : 100; });
+          if (i % (t + 2) == 0) here.run_posted();
+        }
+        here.run_posted();
+      });
+    for (auto& th : threads) th.join();
+    for (std::size_t id = 0; id < confirmed.size(); ++id) ASSERT_EQ(confirmed[id].load(), 1) << "record " << id;
+    EXPECT_EQ(got.jseqs().size(), kThreads * kEach);
+    EXPECT_LT(j->stats().batches, kThreads * kEach) << "records of one turn share a write";
+  }
+  std::vector<JournalEntry> all;
+  ASSERT_TRUE(open_or_die(o, 0, &all));
+  ASSERT_EQ(all.size(), kThreads * kEach);
+  std::vector<std::uint64_t> next(kThreads, 0);
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    EXPECT_EQ(all[k].jseq, k + 1);
+    const std::uint64_t id = all[k].record.reservation_id - 1, t = id / kEach;
+    ASSERT_LT(t, kThreads);
+    EXPECT_EQ(id % kEach, next[t]++) << "thread " << t << "'s records out of order";
+  }
+}
+
 // --- the journaled SQLite store -------------------------------------------------------------
 
 sqlite::SqliteOptions journaled(int busy_timeout_ms = 5000) {
