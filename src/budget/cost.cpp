@@ -126,16 +126,12 @@ Charge price_usage(const ModelPrice& price, const Usage& u) {
     return n;
   };
   // Input: the parts first, then the uncached text.
-  std::int64_t left = prompt;
-  const std::int64_t cached = take(u.cached_tokens, left);
-  const std::int64_t write5 = take(u.cache_write_tokens, left);
-  const std::int64_t write1h = take(u.cache_write_1h_tokens, left);
-  const std::int64_t audio_in = take(u.audio_input_tokens, left);
-  line(LineKind::input, left, card.input);
-  line(LineKind::cached_input, cached, card.cached);
-  line(LineKind::cache_write, write5, card.cache_write);
-  line(LineKind::cache_write_1h, write1h, card.cache_write_1h);
-  line(LineKind::audio_input, audio_in, card.audio_input);
+  const Usage::PromptSplit in = u.prompt_split();
+  line(LineKind::input, in.text, card.input);
+  line(LineKind::cached_input, in.cached, card.cached);
+  line(LineKind::cache_write, in.cache_write, card.cache_write);
+  line(LineKind::cache_write_1h, in.cache_write_1h, card.cache_write_1h);
+  line(LineKind::audio_input, in.audio, card.audio_input);
   // Output: the parts first, then the text.
   const std::int64_t completion = std::max<std::int64_t>(u.completion_tokens, 0);
   const std::int64_t reasoning_reported = std::max<std::int64_t>(u.reasoning_tokens, 0);

@@ -34,6 +34,44 @@ struct Usage {
   std::string service_tier;                ///< the tier the response says served it ("default", "priority", "flex", ...); empty = not said
   bool reported = false;                   ///< false: the upstream reported no usage (unknown, not zero)
 
+  /// The prompt split into its parts (tokens). Each part takes what it reports, at most what is
+  /// left of prompt_tokens, in this order: cached, cache writes (5-minute), cache writes (1-hour),
+  /// audio; `text` is the rest (the uncached text tokens). Negative counts read as 0. This is the
+  /// split the cost prices (budget/cost.cpp), so no token is counted twice whatever the upstream
+  /// claimed (e.g. more cached tokens than the prompt).
+  struct PromptSplit {
+    std::int64_t text = 0;
+    std::int64_t cached = 0;
+    std::int64_t cache_write = 0;
+    std::int64_t cache_write_1h = 0;
+    std::int64_t audio = 0;
+  };
+  [[nodiscard]] PromptSplit prompt_split() const noexcept {
+    PromptSplit s;
+    std::int64_t left = prompt_tokens > 0 ? prompt_tokens : 0;
+    auto take = [&left](std::int64_t reported) {
+      const std::int64_t n = reported <= 0 ? 0 : reported < left ? reported : left;
+      left -= n;
+      return n;
+    };
+    s.cached = take(cached_tokens);
+    s.cache_write = take(cache_write_tokens);
+    s.cache_write_1h = take(cache_write_1h_tokens);
+    s.audio = take(audio_input_tokens);
+    s.text = left;
+    return s;
+  }
+  /// Sets the prompt's parts to prompt_split()'s, so that whoever writes this usage out again in
+  /// another API's terms (Anthropic's `input_tokens` = prompt − cached − cache writes) gets parts
+  /// that add up. The bill is unchanged. Called by the provider readers (providers/usage.hpp).
+  void fit_prompt_parts() noexcept {
+    const PromptSplit s = prompt_split();
+    cached_tokens = s.cached;
+    cache_write_tokens = s.cache_write;
+    cache_write_1h_tokens = s.cache_write_1h;
+    audio_input_tokens = s.audio;
+  }
+
   /// Every output token billed: completion_tokens, plus reasoning_tokens when reported beside it.
   [[nodiscard]] std::int64_t billed_output_tokens() const noexcept {
     return reasoning_outside_completion ? completion_tokens + reasoning_tokens : completion_tokens;

@@ -7,7 +7,6 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
-#include <initializer_list>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -89,14 +88,8 @@ inline Usage usage_from_openai(const boost::json::value& usage) noexcept {
     }
   }
   // The prompt's parts are parts of prompt_tokens (OpenAI: cached tokens are "present in the
-  // prompt"). A part reported beyond what is left of it is cut, in the order the cost takes them
-  // (budget/cost.cpp), so the bill is unchanged and whoever writes this usage out again (the
-  // Anthropic view: input_tokens = prompt − cached − writes) gets a split that adds up.
-  std::int64_t left = u.prompt_tokens;
-  for (std::int64_t* part : {&u.cached_tokens, &u.cache_write_tokens, &u.cache_write_1h_tokens, &u.audio_input_tokens}) {
-    *part = std::min(*part, left);
-    left -= *part;
-  }
+  // prompt"): one reported beyond what is left of it is cut, as the cost counts it.
+  u.fit_prompt_parts();
   if (u.reasoning_tokens > 0) {
     const auto total = detail::json_count(*o, "total_tokens");
     u.reasoning_outside_completion =

@@ -259,9 +259,11 @@ Usage usage_from_gemini(const json::value& um) noexcept {
   if (const auto* details = o->if_contains("promptTokensDetails"); details && details->is_array()) {
     for (const auto& dv : details->get_array()) {
       const auto* d = dv.if_object();
-      if (d && str_or(*d, "modality") == "AUDIO") u.audio_input_tokens += detail::json_count(*d, "tokenCount").value_or(0);
+      if (d && str_or(*d, "modality") == "AUDIO")  // at most kMaxTokenCount each: the sum never overflows
+        u.audio_input_tokens = std::min(u.audio_input_tokens + detail::json_count(*d, "tokenCount").value_or(0), kMaxTokenCount);
     }
   }
+  u.fit_prompt_parts();  // audio reported beyond the prompt is cut, as the cost counts it
   return u;
 }
 

@@ -72,6 +72,37 @@ TEST(PriceUsage, PartsLargerThanThePromptAreClampedNotCountedTwice) {
   EXPECT_EQ(count_of(c, LineKind::input), 0);
 }
 
+// The split the cost prices is the one fit_prompt_parts leaves in the usage: fitting a usage
+// changes neither its parts' sum beyond the prompt nor its bill.
+TEST(PriceUsage, FittingThePromptsPartsKeepsTheBillAndMakesThemAddUp) {
+  auto u = usage(100, 3);
+  u.cached_tokens = 70;
+  u.cache_write_tokens = 20;
+  u.cache_write_1h_tokens = 30;  // only 10 left
+  u.audio_input_tokens = 5;      // nothing left
+  const auto split = u.prompt_split();
+  EXPECT_EQ(split.cached, 70);
+  EXPECT_EQ(split.cache_write, 20);
+  EXPECT_EQ(split.cache_write_1h, 10);
+  EXPECT_EQ(split.audio, 0);
+  EXPECT_EQ(split.text, 0);
+  const auto before = price_usage(claude(), u);
+  u.fit_prompt_parts();
+  EXPECT_EQ(u.cached_tokens + u.cache_write_tokens + u.cache_write_1h_tokens + u.audio_input_tokens, 100);
+  EXPECT_EQ(u.cache_write_1h_tokens, 10);
+  EXPECT_EQ(u.audio_input_tokens, 0);
+  EXPECT_EQ(price_usage(claude(), u).total, before.total);
+  // Negative counts (never read from an upstream, but a Usage is plain data) read as 0.
+  auto odd = usage(-5, 0);
+  odd.cached_tokens = -3;
+  EXPECT_EQ(odd.prompt_split().text, 0);
+  EXPECT_EQ(odd.prompt_split().cached, 0);
+  auto within = usage(50, 0);
+  within.cached_tokens = 10;
+  within.audio_input_tokens = 15;
+  EXPECT_EQ(within.prompt_split().text, 25);
+}
+
 TEST(PriceUsage, ReasoningReportedOutsideCompletionIsBilledToo) {
   ModelPrice p;
   p.input = per_million(3'000'000);

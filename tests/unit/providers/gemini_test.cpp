@@ -189,6 +189,23 @@ TEST(GeminiAdapter, VertexUrlAndAuthorizer) {
   EXPECT_TRUE(req->target.path_and_query.starts_with("/v1/projects/proj/"));
 }
 
+// Audio parts claiming more than the prompt (and more than an int64 in all) are cut to what the
+// cached tokens left of it, as the cost counts them.
+TEST(GeminiResponse, AudioPartsBeyondThePromptAreCutAndTheirSumNeverOverflows) {
+  std::string details;
+  for (int i = 0; i < 10'000; ++i) details += std::string(i ? "," : "") + R"({"modality":"AUDIO","tokenCount":1000000000000000})";
+  const auto huge = gemini::usage_from_gemini(json::parse(
+      R"({"promptTokenCount":40,"cachedContentTokenCount":30,"candidatesTokenCount":2,"promptTokensDetails":[)" + details + "]}"));
+  ASSERT_TRUE(huge.reported);
+  EXPECT_EQ(huge.prompt_tokens, 40);
+  EXPECT_EQ(huge.cached_tokens, 30);
+  EXPECT_EQ(huge.audio_input_tokens, 10);
+  const auto some = gemini::usage_from_gemini(json::parse(
+      R"({"promptTokenCount":40,"candidatesTokenCount":2,"promptTokensDetails":[{"modality":"TEXT","tokenCount":30},{"modality":"AUDIO","tokenCount":10}]})"));
+  EXPECT_EQ(some.audio_input_tokens, 10);
+  EXPECT_EQ(some.prompt_split().text, 30);
+}
+
 TEST(GeminiResponse, TextToolCallsFinishAndUsage) {
   const auto& p = provider_for(config::ProviderKind::gemini);
   auto parsed = p.parse_response(deployment(config::ProviderKind::gemini), R"({
