@@ -285,7 +285,8 @@ class Store {
   /// Enqueues a ledger record; never blocks on disk. The record is written by the writer in
   /// the next group-commit transaction; `on_durable(true)` fires after that transaction
   /// committed, `on_durable(false)` if it failed (the record is then NOT in the ledger; the
-  /// caller must fail closed). Fires exactly once, on the writer thread.
+  /// caller must fail closed). Fires exactly once: on the writer thread; with the embedded
+  /// store's ledger journal, on the thread that wrote the record (store/journal/ledger_journal.hpp).
   virtual void append_ledger(LedgerRecord record, DurableCallback on_durable) = 0;
 
   /// Settles every reservation that has no settle record (settle_kind "recovered",

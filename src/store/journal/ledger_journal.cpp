@@ -207,26 +207,35 @@ std::shared_ptr<LedgerJournal::ThreadBatch> LedgerJournal::thread_batch() {
   return mine;
 }
 
-void LedgerJournal::write_thread_batch(ThreadBatch& b) {
+void LedgerJournal::take_and_write(ThreadBatch& b) {
   std::vector<Pending> items;
   {
     std::lock_guard lk(b.mu);
     items.swap(b.items);
     b.posted = false;
+    batched_.fetch_sub(items.size());
   }
-  if (items.empty()) return;
-  batched_.fetch_sub(items.size());
-  write_batch(items, true);
+  if (!items.empty()) write_batch_locked(items, true);
+}
+
+void LedgerJournal::write_thread_batch(ThreadBatch& b) {
+  // The items are taken under write_mu_ and written before it is released: records taken from
+  // a batch are never in no batch and unwritten while another writer goes ahead of them.
+  std::lock_guard wl(write_mu_);
+  take_and_write(b);
 }
 
 void LedgerJournal::write_thread_batches() {
+  // Under write_mu_ even when nothing waits: a posted write under way (its items already taken)
+  // ends first, so what was appended before this call is written when it returns.
+  std::lock_guard wl(write_mu_);
   if (batched_.load() == 0) return;
   std::vector<std::shared_ptr<ThreadBatch>> all;
   {
     std::lock_guard lk(batches_mu_);
     all = batches_;
   }
-  for (const auto& b : all) write_thread_batch(*b);
+  for (const auto& b : all) take_and_write(*b);
 }
 
 void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
@@ -240,7 +249,13 @@ void LedgerJournal::append(LedgerRecord record, DurableCallback on_durable) {
       post = !b->posted;
       b->posted = true;
     }
-    if (post) tl_post([this, b] { write_thread_batch(*b); });
+    if (post) {
+      try {
+        tl_post([this, b] { write_thread_batch(*b); });
+      } catch (...) {
+        write_thread_batch(*b);  // no write could be posted (bad_alloc): written here, now
+      }
+    }
     return;
   }
   if (!opts_.fsync && !stopped_) {
@@ -364,6 +379,10 @@ std::string LedgerJournal::write_bytes(const std::string& bytes) {
 
 void LedgerJournal::write_batch(std::vector<Pending>& batch, bool keep_settles) {
   std::lock_guard wl(write_mu_);
+  write_batch_locked(batch, keep_settles);
+}
+
+void LedgerJournal::write_batch_locked(std::vector<Pending>& batch, bool keep_settles) {
   if (stopped_ && joined_) keep_settles = false;  // no thread left to write them again
   std::string bytes;
   std::vector<Pending*> go;  // written in this order, jseq next_jseq_ + i

@@ -1,9 +1,13 @@
 #pragma once
 /// The ledger journal (docs/storage.md "Ledger journal"): the embedded store's durable ledger
 /// records are appended to checksummed segment files, and each record's DurableCallback fires
-/// once its write returned. Without JournalOptions::fsync the caller's thread writes its record
-/// itself (one `pwrite` into the page cache: no hand-off to another thread and back); with it
-/// the journal thread writes everything waiting with one `pwrite` and one `fdatasync` per batch. The records are then handed to a Sink, which folds them into the
+/// once its write returned. Without JournalOptions::fsync the records are written by the
+/// appending threads (one `pwrite` into the page cache: no hand-off to another thread and back):
+/// on a thread that called batch_appends_on_this_thread() (a worker's event loop) the records
+/// appended during one turn of its loop are written together when the posted write runs; any
+/// other thread writes its record before `append` returns. With fsync the journal thread writes
+/// everything waiting with one `pwrite` and one `fdatasync` per batch. The records are then
+/// handed to a Sink, which folds them into the
 /// database off the requests' path; LedgerJournal::folded() tells the journal how far that got, and
 /// segments wholly folded are deleted. At open, the records past the database's folded mark are
 /// returned for folding before the store serves: a SIGKILL loses nothing a callback confirmed.
@@ -47,8 +51,9 @@ using ThreadPost = std::function<void(std::function<void()> fn)>;
 
 /// From now on, records a LedgerJournal without fsync is given on the calling thread wait in
 /// that thread's batch, and `post` is called once per batch to write it (one `pwrite`; the
-/// callbacks fire on this thread then). A record's durability is unchanged: its callback fires
-/// once it is written. An empty `post` turns batching off for the thread (its batch must be
+/// callbacks fire on this thread then, or on the thread of a flush(), a stop() or an append on a
+/// thread that does not batch, which write the waiting batches first). A record's durability is
+/// unchanged: its callback fires once it is written. An empty `post` turns batching off for the thread (its batch must be
 /// empty: call it with no record waiting). Used by the server's worker threads (app/serve.cpp).
 void batch_appends_on_this_thread(ThreadPost post);
 
@@ -155,13 +160,18 @@ class LedgerJournal {
   void loop();
   /// The calling thread's batch for this journal, made and registered on first use.
   std::shared_ptr<ThreadBatch> thread_batch();
-  /// Writes what `b` holds (the posted write, flush(), stop()).
+  /// Writes what `b` holds (its posted write). Takes write_mu_.
   void write_thread_batch(ThreadBatch& b);
-  /// Writes every thread's waiting batch, on the calling thread.
+  /// Writes every thread's waiting batch, on the calling thread (flush(), stop(), an append on a
+  /// thread that does not batch). Takes write_mu_, so a posted write under way ends first.
   void write_thread_batches();
+  /// Takes `b`'s items and writes them. Under write_mu_.
+  void take_and_write(ThreadBatch& b);
   /// Writes `batch` (reserves past the backlog bound refused first); failed settles go to retry_.
   /// Takes write_mu_.
   void write_batch(std::vector<Pending>& batch, bool keep_settles);
+  /// write_batch, with write_mu_ held by the caller.
+  void write_batch_locked(std::vector<Pending>& batch, bool keep_settles);
   /// Appends `bytes` at the current segment's end; on failure cuts it back. Error message or "".
   std::string write_bytes(const std::string& bytes);
   /// Opens a new segment whose first record will be `first` (the current one is closed).

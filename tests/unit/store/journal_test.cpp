@@ -8,9 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -618,6 +620,79 @@ TEST(JournalThreadBatches, ConcurrentBatchingThreadsConfirmEachRecordOnceInTheir
     const std::uint64_t id = all[k].record.reservation_id - 1, t = id / kEach;
     ASSERT_LT(t, kThreads);
     EXPECT_EQ(id % kEach, next[t]++) << "thread " << t << "'s records out of order";
+  }
+}
+
+// Batching workers while another thread appends and flushes (the deferred-job runner, a
+// shutdown): a batch taken by that thread is written before the worker's next batch, so every
+// settle follows its reserve; and flush() returns only once everything appended before it was
+// written (a worker's posted write under way included).
+TEST(JournalThreadBatches, AThreadThatTakesTheBatchesKeepsEachSettleAfterItsReserveAndFlushWaitsForWritesUnderWay) {
+  TempDir dir;
+  const JournalOptions o{.dir = dir.path() / "j"};
+  constexpr std::uint64_t kBatchers = 2, kEach = 3000, kOthers = 1'000'000;
+  std::array<std::atomic<std::uint64_t>, kBatchers> appended{}, confirmed{};
+  std::atomic<int> refused{0}, early{0}, flushes{0};
+  std::atomic<bool> done{false};
+  {
+    auto j = open_or_die(o, 0);
+    ASSERT_TRUE(j);
+    j->start({});
+    std::vector<std::thread> batchers;
+    for (std::uint64_t t = 0; t < kBatchers; ++t)
+      batchers.emplace_back([&, t] {
+        BatchingHere here;
+        auto cb = [&, t](bool ok) {
+          if (!ok) ++refused;
+          ++confirmed[t];
+        };
+        for (std::uint64_t i = 0; i < kEach; ++i) {
+          const std::uint64_t id = t * kEach + i + 1;
+          j->append(record(id, LedgerKind::reserve, 10), cb);
+          if (i % 3 == 0) here.run_posted();
+          j->append(record(id, LedgerKind::settle, 10), cb);
+          appended[t] += 2;
+          if (i % 2 == 0) here.run_posted();
+        }
+        here.run_posted();
+      });
+    std::thread other([&] {
+      for (std::uint64_t k = 0; !done.load(); ++k) {
+        std::array<std::uint64_t, kBatchers> before{};
+        for (std::uint64_t t = 0; t < kBatchers; ++t) before[t] = appended[t].load();
+        if (k % 4 == 0) {
+          if (!j->flush()) ++refused;
+          ++flushes;
+          for (std::uint64_t t = 0; t < kBatchers; ++t)
+            if (confirmed[t].load() < before[t]) ++early;
+        }
+        const std::uint64_t id = kOthers + k;
+        if (!append_sync(*j, record(id, LedgerKind::reserve, 10)) || !append_sync(*j, record(id, LedgerKind::settle, 10)))
+          ++refused;
+      }
+    });
+    for (auto& th : batchers) th.join();
+    done = true;
+    other.join();
+    EXPECT_EQ(refused.load(), 0);
+    EXPECT_EQ(early.load(), 0) << "flush() returned before records appended earlier were written";
+    EXPECT_GT(flushes.load(), 0);
+    for (std::uint64_t t = 0; t < kBatchers; ++t) EXPECT_EQ(confirmed[t].load(), 2 * kEach);
+  }
+  std::vector<JournalEntry> all;
+  ASSERT_TRUE(open_or_die(o, 0, &all));
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> at;  // id -> (reserve jseq, settle jseq)
+  for (const auto& e : all) {
+    auto& slot = at[e.record.reservation_id];
+    auto& seq = e.record.kind == LedgerKind::reserve ? slot.first : slot.second;
+    EXPECT_EQ(seq, 0u) << "record written twice: " << e.record.reservation_id;
+    seq = e.jseq;
+  }
+  for (std::uint64_t id = 1; id <= kBatchers * kEach; ++id) {
+    const auto it = at.find(id);
+    ASSERT_NE(it, at.end()) << id;
+    ASSERT_NE(it->second.first, 0u) << id;
+    EXPECT_LT(it->second.first, it->second.second) << "settle before its reserve: " << id;
   }
 }
 
