@@ -211,6 +211,21 @@ std::unique_ptr<LedgerJournal> open_or_die(const JournalOptions& o, std::uint64_
   return std::move(opened->journal);
 }
 
+// Reopens the journal at `o`: it holds `threads` × `each` records numbered 1, 2, 3…, thread t
+// appended ids t × each + 1 … (t + 1) × each, and each thread's records are in its order.
+void expect_each_threads_records_in_order(const JournalOptions& o, std::uint64_t threads, std::uint64_t each) {
+  std::vector<JournalEntry> all;
+  ASSERT_TRUE(open_or_die(o, 0, &all));
+  ASSERT_EQ(all.size(), threads * each);
+  std::vector<std::uint64_t> next(threads, 0);
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    EXPECT_EQ(all[k].jseq, k + 1);
+    const std::uint64_t id = all[k].record.reservation_id - 1, t = id / each;
+    ASSERT_LT(t, threads);
+    EXPECT_EQ(id % each, next[t]++) << "thread " << t << "'s records out of order";
+  }
+}
+
 // Both ways of writing: the appender's thread (no fsync) and the journal thread's batches (fsync).
 class JournalWrites : public ::testing::TestWithParam<bool> {
  protected:
@@ -281,16 +296,7 @@ TEST_P(JournalWrites, ConcurrentAppendersAreEachConfirmedOnceAndWrittenInTheirOr
     for (std::size_t id = 0; id < confirmed.size(); ++id) ASSERT_EQ(confirmed[id].load(), 1) << "record " << id;
     EXPECT_EQ(got.jseqs().size(), kThreads * kEach);
   }
-  std::vector<JournalEntry> all;
-  ASSERT_TRUE(open_or_die(o, 0, &all));
-  ASSERT_EQ(all.size(), kThreads * kEach);
-  std::vector<std::uint64_t> next(kThreads, 0);
-  for (std::size_t k = 0; k < all.size(); ++k) {
-    EXPECT_EQ(all[k].jseq, k + 1);
-    const std::uint64_t id = all[k].record.reservation_id - 1, t = id / kEach;
-    ASSERT_LT(t, kThreads);
-    EXPECT_EQ(id % kEach, next[t]++) << "thread " << t << "'s records out of order";
-  }
+  expect_each_threads_records_in_order(o, kThreads, kEach);
 }
 
 TEST_P(JournalWrites, ATornTailIsCutAtOpenAndWritingGoesOnAfterTheWholeRecords) {
@@ -611,16 +617,7 @@ TEST(JournalThreadBatches, ConcurrentBatchingThreadsConfirmEachRecordOnceInTheir
     EXPECT_EQ(got.jseqs().size(), kThreads * kEach);
     EXPECT_LT(j->stats().batches, kThreads * kEach) << "records of one turn share a write";
   }
-  std::vector<JournalEntry> all;
-  ASSERT_TRUE(open_or_die(o, 0, &all));
-  ASSERT_EQ(all.size(), kThreads * kEach);
-  std::vector<std::uint64_t> next(kThreads, 0);
-  for (std::size_t k = 0; k < all.size(); ++k) {
-    EXPECT_EQ(all[k].jseq, k + 1);
-    const std::uint64_t id = all[k].record.reservation_id - 1, t = id / kEach;
-    ASSERT_LT(t, kThreads);
-    EXPECT_EQ(id % kEach, next[t]++) << "thread " << t << "'s records out of order";
-  }
+  expect_each_threads_records_in_order(o, kThreads, kEach);
 }
 
 // Batching workers while another thread appends and flushes (the deferred-job runner, a
