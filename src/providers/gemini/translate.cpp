@@ -179,6 +179,19 @@ void tools_config(const json::object& chat, json::object& out) {
   }
 }
 
+// The sum of the AUDIO entries of a ModalityTokenCount list, at most kMaxTokenCount.
+std::int64_t audio_tokens(const json::object& usage, std::string_view list) noexcept {
+  std::int64_t sum = 0;
+  const auto* details = usage.if_contains(list);
+  if (!details || !details->is_array()) return 0;
+  for (const auto& dv : details->get_array()) {
+    const auto* d = dv.if_object();
+    if (d && str_or(*d, "modality") == "AUDIO")  // at most kMaxTokenCount each: the sum never overflows
+      sum = std::min(sum + detail::json_count(*d, "tokenCount").value_or(0), kMaxTokenCount);
+  }
+  return sum;
+}
+
 }  // namespace
 
 json::object chat_request_to_gemini(const json::object& chat) {
@@ -256,13 +269,11 @@ Usage usage_from_gemini(const json::value& um) noexcept {
   const auto thoughts = detail::json_count(*o, "thoughtsTokenCount").value_or(0);
   u.completion_tokens = detail::json_count(*o, "candidatesTokenCount").value_or(0) + thoughts;
   u.reasoning_tokens = thoughts;
-  if (const auto* details = o->if_contains("promptTokensDetails"); details && details->is_array()) {
-    for (const auto& dv : details->get_array()) {
-      const auto* d = dv.if_object();
-      if (d && str_or(*d, "modality") == "AUDIO")  // at most kMaxTokenCount each: the sum never overflows
-        u.audio_input_tokens = std::min(u.audio_input_tokens + detail::json_count(*d, "tokenCount").value_or(0), kMaxTokenCount);
-    }
-  }
+  // promptTokensDetails counts the whole prompt by modality, the cached content included, and
+  // cacheTokensDetails the cached content's: audio read from the cache is priced as cached.
+  const std::int64_t audio = audio_tokens(*o, "promptTokensDetails");
+  const std::int64_t cached_audio = std::min(audio_tokens(*o, "cacheTokensDetails"), u.cached_tokens);
+  u.audio_input_tokens = audio - std::min(cached_audio, audio);
   u.fit_prompt_parts();  // audio reported beyond the prompt is cut, as the cost counts it
   return u;
 }

@@ -57,7 +57,9 @@ std::string_view finish_reason_from_gemini(std::string_view reason, bool called_
 /// `usageMetadata` → Usage: prompt = promptTokenCount + toolUsePromptTokenCount, cached =
 /// cachedContentTokenCount (a part of promptTokenCount), completion = candidatesTokenCount +
 /// thoughtsTokenCount (Google bills thinking at the output price), reasoning = thoughtsTokenCount
-/// (inside completion), audio input = the AUDIO entry of promptTokensDetails. `reported` false
+/// (inside completion), audio input = the AUDIO entries of promptTokensDetails (the whole prompt,
+/// cached content included) less those of cacheTokensDetails (the cached content, priced as
+/// cached): Gemini API `UsageMetadata` reference. `reported` false
 /// when the value is not an object or has no valid promptTokenCount.
 Usage usage_from_gemini(const boost::json::value& usage_metadata) noexcept;
 

@@ -206,6 +206,38 @@ TEST(GeminiResponse, AudioPartsBeyondThePromptAreCutAndTheirSumNeverOverflows) {
   EXPECT_EQ(some.prompt_split().text, 30);
 }
 
+// promptTokensDetails counts the cached content too (Gemini's UsageMetadata reference); its audio
+// is in cacheTokensDetails and priced as cached, so only the rest is priced as audio input.
+TEST(GeminiResponse, AudioReadFromTheCacheIsPricedAsCachedNotAsAudioInput) {
+  const auto u = gemini::usage_from_gemini(json::parse(
+      R"({"promptTokenCount":100,"cachedContentTokenCount":60,"candidatesTokenCount":2,)"
+      R"("promptTokensDetails":[{"modality":"TEXT","tokenCount":40},{"modality":"AUDIO","tokenCount":60}],)"
+      R"("cacheTokensDetails":[{"modality":"TEXT","tokenCount":20},{"modality":"AUDIO","tokenCount":40}]})"));
+  ASSERT_TRUE(u.reported);
+  EXPECT_EQ(u.cached_tokens, 60);
+  EXPECT_EQ(u.audio_input_tokens, 20);
+  const auto split = u.prompt_split();
+  EXPECT_EQ(split.cached, 60);
+  EXPECT_EQ(split.audio, 20);
+  EXPECT_EQ(split.text, 20);
+  // Cached audio beyond what is counted as cached, or beyond the prompt's audio, takes nothing more.
+  const auto odd = gemini::usage_from_gemini(json::parse(
+      R"({"promptTokenCount":100,"cachedContentTokenCount":10,)"
+      R"("promptTokensDetails":[{"modality":"AUDIO","tokenCount":30}],)"
+      R"("cacheTokensDetails":[{"modality":"AUDIO","tokenCount":50}]})"));
+  EXPECT_EQ(odd.cached_tokens, 10);
+  EXPECT_EQ(odd.audio_input_tokens, 20);
+  const auto none = gemini::usage_from_gemini(json::parse(
+      R"({"promptTokenCount":100,"promptTokensDetails":[{"modality":"AUDIO","tokenCount":30}],)"
+      R"("cacheTokensDetails":[{"modality":"AUDIO","tokenCount":50}]})"));
+  EXPECT_EQ(none.audio_input_tokens, 30);
+  const auto more = gemini::usage_from_gemini(json::parse(
+      R"({"promptTokenCount":100,"cachedContentTokenCount":90,)"
+      R"("promptTokensDetails":[{"modality":"AUDIO","tokenCount":30}],)"
+      R"("cacheTokensDetails":[{"modality":"AUDIO","tokenCount":50},"x",{"modality":"AUDIO","tokenCount":-5}]})"));
+  EXPECT_EQ(more.audio_input_tokens, 0);
+}
+
 TEST(GeminiResponse, TextToolCallsFinishAndUsage) {
   const auto& p = provider_for(config::ProviderKind::gemini);
   auto parsed = p.parse_response(deployment(config::ProviderKind::gemini), R"({
