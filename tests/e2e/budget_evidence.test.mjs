@@ -235,6 +235,64 @@ e2e('reasoning tokens reported beside the completion tokens (xAI) are billed, an
   assert.equal(recorded, bill);
 });
 
+// Usage as real servers get it wrong (the simulator's `usage` behaviour reports it verbatim): the
+// parts are fitted to the prompt (cached first, then audio; the rest is text) and priced so;
+// a count that is not a count (negative, beyond 10^15) leaves the usage unread: the attempt
+// is charged its whole reservation, marked unknown. The header, the spend log and the key's
+// spend agree with the price of what the provider reported, request by request.
+e2e('usage reported in odd shapes (cached beyond the prompt, audio beyond it, float counts, a stream) is charged as fitted; a count that is not one is charged the reservation', async (ctx) => {
+  const { mock } = state;
+  const prices = { input: IN_PRICE, output: OUT_PRICE, cached: '0.0000001', audio_input: '0.00001' };
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [openaiDeployment(mock, 'odd', 'odd-usage', priced({
+      cache_read_input_token_cost: prices.cached, input_cost_per_audio_token: prices.audio_input,
+    }))],
+  }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  const counted = (c) => ({
+    prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cache_write_tokens: 0, cache_write_1h_tokens: 0,
+    audio_input_tokens: 0, audio_output_tokens: 0, ...c,
+  });
+  const cases = [
+    // [usage reported, the fitted counts it is priced as (null: unread)]
+    [{ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 50 } },
+      counted({ prompt_tokens: 10, cached_tokens: 10, completion_tokens: 5 })],
+    [{ prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 4, audio_tokens: 100 } },
+      counted({ prompt_tokens: 10, cached_tokens: 4, audio_input_tokens: 6, completion_tokens: 5 })],
+    // Text, so that the counts stay JSON floats (JSON.stringify writes 12.0 as 12).
+    ['{"prompt_tokens":12.0,"completion_tokens":7.0,"total_tokens":19.0}', counted({ prompt_tokens: 12, completion_tokens: 7 })],
+    [{ prompt_tokens: -3, completion_tokens: 5, total_tokens: 2 }, null],
+    [{ prompt_tokens: 1e30, completion_tokens: 5 }, null],
+  ];
+  let expected = 0;
+  for (const [usage, fitted] of cases) {
+    const x = await send(gw, k.key, ask('odd', { max_tokens: 50 }), { usage }, 'odd-usage');
+    assert.equal(x.r.status, 200, x.r.text);
+    const step = x.row.decision.steps.find((st) => st.step === 'attempt');
+    const charged = nanos(x.r.headers.get('x-litellm-response-cost'));
+    if (fitted) {
+      assert.equal(step.evidence, 'answered', JSON.stringify(usage));
+      assert.equal(charged, billNanos(fitted, prices), `charge for ${JSON.stringify(usage)}`);
+      assert.equal(x.row.unknown_outcome, false);
+    } else {
+      assert.equal(step.evidence, 'unreadable', JSON.stringify(usage));
+      assert.equal(x.row.unknown_outcome, true);
+      assert.equal(charged, nanos(step.reserved), `unread usage ${JSON.stringify(usage)} is charged its reservation`);
+      assert.ok(charged > 0);
+    }
+    assert.equal(nanos(x.row.spend), charged, 'the spend log row says what the header said');
+    expected += charged;
+  }
+  // A stream whose usage chunk claims cached tokens beyond the prompt: fitted the same way.
+  const streamed = await send(gw, k.key, ask('odd', { max_tokens: 50, stream: true, stream_options: { include_usage: true } }),
+    { usage: cases[0][0] }, 'odd-usage');
+  assert.equal(streamed.r.status, 200);
+  assert.equal(streamed.r.streamError, null);
+  assert.equal(nanos(streamed.row.spend), billNanos(cases[0][1], prices));
+  expected += nanos(streamed.row.spend);
+  await expectSpend(gw, k.key, expected);
+});
+
 e2e('images with and without dimensions and a PDF: the reservation covers what the provider bills for them', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'vision', 'gpt-4o', priced())] }));

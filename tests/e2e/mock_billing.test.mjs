@@ -499,6 +499,33 @@ e2e('usage_style (OpenAI): omit, null, every_chunk, with_finish, string_counts',
   assert.deepEqual(b.map((x) => x.completion_tokens), [3, 3, 3, 3, 5, 6, 3, 3, 3]);
 });
 
+e2e('usage (verbatim): reported as given in bodies, usage chunks and Anthropic events; the bill keeps the counted usage', async () => {
+  const odd = { prompt_tokens: 10, completion_tokens: 5.0, total_tokens: 15, prompt_tokens_details: { cached_tokens: 50 } };
+  const r = await post(OPENAI, oa(), { behavior: { completion_tokens: 3, usage: odd } });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.json.usage, odd);
+  const s = await stream(OPENAI, oa({ stream_options: { include_usage: true } }), { behavior: { completion_tokens: 3, usage: odd } });
+  assert.deepEqual(openaiUsageChunk(s.events).json.usage, odd);
+  const every = await stream(OPENAI, oa({ stream_options: { include_usage: true } }),
+    { behavior: { completion_tokens: 3, usage: odd, usage_style: 'every_chunk' } });
+  assert.ok(every.events.filter((e) => e.json).every((e) => JSON.stringify(e.json.usage) === JSON.stringify(odd)));
+  // As a model directive: the object's text, percent-encoded.
+  const directive = await post(OPENAI, oa({ model: `gpt-bill?usage=${encodeURIComponent('{"prompt_tokens":-3}')}` }));
+  assert.deepEqual(directive.json.usage, { prompt_tokens: -3 });
+  const anth = { input_tokens: 10, cache_read_input_tokens: 99, output_tokens: 7 };
+  const a = await post(ANTHROPIC, an(), { behavior: { completion_tokens: 3, usage: anth } });
+  assert.deepEqual(a.json.usage, anth);
+  const as = await stream(ANTHROPIC, an(), { behavior: { completion_tokens: 3, usage: anth } });
+  assert.deepEqual(as.events.find((e) => e.event === 'message_start').json.message.usage, anth);
+  assert.deepEqual(as.events.find((e) => e.event === 'message_delta').json.usage, anth);
+  const bad = await post(OPENAI, oa(), { behavior: { usage: [1] } });
+  assert.equal(bad.status, 400);
+  assert.match(bad.json.error.message, /usage/);
+  const b = await bills();
+  assert.deepEqual(b.map((x) => [x.prompt_tokens, x.completion_tokens, x.cached_tokens]),
+    [[P_HELLO, 3, 0], [P_HELLO, 3, 0], [P_HELLO, 3, 0], [P_HELLO, 16, 0], [P_HELLO, 3, 0], [P_HELLO, 3, 0]]);
+});
+
 e2e('usage_style (Anthropic): omit drops usage from message_start, message_delta and the body; null and string_counts', async () => {
   let r = await post(ANTHROPIC, an(), { behavior: { usage_style: 'omit' } });
   assert.equal('usage' in r.json, false);

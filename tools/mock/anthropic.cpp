@@ -8,6 +8,7 @@ namespace {
 
 // The message usage object (body, message_start) with `output_tokens` as given.
 std::string usage_object(const Completion& c, std::int64_t output_tokens) {
+  if (!c.usage_verbatim.empty()) return c.usage_verbatim;
   Counts k = c.full_counts();
   bool q = c.usage_style == UsageStyle::string_counts;
   std::string out = R"({"input_tokens":)" + count_json(k.uncached_input(), q) +
@@ -24,6 +25,7 @@ std::string usage_object(const Completion& c, std::int64_t output_tokens) {
 
 // The message_delta usage: the output so far (and the server tool use).
 std::string delta_usage_object(const Completion& c) {
+  if (!c.usage_verbatim.empty()) return c.usage_verbatim;
   Counts k = c.full_counts();
   bool q = c.usage_style == UsageStyle::string_counts;
   std::string out = R"({"output_tokens":)" + count_json(k.completion, q);

@@ -45,6 +45,16 @@ bool to_double(const boost::json::value& v, double& out) {
   return false;
 }
 
+// A JSON object, or a string holding one's text, serialized; nullopt for anything else.
+std::optional<std::string> object_text(const boost::json::value& v) {
+  if (v.is_object()) return boost::json::serialize(v);
+  if (!v.is_string()) return std::nullopt;
+  boost::system::error_code ec;
+  auto parsed = boost::json::parse(v.get_string(), ec);
+  if (ec || !parsed.is_object()) return std::nullopt;
+  return boost::json::serialize(parsed);
+}
+
 std::int64_t clamp64(std::int64_t v, std::int64_t lo, std::int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
@@ -162,17 +172,10 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
     if (!v.is_string() || v.get_string().empty() || v.get_string().size() > 64)
       return bad("a non-empty function name of at most 64 characters");
     b.tool_call = std::string(v.get_string());
-  } else if (key == "tool_arguments") {
-    if (v.is_string()) {
-      boost::system::error_code ec;
-      auto parsed = boost::json::parse(v.get_string(), ec);
-      if (ec || !parsed.is_object()) return bad("a JSON object (or its text)");
-      b.tool_arguments = boost::json::serialize(parsed);
-    } else if (v.is_object()) {
-      b.tool_arguments = boost::json::serialize(v);
-    } else {
-      return bad("a JSON object (or its text)");
-    }
+  } else if (key == "tool_arguments" || key == "usage") {
+    auto text = object_text(v);
+    if (!text) return bad("a JSON object (or its text)");
+    (key == "usage" ? b.usage : b.tool_arguments) = std::move(*text);
   } else if (auto* flag = bool_field(b, key)) {
     if (!v.is_bool()) return bad("a boolean");
     *flag = v.get_bool();
@@ -230,7 +233,7 @@ bool set_field(Behavior& b, std::string_view key, const boost::json::value& v, s
 boost::json::value query_value(std::string_view key, std::string_view text) {
   if (key == "error" || key == "fault" || key == "content" || key == "service_tier" ||
       key == "usage_style" || key == "tool_call" || key == "tool_arguments" || key == "quirks" ||
-      key == "block_reason")
+      key == "block_reason" || key == "usage")
     return boost::json::value(text);
   if (key == "retry_after") {
     double d = 0;
@@ -324,6 +327,7 @@ Behavior merge_behavior(const Behavior& low, const Behavior& high) {
   override_with(m.image_tokens, high.image_tokens);
   override_with(m.pdf_tokens_per_page, high.pdf_tokens_per_page);
   override_with(m.usage_style, high.usage_style);
+  override_with(m.usage, high.usage);
   override_with(m.stall_after_tokens, high.stall_after_tokens);
   override_with(m.truncate_after_tokens, high.truncate_after_tokens);
   override_with(m.bill_on_cancel, high.bill_on_cancel);

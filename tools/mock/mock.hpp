@@ -62,6 +62,9 @@ struct Behavior {
   std::optional<std::int64_t> image_tokens;         ///< per image, replaces the measured count
   std::optional<std::int64_t> pdf_tokens_per_page;  ///< default kDefaultPdfTokensPerPage
   std::optional<UsageStyle> usage_style;
+  /// OpenAI chat and Anthropic families: the usage object to report, verbatim (serialized JSON),
+  /// instead of the counted one; the bill keeps the counted usage (README "Behaviour object").
+  std::optional<std::string> usage;
   std::optional<std::int64_t> stall_after_tokens;     ///< fault stall: tokens before the stall
   std::optional<std::int64_t> truncate_after_tokens;  ///< fault truncate (streams): tokens sent
   std::optional<bool> bill_on_cancel;  ///< a request the client abandons is billed in full
@@ -183,6 +186,7 @@ struct Completion {
   bool include_usage = false;
   std::string service_tier;  ///< as reported
   UsageStyle usage_style = UsageStyle::normal;
+  std::string usage_verbatim;  ///< behaviour `usage`: reported instead of the counted usage; empty = none
   std::vector<std::string> words;  ///< custom content words; empty = lorem ipsum cycle
   /// A continued answer (an assistant prefill): pieces of the canonical answer the prefill
   /// already holds (this answer starts after them), and whether its first piece opens with a

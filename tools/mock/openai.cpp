@@ -9,6 +9,7 @@ namespace {
 
 // The usage object once `visible` tokens per choice were generated.
 std::string usage_object(const Completion& c, std::int64_t visible) {
+  if (!c.usage_verbatim.empty()) return c.usage_verbatim;
   Counts k = c.counts(visible);
   bool q = c.usage_style == UsageStyle::string_counts;
   return R"({"prompt_tokens":)" + count_json(k.prompt, q) + R"(,"completion_tokens":)" +

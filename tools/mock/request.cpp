@@ -392,6 +392,7 @@ bool build_completion(const json::object& body, bool anthropic, const Behavior& 
     c.tool_arguments = b.tool_arguments.value_or("{}");
   }
   c.usage_style = b.usage_style.value_or(UsageStyle::normal);
+  c.usage_verbatim = b.usage.value_or("");
   return true;
 }
 
