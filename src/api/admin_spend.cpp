@@ -143,13 +143,14 @@ struct GroupTotals {
   std::int64_t completion_tokens = 0;
   std::map<std::string, ModelTotals> models;
   void add(const store::SpendLogRow& r) {
-    spend_nanos += r.spend_nanos;
-    prompt_tokens += r.prompt_tokens;
-    completion_tokens += r.completion_tokens;
-    auto& m = models[r.model_group.empty() ? r.requested_model : r.model_group];
-    m.spend_nanos += r.spend_nanos;
-    m.prompt_tokens += r.prompt_tokens;
-    m.completion_tokens += r.completion_tokens;
+    // Saturating: rows of absurd usage (10^15 tokens, charges at kMaxNanos) must not wrap.
+    auto add_to = [&r](auto& t) {
+      t.spend_nanos = budget::saturating_add(t.spend_nanos, r.spend_nanos);
+      t.prompt_tokens = budget::saturating_add(t.prompt_tokens, r.prompt_tokens);
+      t.completion_tokens = budget::saturating_add(t.completion_tokens, r.completion_tokens);
+    };
+    add_to(*this);
+    add_to(models[r.model_group.empty() ? r.requested_model : r.model_group]);
   }
 };
 

@@ -338,12 +338,7 @@ void Ledger::release(Reservation& reservation, Nanos charge, bool count_unknown,
 
 void Ledger::settle(Reservation&& reservation, Nanos actual, SettleKind kind, SystemTime now) noexcept {
   if (reservation.empty() || reservation.owner_ != this) return;
-  Nanos charge = 0;
-  switch (kind) {
-    case SettleKind::actual: charge = std::max<Nanos>(0, actual); break;
-    case SettleKind::no_usage: charge = 0; break;
-    case SettleKind::unknown: charge = reservation.amount_; break;
-  }
+  const Nanos charge = settle_charge(kind, reservation.amount_, actual);
   const ReservationId id = reservation.id_;
   const Nanos reserved = reservation.amount_;
   release(reservation, charge, kind == SettleKind::unknown, now);

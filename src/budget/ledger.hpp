@@ -102,7 +102,8 @@ class Ledger final : public BudgetLedger {
   /// - SettleKind::actual: charge max(actual, 0) — may exceed the reservation if the estimate
   ///   was low (the overshoot is recorded, never hidden);
   /// - SettleKind::no_usage: charge 0 (`actual` ignored);
-  /// - SettleKind::unknown: charge the reserved amount (`actual` ignored), also added to `unknown`.
+  /// - SettleKind::unknown: charge the reserved amount, or `actual` when larger (the price of the
+  ///   upstream's partial usage: settle_charge), also added to `unknown`.
   /// The charge goes to the window containing `now`: if a scope's window reset between reserve
   /// and settle, the new window pays (conservative: late spend is never dropped).
   /// An empty reservation (zero amount, moved-from, already settled) is a no-op, as is one taken

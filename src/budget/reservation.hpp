@@ -35,9 +35,24 @@ struct ScopeLimit {
 enum class SettleKind {
   actual,    ///< the upstream reported usage: charge the actual cost passed to settle
   no_usage,  ///< nothing can have been billed (evidence not_sent or error_response: budget/settlement.hpp): charge 0
-  unknown,   ///< outcome unknown (timeout/reset after send, abandoned reservation): charge the full
-             ///< reservation and count it in ScopeState::unknown
+  unknown,   ///< outcome unknown (timeout/reset after send, abandoned reservation, a cut stream):
+             ///< charge the full reservation, or more when the upstream's partial usage says more
+             ///< was billed, and count it in ScopeState::unknown
 };
+
+/// What a settle charges, nano-dollars: actual → max(actual, 0); no_usage → 0; unknown →
+/// max(reserved, actual), where `actual` is what the upstream's partial usage prices at (0 when
+/// none was reported): the reservation covers an upstream that honoured the output bound it was
+/// sent, and an upstream that reported more (it ignored the bound, then the stream was cut) is
+/// charged what it reported.
+[[nodiscard]] constexpr Nanos settle_charge(SettleKind kind, Nanos reserved, Nanos actual) noexcept {
+  switch (kind) {
+    case SettleKind::actual: return actual > 0 ? actual : 0;
+    case SettleKind::no_usage: return 0;
+    case SettleKind::unknown: return actual > reserved ? actual : reserved;
+  }
+  return reserved;
+}
 
 /// "actual", "no_usage", "unknown" (stable: used in the durable ledger and logs).
 [[nodiscard]] std::string_view to_string(SettleKind kind);

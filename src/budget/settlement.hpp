@@ -36,7 +36,7 @@ enum class Evidence {
 /// (SettleKind::no_usage); answered with readable usage → `priced_usage` (SettleKind::actual);
 /// unreadable or no answer → the whole reservation (SettleKind::unknown: it may have been billed
 /// in full, and the reservation is the most an upstream that honours the output bound it was
-/// sent can have billed).
+/// sent can have billed), or the price of a stream's partial usage when more (settle_charge).
 [[nodiscard]] constexpr SettleKind settle_kind_for(Evidence e) noexcept {
   switch (e) {
     case Evidence::not_sent:

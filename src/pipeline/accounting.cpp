@@ -166,13 +166,16 @@ void Accounting::settle(Held& held, std::size_t dep, const AttemptResult& r) {
     auto charge = attempt_charge(price, r.usage);
     actual = charge.total;
     if (r.ok) st_.charge = std::move(charge);
+  } else if (kind == budget::SettleKind::unknown && r.usage.reported) {
+    // A cut stream's partial usage: what the provider billed at least (settle_charge).
+    actual = attempt_charge(price, r.usage).total;
   }
   if (kind == budget::SettleKind::unknown) st_.unknown = true;
   if (r.ok) st_.usage = r.usage;
   if (held.reservation.empty()) {
     // No scope to reserve against (master key, open gateway): the spend is still recorded, at
     // the worst case when the outcome is unknown, as a reservation would have been.
-    st_.cost += kind == budget::SettleKind::unknown ? held.worst : actual;
+    st_.cost = budget::saturating_add(st_.cost, budget::settle_charge(kind, held.worst, actual));
     return;
   }
   settle_held(held, dep, kind, actual);
@@ -181,8 +184,8 @@ void Accounting::settle(Held& held, std::size_t dep, const AttemptResult& r) {
 void Accounting::settle_held(Held& held, std::size_t dep, budget::SettleKind kind, budget::Nanos actual) {
   if (held.reservation.empty()) return;
   const budget::Nanos reserved = held.reservation.amount();
-  const budget::Nanos charged = kind == budget::SettleKind::unknown ? reserved : kind == budget::SettleKind::actual ? actual : 0;
-  st_.cost += charged;
+  const budget::Nanos charged = budget::settle_charge(kind, reserved, actual);
+  st_.cost = budget::saturating_add(st_.cost, charged);
   const auto id = held.reservation.id();
   const auto now = std::chrono::system_clock::now();
   st_.svc->ledger->settle(std::move(held.reservation), actual, kind, now);

@@ -80,7 +80,7 @@ Headers response_headers(const RunState& st, std::optional<std::size_t> dep) {
   }
   if (const auto& k = st.principal().key) {
     if (auto key_state = st.svc->ledger->state(budget::ScopeId{budget::ScopeKind::key, k->token_hash}, std::chrono::system_clock::now())) {
-      const budget::Nanos spent = key_state->spent + (dep ? st.cost_preview : 0);
+      const budget::Nanos spent = budget::saturating_add(key_state->spent, dep ? st.cost_preview : 0);
       h.emplace_back("x-litellm-key-spend", budget::format_dollars(spent));
       // soft_budget only warns: a header for the caller and a log line for the operator.
       if (k->soft_budget_nanos && spent >= *k->soft_budget_nanos) {

@@ -134,6 +134,10 @@ class Backend {
   /// group commit can be one statement run with Connection::run_atomic: one round trip to a
   /// server instead of four. SQLite has none, and its round trips cost nothing.
   virtual bool one_statement_writes() const { return false; }
+  /// SQL for SUM(`expr`) over integers, clamped to the int64 range instead of failing on
+  /// overflow (money and token totals: one upstream may report 10^15 tokens, and two such
+  /// charges at kMaxNanos would overflow a plain SUM and every read of it). NULL over no rows.
+  virtual std::string saturating_sum(std::string_view expr) const = 0;
 };
 
 }  // namespace tollgate::store::sql

@@ -1170,13 +1170,13 @@ class SqlStore final : public Store {
     auto f = q.filter;
     if (q.by == SpendGroupBy::time_bucket && (!f.start_ms || *f.start_ms < q.origin_ms)) f.start_ms = q.origin_ms;
     const std::string where = spend_where(f, args);
-    std::string sql = "SELECT " + (key.empty() ? std::string("0") : key) +
-                      ", CAST(COALESCE(SUM(spend_nanos), 0) AS BIGINT), COUNT(*), "
+    std::string sql = "SELECT " + (key.empty() ? std::string("0") : key) + ", COALESCE(" +
+                      backend_->saturating_sum("spend_nanos") + ", 0), COUNT(*), "
                       "CAST(COALESCE(SUM(CASE WHEN status = 'failure' THEN 1 ELSE 0 END), 0) AS BIGINT)"
                       " FROM spend_logs" + where;
     if (!key.empty()) {
       sql += " GROUP BY 1";
-      sql += q.by == SpendGroupBy::time_bucket ? " ORDER BY 1" : " ORDER BY SUM(spend_nanos) DESC, 1";
+      sql += q.by == SpendGroupBy::time_bucket ? " ORDER BY 1" : " ORDER BY 2 DESC, 1";
     }
     if (q.limit > 0) {
       sql += " LIMIT ?";
@@ -1217,23 +1217,21 @@ class SqlStore final : public Store {
     const Params range{start.value_or(std::numeric_limits<std::int64_t>::min()),
                        end.value_or(std::numeric_limits<std::int64_t>::max())};
     const std::string where = " FROM spend_logs WHERE start_ms >= ? AND start_ms < ?";
+    const std::string spend = backend_->saturating_sum("spend_nanos");
+    const std::string tokens = backend_->saturating_sum("total_tokens");
     return on_admin<GlobalSpend>([&](Connection& db) -> StoreResult<GlobalSpend> {
       Txn txn(db, TxnMode::read, "global spend");
       if (txn.begin_error()) return std::unexpected(*txn.begin_error());
       GlobalSpend g;
-      auto total = db.run(
-          "SELECT CAST(COALESCE(SUM(spend_nanos), 0) AS BIGINT), COUNT(*), "
-          "CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT)" +
-              where,
-          range, "global spend");
+      auto total = db.run("SELECT COALESCE(" + spend + ", 0), COUNT(*), COALESCE(" + tokens + ", 0)" + where, range,
+                          "global spend");
       if (!total) return std::unexpected(total.error());
       g.total_spend_nanos = total->rows.at(0).i64(0);
       g.requests = total->rows.at(0).i64(1);
       g.total_tokens = total->rows.at(0).i64(2);
       auto by = [&](const char* col, std::vector<SpendBucket>& out) -> std::optional<StoreError> {
-        auto s = db.run(std::string("SELECT ") + col +
-                            ", CAST(SUM(spend_nanos) AS BIGINT), COUNT(*), CAST(SUM(total_tokens) AS BIGINT)" + where +
-                            " GROUP BY " + col + " ORDER BY SUM(spend_nanos) DESC, " + col,
+        auto s = db.run(std::string("SELECT ") + col + ", " + spend + ", COUNT(*), " + tokens + where + " GROUP BY " +
+                            col + " ORDER BY 2 DESC, 1",
                         range, "global spend");
         if (!s) return s.error();
         for (const auto& row : s->rows) out.push_back(SpendBucket{row.text(0), row.i64(1), row.i64(2), row.i64(3)});
@@ -1530,7 +1528,7 @@ class SqlStore final : public Store {
       }
       auto totals = db.run(
           "SELECT sc.scope_kind, sc.scope_id, sc.window_start_ms, MAX(sc.window_end_ms), "
-          "MAX(sc.period), CAST(SUM(l.actual_nanos) AS BIGINT) "
+          "MAX(sc.period), " + backend_->saturating_sum("l.actual_nanos") + " "
           "FROM ledger l JOIN ledger_scope sc ON sc.seq = l.seq "
           "WHERE l.kind = 'settle' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
           {}, "recover ledger");

@@ -221,6 +221,32 @@ e2e('a stream cut before its usage is charged its reservation and logged unknown
   assert.ok(bill > 0 && bill <= nanos(step.reserved), `bill ${bill}, reserved ${step.reserved}`);
 });
 
+// An upstream that ignores max_tokens and reports its usage on every chunk (vLLM's continuous
+// usage stats), then cuts the stream: the cut attempt is charged what it reported, which is more
+// than its reservation, not the reservation (the evidence wins), and the spend matches the bill.
+e2e('a stream cut after its upstream ignored max_tokens is charged the partial usage it reported when that is more than the reservation', async (ctx) => {
+  const { mock } = state;
+  const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'paid', 'runaway', priced())] }));
+  const k = await gw.generateKey({ max_budget: 1 });
+  await mock.script('runaway', [
+    { ignore_max_tokens: true, completion_tokens: 400, usage_style: 'every_chunk', fault: 'truncate', truncate_after_tokens: 300 },
+    {},
+  ]);
+  const r = await sdkChat(gw, k.key, ask('paid', { max_tokens: 20, stream: true, stream_options: { include_usage: true } }));
+  assert.equal(r.status, 200);
+  const row = await spendLogRow(gw, r);
+  const attempts = row.decision.steps.filter((s) => s.step === 'attempt');
+  const cut = attempts[0];
+  assert.equal(cut.evidence, 'unreadable');
+  const bills = (await mock.stats()).bills.filter((b) => b.model === 'runaway');
+  assert.equal(bills[0].completion_tokens, 300, 'the provider billed the 300 tokens it sent');
+  assert.ok(nanos(cut.charged) > nanos(cut.reserved), `charged ${cut.charged}, reserved ${cut.reserved}`);
+  assert.equal(nanos(cut.charged), billNanos(bills[0], PRICES), 'the cut attempt is charged its reported usage: the bill');
+  const total = attempts.reduce((a, s) => a + nanos(s.charged), 0);
+  await expectSpend(gw, k.key, total);
+  assert.equal(total, await mockBillNanos(mock, 'runaway', PRICES), 'every attempt charged its bill');
+});
+
 e2e('reasoning tokens reported beside the completion tokens (xAI) are billed, and recorded spend equals the bill', async (ctx) => {
   const { mock } = state;
   const gw = await ctx.gateway(gatewayConfig({ model_list: [openaiDeployment(mock, 'grok', 'grok-like', priced())] }));

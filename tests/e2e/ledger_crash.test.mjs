@@ -159,3 +159,39 @@ e2e('after SIGKILL and restart every scope\'s spend is rebuilt from the ledger: 
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+// An upstream that reports absurd usage (10^15 tokens, which the readers accept) is charged at the
+// saturation value of the ledger's money; two such charges once overflowed the database's SUM at
+// recovery ("integer overflow": the gateway could never start again) and in /global/spend (503).
+e2e('two charges at the ledger\'s saturation value: /global/spend answers, a restart recovers, the key stays refused', async (ctx) => {
+  const { mock } = state;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-huge-'));
+  try {
+    const config = gatewayConfig({
+      model_list: [paidDeployment(mock, 'paid-model', 'huge-upstream')],
+      tollgate_settings: { data_dir: dataDir },
+    });
+    let gw = await ctx.gateway(config);
+    const k = await gw.generateKey({ max_budget: 100 });
+    await mock.script('huge-upstream', [{ usage: { prompt_tokens: 10, completion_tokens: 1e15, total_tokens: 1e15 + 10 }, latency_ms: 300 }]);
+    const body = hi('paid-model');
+    // Admitted together (each reserves a few cents of $100), both charged at the saturation value.
+    const served = await Promise.all([chat(gw, k.key, body), chat(gw, k.key, body)]);
+    for (const r of served) assert.equal(r.status, 200, r.text);
+    const spend = nanos((await gw.keyInfo(k.key)).spend);
+    assert.ok(spend >= 2e9 * 1e6, `spend ${spend}`);  // ≥ $2M: 10^15 tokens at $0.000002
+    const global = await gw.admin('/global/spend');
+    assert.ok(Number(global.spend) >= 2e6, JSON.stringify(global));
+    const refused = await chat(gw, k.key, body);
+    assert.equal(refused.status, 429, refused.text);
+    gw.kill();
+    await gw.proc.exited;
+    gw = await ctx.gateway(config);
+    assert.equal(nanos((await gw.keyInfo(k.key)).spend), spend, 'the spend is rebuilt, saturated, after the restart');
+    const again = await chat(gw, k.key, body);
+    assert.equal(again.status, 429, again.text);
+    assert.equal(again.json.error.type, 'budget_exceeded');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

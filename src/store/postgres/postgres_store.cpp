@@ -62,6 +62,13 @@ class PgBackend final : public sql::Backend {
 
   std::string translate_ddl(std::string_view ddl) const override { return postgres_ddl(ddl); }
   bool one_statement_writes() const override { return true; }
+  /// SUM(bigint) is numeric in PostgreSQL (it cannot overflow); the clamp makes it a BIGINT. A
+  /// CASE, not LEAST/GREATEST: those skip NULL, and SUM over no rows must stay NULL.
+  std::string saturating_sum(std::string_view expr) const override {
+    const std::string sum = "SUM(" + std::string(expr) + ")";
+    return "CAST(CASE WHEN " + sum + " > 9223372036854775807 THEN 9223372036854775807 WHEN " + sum +
+           " < -9223372036854775808 THEN -9223372036854775808 ELSE " + sum + " END AS BIGINT)";
+  }
 
  private:
   const std::string url_;

@@ -111,8 +111,22 @@ if not amt then
   redis.call('SREM', KEYS[3], ARGV[1])
   return 0
 end
+-- budget::settle_charge: unknown charges the reservation, or the partial usage's price when more.
 local charge = '0'
-if ARGV[2] == 'actual' then charge = ARGV[3] elseif ARGV[2] == 'unknown' then charge = amt end
+if ARGV[2] == 'actual' then charge = ARGV[3]
+elseif ARGV[2] == 'unknown' then
+  if tonumber(ARGV[3]) > tonumber(amt) then charge = ARGV[3] else charge = amt end
+end
+-- Adds to a counter saturating at 9.2e18 nano-dollars, as the in-process ledger saturates at
+-- kMaxNanos: HINCRBY fails past INT64_MAX, and the scripts read counters as Lua numbers
+-- (doubles), which must convert back to integers below 2^63 in their replies.
+local function add(k, field, v)
+  if tonumber(redis.call('HGET', k, field) or '0') + tonumber(v) >= 9.2e18 then
+    redis.call('HSET', k, field, '9200000000000000000')
+  else
+    redis.call('HINCRBY', k, field, v)
+  end
+end
 for i = 1, #KEYS - 3 do
   local k = KEYS[3 + i]
   local b = 3 + (i - 1) * 2
@@ -120,8 +134,8 @@ for i = 1, #KEYS - 3 do
   if left < 0 then redis.call('HSET', k, 'reserved', 0) end
   if charge ~= '0' then
     roll(k, ARGV[b + 1], ARGV[b + 2])
-    redis.call('HINCRBY', k, 'spent', charge)
-    if ARGV[2] == 'unknown' then redis.call('HINCRBY', k, 'unknown', charge) end
+    add(k, 'spent', charge)
+    if ARGV[2] == 'unknown' then add(k, 'unknown', charge) end
     expire(k)
   end
 end

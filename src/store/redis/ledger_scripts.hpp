@@ -34,7 +34,9 @@ const Script& reserve_script();
 
 /// settle. KEYS: ready, r:<id>, own:<owner>, then the reservation's scope keys.
 /// ARGV: id, kind ("actual" | "no_usage" | "unknown"), actual nano-dollars, then per scope: window
-/// start ms, window end ms (the windows containing the settle instant).
+/// start ms, window end ms (the windows containing the settle instant). The charge is
+/// budget::settle_charge's (unknown: the reservation, or `actual` when more), added to each
+/// scope's spent saturating at 9.2e18 nano-dollars (Lua reads counters as doubles).
 /// Reply: 1 settled | 0 no such open reservation (already settled: a no-op; a tombstone then keeps
 /// a late reserve of that id from holding anything) | -2 not ready.
 const Script& settle_script();

@@ -1,6 +1,33 @@
 #include "store/sqlite/db.hpp"
 
+#include <limits>
+
 namespace tollgate::store::sqlite {
+
+namespace {
+
+struct SaturatingSum {
+  std::int64_t sum = 0;
+  bool any = false;
+};
+
+void saturating_sum_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  auto* s = static_cast<SaturatingSum*>(sqlite3_aggregate_context(ctx, sizeof(SaturatingSum)));
+  if (s == nullptr) return sqlite3_result_error_nomem(ctx);
+  const std::int64_t v = sqlite3_value_int64(argv[0]);
+  s->any = true;
+  if (__builtin_add_overflow(s->sum, v, &s->sum))
+    s->sum = v > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
+
+void saturating_sum_final(sqlite3_context* ctx) {
+  auto* s = static_cast<SaturatingSum*>(sqlite3_aggregate_context(ctx, 0));
+  if (s == nullptr || !s->any) return sqlite3_result_null(ctx);
+  sqlite3_result_int64(ctx, s->sum);
+}
+
+}  // namespace
 
 Db& Db::operator=(Db&& o) noexcept {
   if (this != &o) {
@@ -27,6 +54,13 @@ std::optional<DbError> Db::open(const std::string& path, Db& out) {
     return e;
   }
   sqlite3_extended_result_codes(db, 1);
+  rc = sqlite3_create_function_v2(db, "tollgate_sum", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, nullptr,
+                                  saturating_sum_step, saturating_sum_final, nullptr);
+  if (rc != SQLITE_OK) {
+    DbError e{rc, sqlite3_errmsg(db)};
+    sqlite3_close_v2(db);
+    return e;
+  }
   out = Db();
   out.db_ = db;
   return std::nullopt;

@@ -27,7 +27,9 @@ class Db {
   Db& operator=(Db&& o) noexcept;
   ~Db();
 
-  /// Opens (creating if needed) `path` read-write; `uri` enables file: URIs.
+  /// Opens (creating if needed) `path` read-write; `uri` enables file: URIs. The connection has
+  /// the aggregate `tollgate_sum(x)`: SUM of integers clamped to the int64 range instead of
+  /// failing with "integer overflow" (NULL over no non-NULL value, as SUM; Backend::saturating_sum).
   static std::optional<DbError> open(const std::string& path, Db& out);
   /// Runs one or more statements without results.
   std::optional<DbError> exec(std::string_view sql);

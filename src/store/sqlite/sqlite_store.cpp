@@ -44,6 +44,7 @@ class SqliteBackend final : public sql::Backend {
     return std::nullopt;
   }
   std::string translate_ddl(std::string_view ddl) const override { return std::string(ddl); }
+  std::string saturating_sum(std::string_view expr) const override { return "tollgate_sum(" + std::string(expr) + ")"; }
 
  private:
   ProcessLock lock_;  // first member: released after the connections close

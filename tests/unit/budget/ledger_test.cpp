@@ -182,12 +182,32 @@ TEST(Ledger, NoUsageSettlesToZero) {
   EXPECT_EQ(reserved(ledger, scopes[0]), 0);
 }
 
+// An unknown outcome whose partial usage prices above the reservation (an upstream that ignored
+// the output bound, then the stream was cut) is charged that price: the evidence wins.
+TEST(Ledger, UnknownChargesThePartialUsageWhenItIsMoreThanTheReservation) {
+  Ledger ledger;
+  const std::vector<ScopeLimit> scopes = {limit(ScopeKind::key, "k", 1000)};
+  auto r = ledger.reserve(scopes, 60, kT0);
+  ASSERT_TRUE(r);
+  ledger.settle(std::move(*r), 450, SettleKind::unknown, kT0);
+  const auto st = ledger.state(scopes[0].scope, kT0);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->spent, 450);
+  EXPECT_EQ(st->unknown, 450);
+  EXPECT_EQ(st->reserved, 0);
+  EXPECT_EQ(settle_charge(SettleKind::unknown, 60, 5), 60);
+  EXPECT_EQ(settle_charge(SettleKind::unknown, 60, 450), 450);
+  EXPECT_EQ(settle_charge(SettleKind::actual, 60, -5), 0);
+  EXPECT_EQ(settle_charge(SettleKind::actual, 60, 450), 450);
+  EXPECT_EQ(settle_charge(SettleKind::no_usage, 60, 450), 0);
+}
+
 TEST(Ledger, UnknownChargesTheReservation) {
   Ledger ledger;
   const std::vector<ScopeLimit> scopes = {limit(ScopeKind::key, "k", 100), limit(ScopeKind::global, "", 100)};
   auto r = ledger.reserve(scopes, 60, kT0);
   ASSERT_TRUE(r);
-  ledger.settle(std::move(*r), 5, SettleKind::unknown, kT0);  // `actual` is ignored
+  ledger.settle(std::move(*r), 5, SettleKind::unknown, kT0);  // `actual` below the reservation
   for (const auto& s : scopes) {
     const auto st = ledger.state(s.scope, kT0);
     ASSERT_TRUE(st);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 #include <future>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -237,6 +238,28 @@ TEST_P(Ledger, RecoveryAfterSigkillSettlesOpenReservationsConservatively) {
   ASSERT_TRUE(third);
   EXPECT_TRUE(third->recovered.empty());
   EXPECT_EQ(as_map(third->spent), m);
+}
+
+// Settles charged at the saturation value (an upstream that reported 10^15 tokens at a high
+// price) sum to it at recovery: a plain SUM failed with "integer overflow", and the gateway
+// could then never start again.
+TEST_P(Ledger, RecoveryTotalsOfHugeSettlesSaturate) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  {
+    auto store = db_->open();
+    ASSERT_TRUE(store);
+    for (std::uint64_t id = 1; id <= 3; ++id) {
+      ASSERT_TRUE(append_sync(*store, reserve(id, 100, {kKey})));
+      ASSERT_TRUE(append_sync(*store, settle(id, 100, kMax, "actual")));
+    }
+    ASSERT_TRUE(store->flush());
+  }
+  auto store = db_->open();
+  ASSERT_TRUE(store);
+  auto rec = store->recover_ledger(9999);
+  ASSERT_TRUE(rec) << rec.error().message;
+  EXPECT_TRUE(rec->recovered.empty());
+  EXPECT_EQ(as_map(rec->spent)[kKey], kMax);
 }
 
 TEST_P(Ledger, ReusedReservationIdAfterSettleIsTrackedSeparately) {

@@ -115,6 +115,34 @@ TEST_F(RedisLedgerTest, ReservesAllOrNoneAndSettlesToTheCharge) {
   l->settle(std::move(*e), 0, SettleKind::no_usage, std::chrono::system_clock::now());
 }
 
+// budget::settle_charge in the settle script: an unknown outcome is charged its partial usage's
+// price when that is more than the reservation; charges at kMaxNanos saturate the counter
+// instead of failing the script (HINCRBY's overflow), and the scope then refuses any budget below
+// the saturation value ($9.2 billion).
+TEST_F(RedisLedgerTest, UnknownChargesTheLargerPartialUsageAndHugeChargesSaturate) {
+  auto l = make("a");
+  ASSERT_TRUE(l->ready());
+  const auto now = std::chrono::system_clock::now();
+  auto a = reserve(*l, {key_scope("k2", budget::kMaxNanos)}, AmountRange{60, 60, 100});
+  ASSERT_TRUE(a.has_value());
+  l->settle(std::move(*a), 450, SettleKind::unknown, now);
+  auto b = reserve(*l, {key_scope("k2", budget::kMaxNanos)}, AmountRange{1, 1, 100});
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(l->state(ScopeId{ScopeKind::key, "k2"}, now)->spent, 450);
+  l->settle(std::move(*b), budget::kMaxNanos, SettleKind::actual, now);
+  auto c = reserve(*l, {key_scope("k3", budget::kMaxNanos)}, AmountRange{1, 1, 100});
+  ASSERT_TRUE(c.has_value());
+  l->settle(std::move(*c), budget::kMaxNanos, SettleKind::actual, now);
+  sync(*l);
+  EXPECT_EQ(l->stats().pending_settles, 0u) << "a settle script failed";
+  for (const char* k : {"k2", "k3"}) {
+    auto refused = reserve(*l, {key_scope(k, 9'000'000'000'000'000'000)}, AmountRange{1, 1, 100});
+    ASSERT_FALSE(refused.has_value()) << k;
+    EXPECT_EQ(refused.error().reason, budget::RefusalReason::budget_exceeded);
+    EXPECT_EQ(refused.error().committed, 9'200'000'000'000'000'000) << k;
+  }
+}
+
 TEST_F(RedisLedgerTest, RangedGrantsMatchTheInProcessLedger) {
   auto l = make("a");
   budget::Ledger local;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "test_util.hpp"
 
 namespace tollgate::store {
@@ -231,6 +233,35 @@ TEST_P(SpendLogTest, GlobalSpend) {
   ASSERT_TRUE(window);
   EXPECT_EQ(window->total_spend_nanos, 350);
   EXPECT_EQ(window->requests, 2);
+}
+
+// Rows charged at the saturation value (an upstream that reported 10^15 tokens) make totals that
+// saturate instead of failing the query with an integer overflow (which read as 503 forever).
+TEST_P(SpendLogTest, TotalsOfHugeChargesSaturateInsteadOfFailing) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  for (const char* id : {"h1", "h2", "h3"}) {
+    SpendLogRow r = row(id, "k3", "carol", "tc", "gpt-4o", 5000, kMax);
+    r.total_tokens = kMax;
+    store_->append_spend_log(std::move(r));
+  }
+  ASSERT_TRUE(store_->flush());
+  auto g = store_->global_spend(std::nullopt, std::nullopt);
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->total_spend_nanos, kMax);
+  EXPECT_EQ(g->total_tokens, kMax);
+  EXPECT_EQ(g->requests, 7);
+  ASSERT_FALSE(g->by_key.empty());
+  EXPECT_EQ(g->by_key[0].name, "k3");
+  EXPECT_EQ(g->by_key[0].spend_nanos, kMax);
+  auto t = store_->query_spend_totals({.by = SpendGroupBy::api_key});
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->size(), 3u);
+  EXPECT_EQ((*t)[0].name, "k3");
+  EXPECT_EQ((*t)[0].spend_nanos, kMax);
+  EXPECT_EQ((*t)[1].spend_nanos, 400);
+  auto all = store_->query_spend_totals({});
+  ASSERT_TRUE(all) << all.error().message;
+  EXPECT_EQ(all->at(0).spend_nanos, kMax);
 }
 
 TEST_P(SpendLogTest, SpendRowsAndLedgerShareTheWriter) {
