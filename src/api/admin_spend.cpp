@@ -223,7 +223,7 @@ Reply global_spend_report(const Context& c, const std::string& target) {
       for (const auto& [model, m] : g.models)
         meta.push_back(json::object{{"model", model},
                                     {"spend", dollars_json(m.spend_nanos)},
-                                    {"total_tokens", m.prompt_tokens + m.completion_tokens}});
+                                    {"total_tokens", budget::saturating_add(m.prompt_tokens, m.completion_tokens)}});
       o["metadata"] = std::move(meta);
       ga.push_back(std::move(o));
     }

@@ -260,12 +260,14 @@ std::expected<Reservation, Refusal> Ledger::reserve(std::span<const ScopeLimit> 
       if (!s.duplicate) roll(e, limit.period, now, options_.reset_timezone);
       const Nanos committed = sat_add(e.spent, e.reserved);
       const Nanos max_budget = limit.max_budget < 0 ? 0 : limit.max_budget;
-      const Nanos room = committed <= max_budget ? max_budget - committed : 0;
+      // kMaxNanos is no limit (a scope without a budget): it never refuses, even once its spend
+      // saturated at kMaxNanos (an upstream that reported absurd usage), as the Redis ledger.
+      const Nanos room = max_budget == kMaxNanos ? kMaxNanos : committed <= max_budget ? max_budget - committed : 0;
       if (room < headroom || (room == headroom && s.index < tightest)) {
         headroom = room;
         tightest = s.index;
       }
-      const bool fits = committed <= max_budget && range.min <= room;
+      const bool fits = (max_budget == kMaxNanos || committed <= max_budget) && range.min <= room;
       if (!fits && (!refusal || s.index < refusing_index)) {
         refusing_index = s.index;
         refusal.emplace();

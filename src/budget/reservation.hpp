@@ -25,7 +25,8 @@ namespace tollgate::budget {
 struct ScopeLimit {
   ScopeId scope;
   /// The most that may be spent plus reserved in one window, in nano-dollars. A negative value
-  /// behaves like 0 (nothing paid passes).
+  /// behaves like 0 (nothing paid passes); kMaxNanos is no limit (a scope charged without a
+  /// budget): it never refuses, even once its spend saturated at kMaxNanos.
   Nanos max_budget = 0;
   /// The reset period (`budget_duration`); nullopt = a lifetime budget that never resets.
   std::optional<BudgetPeriod> period;

@@ -158,7 +158,7 @@ net::awaitable<std::optional<Refusal>> Accounting::admit_target(std::string grou
                     "ledger_unavailable"};
 }
 
-void Accounting::settle(Held& held, std::size_t dep, const AttemptResult& r) {
+budget::Nanos Accounting::settle(Held& held, std::size_t dep, const AttemptResult& r) {
   const auto& price = st_.price_of(dep);
   const budget::SettleKind kind = budget::settle_kind_for(r.evidence);
   budget::Nanos actual = 0;
@@ -175,23 +175,25 @@ void Accounting::settle(Held& held, std::size_t dep, const AttemptResult& r) {
   if (held.reservation.empty()) {
     // No scope to reserve against (master key, open gateway): the spend is still recorded, at
     // the worst case when the outcome is unknown, as a reservation would have been.
-    st_.cost = budget::saturating_add(st_.cost, budget::settle_charge(kind, held.worst, actual));
-    return;
+    const budget::Nanos charged = budget::settle_charge(kind, held.worst, actual);
+    st_.cost = budget::saturating_add(st_.cost, charged);
+    return charged;
   }
-  settle_held(held, dep, kind, actual);
+  return settle_held(held, dep, kind, actual);
 }
 
-void Accounting::settle_held(Held& held, std::size_t dep, budget::SettleKind kind, budget::Nanos actual) {
-  if (held.reservation.empty()) return;
+budget::Nanos Accounting::settle_held(Held& held, std::size_t dep, budget::SettleKind kind, budget::Nanos actual) {
+  if (held.reservation.empty()) return 0;
   const budget::Nanos reserved = held.reservation.amount();
   const budget::Nanos charged = budget::settle_charge(kind, reserved, actual);
   st_.cost = budget::saturating_add(st_.cost, charged);
   const auto id = held.reservation.id();
   const auto now = std::chrono::system_clock::now();
   st_.svc->ledger->settle(std::move(held.reservation), actual, kind, now);
-  if (!st_.svc->store) return;
-  st_.svc->store->append_ledger(ledger_record(store::LedgerKind::settle, id, held.limits, reserved, charged, kind, dep, now),
-                           [](bool) {});
+  if (st_.svc->store)
+    st_.svc->store->append_ledger(ledger_record(store::LedgerKind::settle, id, held.limits, reserved, charged, kind, dep, now),
+                                  [](bool) {});
+  return charged;
 }
 
 store::LedgerRecord Accounting::ledger_record(store::LedgerKind kind, std::uint64_t id, const std::vector<budget::ScopeLimit>& limits,

@@ -72,12 +72,14 @@ class Accounting {
 
   /// Settles the attempt's reservation by its evidence (budget/settlement.hpp) and records the
   /// cost on the request: the failure class decides what happens next, never what is charged.
-  void settle(Held& held, std::size_t dep, const AttemptResult& r);
+  /// Returns the attempt's charge, nano-dollars (budget::settle_charge).
+  budget::Nanos settle(Held& held, std::size_t dep, const AttemptResult& r);
 
   /// Settles `held` in memory and appends the durable settle record (not awaited: the reserve
   /// record is already durable, and recovery settles conservatively if this one is lost). The
   /// settle record names the windows that contain `now`: the ones the in-memory ledger charges.
-  void settle_held(Held& held, std::size_t dep, budget::SettleKind kind, budget::Nanos actual);
+  /// Returns the charge, nano-dollars (0 for an empty reservation).
+  budget::Nanos settle_held(Held& held, std::size_t dep, budget::SettleKind kind, budget::Nanos actual);
 
   /// A durable ledger record of this request's attempt on `dep`: a reserve of `amount`, or a
   /// settle (`settle_kind`) releasing `amount` and charging `charged`, against `limits` in the

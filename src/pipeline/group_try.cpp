@@ -297,10 +297,9 @@ GroupTry::After GroupTry::after_attempt(GroupWalk& g, const NextAttempt& next, A
     st_.decide("next_deployment");
     return After::again;
   }
-  const budget::Nanos before = st_.cost;
-  acct_.settle(held, dep, r);
+  const budget::Nanos charged = acct_.settle(held, dep, r);
   if (!st_.trace.steps.empty() && st_.trace.steps.back().kind == TraceStep::Kind::attempt)
-    st_.trace.steps.back().charged = st_.cost - before;
+    st_.trace.steps.back().charged = charged;
   if (r.ok) {
     out.ok = true;
     st_.served_dep = dep;

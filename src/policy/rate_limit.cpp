@@ -1,5 +1,7 @@
 #include "policy/rate_limit.hpp"
 
+#include "budget/money.hpp"
+
 namespace tollgate::policy {
 
 long long RateLimiter::minute_now() const {
@@ -43,7 +45,7 @@ void RateLimiter::release(const std::vector<RateSubject>& subjects, std::int64_t
       c.requests = 0;
       c.tokens = 0;
     }
-    c.tokens += tokens;
+    c.tokens = budget::saturating_add(c.tokens, tokens);  // absurd usage reports must not wrap the TPM count
   }
 }
 

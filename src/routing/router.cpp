@@ -200,7 +200,9 @@ void RouterState::on_attempt_end(std::size_t i, bool failed, milliseconds latenc
   auto& d = deps_[i];
   d.in_flight = std::max(0, d.in_flight - 1);
   roll_minute_locked(d, now);
-  d.minute_tokens += tokens;
+  // Saturating: a minute of absurd usage reports (10^15 tokens each) must not wrap the TPM count.
+  d.minute_tokens = tokens > std::numeric_limits<std::int64_t>::max() - d.minute_tokens ? std::numeric_limits<std::int64_t>::max()
+                                                                                        : d.minute_tokens + tokens;
   if (!failed) {
     const double ms = static_cast<double>(latency.count());
     d.latency_ewma_ms = d.latency_ewma_ms < 0 ? ms : 0.8 * d.latency_ewma_ms + 0.2 * ms;

@@ -168,7 +168,8 @@ e2e('two charges at the ledger\'s saturation value: /global/spend answers, a res
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tollgate-e2e-huge-'));
   try {
     const config = gatewayConfig({
-      model_list: [paidDeployment(mock, 'paid-model', 'huge-upstream')],
+      // $10 per million output tokens: 10^15 of them cost $10^10, beyond kMaxNanos ($9.22e9).
+      model_list: [paidDeployment(mock, 'paid-model', 'huge-upstream', { outPrice: '0.00001' })],
       tollgate_settings: { data_dir: dataDir },
     });
     let gw = await ctx.gateway(config);
@@ -177,11 +178,16 @@ e2e('two charges at the ledger\'s saturation value: /global/spend answers, a res
     const body = hi('paid-model');
     // Admitted together (each reserves a few cents of $100), both charged at the saturation value.
     const served = await Promise.all([chat(gw, k.key, body), chat(gw, k.key, body)]);
-    for (const r of served) assert.equal(r.status, 200, r.text);
+    for (const r of served) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.headers.get('x-litellm-response-cost'), '9223372036.854775807', 'the charge saturates');
+    }
+    const SATURATED = 9.2e18;  // kMaxNanos ≈ 9.223e18, read through a float
     const spend = nanos((await gw.keyInfo(k.key)).spend);
-    assert.ok(spend >= 2e9 * 1e6, `spend ${spend}`);  // ≥ $2M: 10^15 tokens at $0.000002
+    assert.ok(spend >= SATURATED, `spend ${spend}`);
+    // Two saturated rows: a plain SUM overflowed here (503, "integer overflow").
     const global = await gw.admin('/global/spend');
-    assert.ok(Number(global.spend) >= 2e6, JSON.stringify(global));
+    assert.ok(Number(global.spend) * 1e9 >= SATURATED, JSON.stringify(global));
     const refused = await chat(gw, k.key, body);
     assert.equal(refused.status, 429, refused.text);
     gw.kill();

@@ -1,6 +1,8 @@
 #include "providers/gemini/embeddings.hpp"
 #include "core/json_parse.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "providers/embedding_inputs.hpp"
@@ -131,7 +133,7 @@ std::expected<Provider::Parsed, std::string> vertex_embed_response(std::string_v
     const auto* stats = e->get_object().if_contains("statistics");
     const auto count = stats && stats->is_object() ? detail::json_count(stats->get_object(), "token_count") : std::nullopt;
     if (!count) p.usage.reported = false;
-    else if (p.usage.reported) p.usage.prompt_tokens += *count;
+    else if (p.usage.reported) p.usage.prompt_tokens = std::min(p.usage.prompt_tokens + *count, kMaxTokenCount);  // never wraps
   }
   if (!p.usage.reported) p.usage = Usage{};
   p.completion = embeddings_list(std::move(vectors), model, p.usage);

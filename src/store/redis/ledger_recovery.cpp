@@ -1,6 +1,7 @@
 // The Redis ledger's recovery duties (store/redis/redis_ledger.hpp): rebuilding the counters from
 // the durable store after Redis lost them, and settling what a dead instance left open.
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <thread>
@@ -123,7 +124,8 @@ void RedisLedger::rebuild() {
     write(key("own:" + owner), {"SADD", id});
   }
   for (const auto& [k, c] : counters) {
-    write(k, {"HSET", "ws", std::to_string(c.ws), "we", std::to_string(c.we), "spent", std::to_string(c.spent), "unknown",
+    const Nanos spent = std::min<Nanos>(c.spent, kMaxCounterNanos);  // as the settle script saturates
+    write(k, {"HSET", "ws", std::to_string(c.ws), "we", std::to_string(c.we), "spent", std::to_string(spent), "unknown",
               "0", "reserved", std::to_string(c.reserved)});
     if (c.we > 0) write(k, {"PEXPIREAT", std::to_string(c.we + 86400000)});
   }

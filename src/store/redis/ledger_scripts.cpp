@@ -117,9 +117,7 @@ if ARGV[2] == 'actual' then charge = ARGV[3]
 elseif ARGV[2] == 'unknown' then
   if tonumber(ARGV[3]) > tonumber(amt) then charge = ARGV[3] else charge = amt end
 end
--- Adds to a counter saturating at 9.2e18 nano-dollars, as the in-process ledger saturates at
--- kMaxNanos: HINCRBY fails past INT64_MAX, and the scripts read counters as Lua numbers
--- (doubles), which must convert back to integers below 2^63 in their replies.
+-- Adds to a counter saturating at kMaxCounterNanos (ledger_scripts.hpp).
 local function add(k, field, v)
   if tonumber(redis.call('HGET', k, field) or '0') + tonumber(v) >= 9.2e18 then
     redis.call('HSET', k, field, '9200000000000000000')

@@ -22,6 +22,12 @@
 
 namespace tollgate::store::redis {
 
+/// Where the Redis ledger's spent and unknown counters saturate, nano-dollars (the in-process
+/// ledger saturates at kMaxNanos): the scripts read counters as Lua numbers (doubles), which must
+/// convert back to integers below 2^63 in their replies, and HINCRBY fails past INT64_MAX. The
+/// settle script and the rebuild from the store clamp to it; a budget above it never refuses.
+inline constexpr std::int64_t kMaxCounterNanos = 9'200'000'000'000'000'000;
+
 /// reserve. KEYS: ready, r:<id>, own:<instance>, refused:<instance>, then each distinct scope key.
 /// ARGV: id, min, max, share_percent, instance, now_ms, scopes JSON, keep ms (> 0: the id was
 /// named before the reserve; if nothing is granted it is added to `refused` with score now_ms,
@@ -36,7 +42,7 @@ const Script& reserve_script();
 /// ARGV: id, kind ("actual" | "no_usage" | "unknown"), actual nano-dollars, then per scope: window
 /// start ms, window end ms (the windows containing the settle instant). The charge is
 /// budget::settle_charge's (unknown: the reservation, or `actual` when more), added to each
-/// scope's spent saturating at 9.2e18 nano-dollars (Lua reads counters as doubles).
+/// scope's spent saturating at kMaxCounterNanos.
 /// Reply: 1 settled | 0 no such open reservation (already settled: a no-op; a tombstone then keeps
 /// a late reserve of that id from holding anything) | -2 not ready.
 const Script& settle_script();

@@ -202,6 +202,27 @@ TEST(Ledger, UnknownChargesThePartialUsageWhenItIsMoreThanTheReservation) {
   EXPECT_EQ(settle_charge(SettleKind::no_usage, 60, 450), 0);
 }
 
+// A scope charged without a budget (limit kMaxNanos) never refuses, even once an absurd charge
+// saturated its spend at kMaxNanos; a budgeted scope then refuses, as the Redis ledger does.
+TEST(Ledger, AScopeWithoutABudgetNeverRefusesEvenWhenItsSpendSaturated) {
+  Ledger ledger;
+  const ScopeLimit team = limit(ScopeKind::team, "t", kMaxNanos);
+  auto r = ledger.reserve(std::vector<ScopeLimit>{team}, 60, kT0);
+  ASSERT_TRUE(r);
+  ledger.settle(std::move(*r), kMaxNanos, SettleKind::actual, kT0);
+  auto again = ledger.reserve(std::vector<ScopeLimit>{team}, 60, kT0);
+  ASSERT_TRUE(again) << "an unlimited scope refused";
+  EXPECT_EQ(ledger.state(team.scope, kT0)->spent, kMaxNanos);
+  ledger.settle(std::move(*again), kMaxNanos, SettleKind::actual, kT0);
+  EXPECT_EQ(ledger.state(team.scope, kT0)->spent, kMaxNanos);
+  auto budgeted = ledger.reserve(std::vector<ScopeLimit>{team, limit(ScopeKind::key, "k", kMaxNanos - 1)}, 60, kT0);
+  ASSERT_TRUE(budgeted) << "the key has spent nothing";
+  ledger.settle(std::move(*budgeted), kMaxNanos, SettleKind::actual, kT0);
+  auto refused = ledger.reserve(std::vector<ScopeLimit>{team, limit(ScopeKind::key, "k", kMaxNanos - 1)}, 1, kT0);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().scope, (ScopeId{ScopeKind::key, "k"}));
+}
+
 TEST(Ledger, UnknownChargesTheReservation) {
   Ledger ledger;
   const std::vector<ScopeLimit> scopes = {limit(ScopeKind::key, "k", 100), limit(ScopeKind::global, "", 100)};
@@ -251,13 +272,24 @@ TEST(Ledger, DuplicateScopeIsHeldOnceAgainstTheSmallerLimit) {
 
 TEST(Ledger, SaturatesInsteadOfOverflowing) {
   Ledger ledger;
-  const std::vector<ScopeLimit> scopes = {limit(ScopeKind::global, "", kMaxNanos)};
-  auto r = ledger.reserve(scopes, kMaxNanos, kT0);
+  // The largest real limit: the second reservation does not fit.
+  const std::vector<ScopeLimit> scopes = {limit(ScopeKind::global, "", kMaxNanos - 1)};
+  auto r = ledger.reserve(scopes, kMaxNanos - 1, kT0);
   ASSERT_TRUE(r);
   EXPECT_FALSE(ledger.reserve(scopes, kMaxNanos, kT0));
   EXPECT_FALSE(ledger.reserve(scopes, 1, kT0));
   ledger.settle(std::move(*r), kMaxNanos, SettleKind::actual, kT0);
   EXPECT_EQ(spent(ledger, scopes[0]), kMaxNanos);
+  // No limit (kMaxNanos): reservations of kMaxNanos each are held, `reserved` saturating.
+  const std::vector<ScopeLimit> open = {limit(ScopeKind::team, "t", kMaxNanos)};
+  auto a = ledger.reserve(open, kMaxNanos, kT0);
+  auto b = ledger.reserve(open, kMaxNanos, kT0);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(reserved(ledger, open[0]), kMaxNanos);
+  ledger.settle(std::move(*a), kMaxNanos, SettleKind::actual, kT0);
+  ledger.settle(std::move(*b), kMaxNanos, SettleKind::actual, kT0);
+  EXPECT_EQ(spent(ledger, open[0]), kMaxNanos);
+  EXPECT_EQ(reserved(ledger, open[0]), 0);
 }
 
 TEST(ReservationGuard, SettlesUnknownOnDestruction) {
