@@ -63,14 +63,14 @@ Field<std::string> require_string(const json::object& body, std::string_view fie
 Field<std::optional<std::string>> get_name(const json::object& body, std::string_view field) {
   auto s = get_string(body, field);
   if (!s || !*s) return s;
-  if (auto p = auth::name_length_problem(field, **s)) return std::unexpected(bad_field(field, std::move(*p)));
+  if (auto p = auth::name_problem(field, **s)) return std::unexpected(bad_field(field, std::move(p->message)));
   return s;
 }
 
 Field<std::string> require_name(const json::object& body, std::string_view field) {
   auto s = require_string(body, field);
   if (!s) return s;
-  if (auto p = auth::name_length_problem(field, *s)) return std::unexpected(bad_field(field, std::move(*p)));
+  if (auto p = auth::name_problem(field, *s)) return std::unexpected(bad_field(field, std::move(p->message)));
   return s;
 }
 
@@ -83,7 +83,7 @@ Field<std::optional<std::vector<std::string>>> get_name_list(const json::object&
                                                 " entries; the limit is " + std::to_string(max_items)));
   for (std::size_t i = 0; i < (*list)->size(); ++i) {
     const std::string at = std::string(field) + "[" + std::to_string(i) + "]";
-    if (auto p = auth::name_length_problem(at, (**list)[i])) return std::unexpected(bad_field(at, std::move(*p)));
+    if (auto p = auth::name_problem(at, (**list)[i])) return std::unexpected(bad_field(at, std::move(p->message)));
   }
   return list;
 }

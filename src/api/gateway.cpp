@@ -443,6 +443,12 @@ std::expected<pipeline::ChatCall, core::Error> Gateway::prepare_call(const pipel
   // The caller's own body, for the deployments that speak its API (native pass-through).
   std::optional<json::object> native;
   if (anthropic || api == providers::CallApi::responses) native = native_body_of(*body);
+  if (api == providers::CallApi::responses) {
+    if (auto hidden = providers::responses::hidden_input_field(*body)) call.hidden_input = std::move(*hidden);
+  } else if (const auto* mcp = anthropic ? body->if_contains("mcp_servers") : nullptr;
+             mcp && mcp->is_array() && !mcp->get_array().empty()) {
+    call.hidden_input = "mcp_servers";  // the MCP servers' tool definitions are billed as input
+  }
   if (anthropic) {
     auto chat = providers::anthropic::messages_request_to_chat(*body);
     if (!chat) return std::unexpected(core::Error::caller(400, "invalid_request_error", chat.error()));

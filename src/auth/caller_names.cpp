@@ -23,8 +23,7 @@ std::expected<std::optional<std::string>, core::Error> name_at(const json::value
   if (!v->is_string())
     return std::unexpected(bad(field, field + " must be a string, got " + core::json_kind_name(*v), "invalid_caller_name"));
   const std::string_view s = v->get_string();
-  if (auto p = name_length_problem(field, s, max_bytes))
-    return std::unexpected(bad(field, std::move(*p), "name_too_long"));
+  if (auto p = name_problem(field, s, max_bytes)) return std::unexpected(bad(field, std::move(p->message), p->code));
   return std::optional<std::string>(std::string(s));
 }
 
@@ -55,10 +54,21 @@ std::optional<core::Error> collect_tags(const json::value* v, const std::string&
 
 }  // namespace
 
-std::optional<std::string> name_length_problem(std::string_view field, std::string_view value, std::size_t max_bytes) {
-  if (value.size() <= max_bytes) return std::nullopt;
-  return std::string(field) + " is " + std::to_string(value.size()) +
-         " bytes long; caller-supplied names are limited to " + std::to_string(max_bytes) + " bytes";
+std::optional<NameProblem> name_problem(std::string_view field, std::string_view value, std::size_t max_bytes) {
+  if (value.size() > max_bytes)
+    return NameProblem{std::string(field) + " is " + std::to_string(value.size()) +
+                           " bytes long; caller-supplied names are limited to " + std::to_string(max_bytes) + " bytes",
+                       "name_too_long"};
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x20 && c != 0x7f) continue;
+    static constexpr char kHex[] = "0123456789abcdef";
+    const std::string byte{'0', 'x', kHex[c >> 4], kHex[c & 15]};
+    return NameProblem{std::string(field) + " contains a control character (" + byte + " at byte " + std::to_string(i) +
+                           "); caller-supplied names must not",
+                       "invalid_caller_name"};
+  }
+  return std::nullopt;
 }
 
 std::expected<CallerNames, core::Error> read_caller_names(const json::object& body, CallerApi api,
@@ -93,7 +103,7 @@ std::optional<core::Error> add_header_tags(std::string_view header, CallerNames&
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
     while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
     if (t.empty()) continue;
-    if (auto p = name_length_problem(field, t, limits.max_name_bytes)) return bad(field, std::move(*p), "name_too_long");
+    if (auto p = name_problem(field, t, limits.max_name_bytes)) return bad(field, std::move(p->message), p->code);
     if (++count > limits.max_tags)
       return bad(field,
                  "too many request tags: more than " + std::to_string(limits.max_tags) +

@@ -25,10 +25,19 @@ inline constexpr std::size_t kMaxNameBytes = 256;
 /// as sent, before duplicates are merged); also the most tags an admin may give a key.
 inline constexpr std::size_t kMaxRequestTags = 32;
 
-/// nullopt when `value` is at most kMaxNameBytes bytes long, else the message to send:
-/// "<field> is <n> bytes long; caller-supplied names are limited to 256 bytes".
-std::optional<std::string> name_length_problem(std::string_view field, std::string_view value,
-                                               std::size_t max_bytes = kMaxNameBytes);
+/// Why a caller-supplied name is refused: the message to send and the error code.
+struct NameProblem {
+  std::string message;
+  const char* code;  ///< "name_too_long" | "invalid_caller_name"
+};
+
+/// nullopt when `value` is at most `max_bytes` long and has no control character, else:
+/// "<field> is <n> bytes long; caller-supplied names are limited to 256 bytes" (name_too_long),
+/// or "<field> contains a control character (0x00 at byte 3); …" (invalid_caller_name: a C0
+/// control or DEL). Names become budget scope ids and spend-log columns, and PostgreSQL's text
+/// parameters end at a NUL: "a\0b" would be stored, and its budget rebuilt, as "a".
+std::optional<NameProblem> name_problem(std::string_view field, std::string_view value,
+                                        std::size_t max_bytes = kMaxNameBytes);
 
 /// The request dialect a body is in: where its names are.
 enum class CallerApi {

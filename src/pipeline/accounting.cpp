@@ -85,7 +85,7 @@ std::int64_t Accounting::input_bound(std::size_t dep) {
   const auto limit = price.price.max_input_tokens.value_or(0);
   for (const auto& b : input_bounds_)
     if (b.model == model && b.limit == limit) return b.tokens;
-  input_bounds_.push_back({model, limit, input_bound_for(price, st_.call.body, model, st_.call.api)});
+  input_bounds_.push_back({model, limit, input_bound_for(price, st_.call.body, model, st_.call.api, !st_.call.hidden_input.empty())});
   return input_bounds_.back().tokens;
 }
 

@@ -206,6 +206,11 @@ struct ChatCall {
   /// "tools[0].type=web_search_preview"); empty = none. A deployment that would get the chat
   /// translation is then not sent the call (its attempt is the caller's 400 naming it).
   std::string native_only_feature;
+  /// A field of the caller's native body that makes the provider add input the body does not
+  /// show (Responses `previous_response_id`, `conversation`, `prompt`, an `item_reference` item;
+  /// Anthropic `mcp_servers`: the tool definitions of remote MCP servers); empty = none. The
+  /// input bound is then the model's context limit (input_bound_for).
+  std::string hidden_input;
   /// Budget tightening from the key's metadata (`tollgate_request_budget`) and from the request's
   /// x-tollgate-* headers, applied in that order over the group's configured budget.
   policy::BudgetOverride key_budget;

@@ -104,12 +104,15 @@ bool AttemptPlan::cap_at(budget::Nanos ceiling) {
 }
 
 std::int64_t input_bound_for(const budget::ResolvedPrice& price, const json::object& chat, std::string_view model,
-                             providers::CallApi api) {
+                             providers::CallApi api, bool hidden_input) {
   if (api == providers::CallApi::embeddings) return budget::embeddings_input_bound(chat);
   if (api == providers::CallApi::completions) return budget::completions_input_bound(chat);
   const budget::InputBoundContext ctx{model.empty() ? std::string_view(price.price.matched_key) : model,
                                       price.price.max_input_tokens};
-  return budget::input_token_upper_bound(chat, ctx);
+  const std::int64_t shown = budget::input_token_upper_bound(chat, ctx);
+  if (!hidden_input) return shown;
+  const auto& limit = price.price.max_input_tokens;
+  return std::max(shown, limit && *limit > 0 ? *limit : budget::kUnknownMediaTokenBound);
 }
 
 AttemptPlan plan_attempt(const budget::ResolvedPrice& price, std::int64_t input_bound, const json::object& chat,

@@ -81,9 +81,11 @@ struct AttemptPlan {
 /// budget/media_tokens.hpp; empty = the price's table key), tokens. The attempt loop computes it
 /// once per request per (model, context limit): retries and fallbacks reuse it.
 /// `api`: the client API `chat` is in (its input fields: `messages` for chat, `input` for
-/// embeddings, `prompt`/`suffix` for completions: budget/operation_bounds.hpp).
+/// embeddings, `prompt`/`suffix` for completions: budget/operation_bounds.hpp). `hidden_input`:
+/// the provider adds input the body does not show (ChatCall::hidden_input): the bound is at least
+/// the model's context limit (max_input_tokens; unknown: budget::kUnknownMediaTokenBound).
 std::int64_t input_bound_for(const budget::ResolvedPrice& price, const boost::json::object& chat, std::string_view model,
-                             providers::CallApi api = providers::CallApi::chat);
+                             providers::CallApi api = providers::CallApi::chat, bool hidden_input = false);
 
 /// Plans an attempt of `chat` with `input_bound` input tokens at most to a deployment priced
 /// `price`, for a caller who asked `out`. The bound with no budget in the way: the caller's

@@ -266,6 +266,9 @@ e2e('request names: 257 bytes, 33 tags, non-string user or tags → 400 naming t
     [{ tags: ['a', { b: 1 }] }, 'tags[1]', 'invalid_caller_name', 'tags[1] must be a string, got an object'],
     [{ metadata: { tags: Array.from({ length: 20 }, (_, i) => `m${i}`) }, tags: Array.from({ length: 13 }, (_, i) => `t${i}`) },
       'tags', 'too_many_tags', 'too many request tags: 33 in metadata.tags and tags together; the limit is 32'],
+    // PostgreSQL's text parameters end at a NUL: "z\0q" would be stored, and its budget rebuilt, as "z".
+    [{ user: 'z\u0000q' }, 'user', 'invalid_caller_name', 'user contains a control character (0x00 at byte 1); caller-supplied names must not'],
+    [{ tags: ['ok', 'a\nb'] }, 'tags[1]', 'invalid_caller_name', 'tags[1] contains a control character (0x0a at byte 1); caller-supplied names must not'],
   ];
   for (const [extra, param, code, message] of cases) {
     const e = await rejectsWith(client.chat.completions.create(hi('paid-model', extra)));
@@ -313,6 +316,10 @@ e2e('admin ids, aliases and tag names are limited to 256 bytes (400 naming the f
     assert.equal(r.json?.error?.param, param);
     assert.equal(r.json?.error?.message, `${param} is 257 bytes long; caller-supplied names are limited to 256 bytes`);
   }
+  const nul = await gw.fetch('/user/new', { body: { user_id: 'a\u0000b' } });
+  assert.equal(nul.status, 400, nul.text);
+  assert.equal(nul.json?.error?.param, 'user_id');
+  assert.match(nul.json?.error?.message, /user_id contains a control character \(0x00 at byte 1\)/);
   const tooMany = await gw.fetch('/key/generate', { body: { tags: Array.from({ length: 33 }, (_, i) => `t${i}`) } });
   assert.equal(tooMany.status, 400, tooMany.text);
   assert.equal(tooMany.json?.error?.param, 'tags');

@@ -307,3 +307,54 @@ e2e('GET and DELETE /v1/responses/{id} pass through to the OpenAI deployment, ne
   assert.equal(await spendNanos(gw, k.key), spent, 'GET and DELETE are not charged');
   assert.equal((await mock.stats()).requests_total, requests, 'and are no model requests');
 });
+
+// Input the body does not show (docs/budgets.md "Input the body does not show"): OpenAI adds the
+// stored conversation of previous_response_id / conversation, a stored prompt, a referenced item;
+// Anthropic bills the tool definitions of mcp_servers. The body bounds none of it, so such a
+// request is reserved at the model's context limit: a budget that cannot pay for that is refused
+// with nothing sent (an attack reproduced $0.10 charged on a $0.01 cap with a stand-in upstream).
+e2e('input the body does not show (previous_response_id, conversation, prompt, item_reference, mcp_servers) is reserved at the context limit', async (ctx) => {
+  const { mock } = state;
+  const CONTEXT = 100_000;  // × $0.000001 = $0.10 of input at most
+  const gw = await ctx.gateway(gatewayConfig({
+    model_list: [
+      { ...openaiDeployment(mock, 'resp-gpt', 'gpt-up', priced), model_info: { id: 'gpt-1', max_input_tokens: CONTEXT } },
+      { ...anthropicDeployment(mock, 'claude', 'claude-up', priced), model_info: { id: 'claude-1', max_input_tokens: CONTEXT } },
+    ],
+  }));
+  const small = await gw.generateKey({ max_budget: 0.01 });
+  const client = gw.openai({ apiKey: small.key, maxRetries: 0 });
+  const hidden = [
+    { previous_response_id: 'resp_abc' },
+    { conversation: 'conv_123' },
+    { prompt: { id: 'pmpt_1', version: '2' } },
+    { input: [{ type: 'item_reference', id: 'msg_1' }, { role: 'user', content: 'and then?' }] },
+  ];
+  for (const extra of hidden) {
+    await assert.rejects(
+      client.responses.create({ model: 'resp-gpt', input: 'hi', max_output_tokens: 5, ...extra }),
+      (e) => e instanceof OpenAI.APIError && e.status === 429 && e.error?.type === 'budget_exceeded',
+      JSON.stringify(extra),
+    );
+  }
+  const mcp = {
+    model: 'claude', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }],
+    mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'example' }],
+  };
+  const refused = await gw.fetch('/v1/messages', { auth: small.key, body: mcp, headers: { 'anthropic-version': '2023-06-01' } });
+  assert.equal(refused.status, 429, refused.text);
+  assert.equal((await mock.model('gpt-up')).requests, 0, 'nothing was sent');
+  assert.equal((await mock.model('claude-up')).requests, 0, 'nothing was sent');
+  assert.equal(await spendNanos(gw, small.key), 0);
+  // The same bodies without those fields fit the budget; with them, a budget of $1 admits the
+  // request, reserving at least the context's input.
+  const plain = await client.responses.create({ model: 'resp-gpt', input: 'hi', max_output_tokens: 5 });
+  assert.equal(plain.object, 'response');
+  const big = await gw.generateKey({ max_budget: 1 });
+  const { response } = await gw.openai({ apiKey: big.key, maxRetries: 0 }).responses
+    .create({ model: 'resp-gpt', input: 'hi', max_output_tokens: 5, previous_response_id: 'resp_abc' })
+    .withResponse().catch((e) => ({ response: { headers: e.headers } }));
+  const row = await spendLogRow(gw, { headers: response.headers instanceof Headers ? response.headers : new Headers(response.headers) });
+  const step = row.decision.steps.find((s) => s.step === 'attempt');
+  assert.ok(Number(step.reserved) >= CONTEXT * Number(IN_PRICE), `reserved ${step.reserved}`);
+});

@@ -211,9 +211,14 @@ std::optional<std::string> native_only_feature(const json::object& req) {
     const auto type = str_or(tc->get_object(), "type");
     if (type != "function") return "tool_choice.type=" + std::string(type);
   }
+  if (auto hidden = hidden_input_field(req)) return hidden;
+  if (const auto* b = req.if_contains("background"); b && b->is_bool() && b->get_bool()) return "background";
+  return std::nullopt;
+}
+
+std::optional<std::string> hidden_input_field(const json::object& req) {
   for (const char* key : {"previous_response_id", "conversation", "prompt"})
     if (const auto* v = req.if_contains(key); v && !v->is_null()) return std::string(key);
-  if (const auto* b = req.if_contains("background"); b && b->is_bool() && b->get_bool()) return "background";
   if (const auto* input = req.if_contains("input"); input && input->is_array()) {
     std::size_t i = 0;
     for (const auto& iv : input->get_array()) {

@@ -33,6 +33,12 @@ namespace tollgate::providers::responses {
 /// "previous_response_id".
 std::optional<std::string> native_only_feature(const boost::json::object& req);
 
+/// The first field of a Responses request that makes OpenAI add input the body does not show:
+/// `previous_response_id` or `conversation` (the stored conversation), `prompt` (a stored prompt
+/// template), an `item_reference` input item ("input[2].type=item_reference"). nullopt = none.
+/// Its input can only be bounded by the model's context limit (pipeline/output_bound.hpp).
+std::optional<std::string> hidden_input_field(const boost::json::object& req);
+
 /// Responses request → OpenAI chat request. The caller must have checked native_only_feature.
 ///
 /// - `instructions` → a leading system message; `input` a string → one user message; `input`

@@ -1,4 +1,4 @@
-// read_caller_names / name_length_problem: the bounds on names a caller chooses.
+// read_caller_names / name_problem: the bounds on names a caller chooses.
 #include "auth/caller_names.hpp"
 
 #include <gtest/gtest.h>
@@ -160,12 +160,38 @@ TEST(CallerNames, LimitsCanBeLiftedForTheGatewaysOwnStoredBodies) {
   EXPECT_FALSE(read_caller_names(b, CallerApi::openai_chat, none).has_value());
 }
 
-TEST(CallerNames, NameLengthProblem) {
-  EXPECT_FALSE(name_length_problem("team_id", std::string(256, 'a')).has_value());
-  EXPECT_FALSE(name_length_problem("team_id", "").has_value());
-  auto p = name_length_problem("team_id", std::string(1000, 'a'));
+TEST(CallerNames, NameProblem) {
+  EXPECT_FALSE(name_problem("team_id", std::string(256, 'a')).has_value());
+  EXPECT_FALSE(name_problem("team_id", "").has_value());
+  EXPECT_FALSE(name_problem("team_id", "équipe café ☕ ~").has_value());
+  auto p = name_problem("team_id", std::string(1000, 'a'));
   ASSERT_TRUE(p.has_value());
-  EXPECT_EQ(*p, "team_id is 1000 bytes long; caller-supplied names are limited to 256 bytes");
+  EXPECT_EQ(p->message, "team_id is 1000 bytes long; caller-supplied names are limited to 256 bytes");
+  EXPECT_STREQ(p->code, "name_too_long");
+  auto nul = name_problem("user", std::string("abc\0q", 5));
+  ASSERT_TRUE(nul.has_value());
+  EXPECT_EQ(nul->message, "user contains a control character (0x00 at byte 3); caller-supplied names must not");
+  EXPECT_STREQ(nul->code, "invalid_caller_name");
+  for (const char* bad : {"a\tb", "a\nb", "\x1f", "a\x7f"}) EXPECT_TRUE(name_problem("user", bad).has_value()) << bad;
+}
+
+// A NUL in an end user or a tag would be cut by PostgreSQL's text parameters ("z\0q" stored and
+// rebuilt as "z": another end user's budget), so the request is refused.
+TEST(CallerNames, ControlCharactersInNamesAre400) {
+  json::object b;
+  b["user"] = std::string("z\0q", 3);
+  auto n = read_caller_names(b, CallerApi::openai_chat);
+  ASSERT_FALSE(n.has_value());
+  EXPECT_EQ(n.error().status, 400);
+  EXPECT_EQ(n.error().param, "user");
+  EXPECT_EQ(n.error().code, "invalid_caller_name");
+  json::object t;
+  t["metadata"] = json::object{{"tags", json::array{"ok", "line\nbreak"}}};
+  auto tags = read_caller_names(t, CallerApi::openai_chat);
+  ASSERT_FALSE(tags.has_value());
+  EXPECT_EQ(tags.error().param, "metadata.tags[1]");
+  CallerNames h;
+  EXPECT_TRUE(add_header_tags("a,b\x01,c", h).has_value());
 }
 
 TEST(CallerNames, HeaderTagsAreSplitTrimmedAndBounded) {

@@ -5,6 +5,8 @@
 #include <boost/json.hpp>
 
 #include "budget/scope.hpp"
+#include "budget/token_bounds.hpp"
+#include "pipeline/output_bound.hpp"
 #include "config/loader.hpp"
 
 using namespace tollgate;
@@ -177,6 +179,23 @@ TEST(Scopes, MalformedStoredBudgetFailsClosed) {
   auto scopes = pipeline::applicable_scopes(p, "paid", *cfg);
   ASSERT_TRUE(find(scopes, ScopeKind::key_window));
   EXPECT_EQ(find(scopes, ScopeKind::key_window)->max_budget, 0);
+}
+
+// A request whose provider adds input the body does not show (a stored conversation, MCP tool
+// definitions) is bounded by the model's context limit, or 10M tokens when that is unknown.
+TEST(InputBound, HiddenInputIsTheContextLimit) {
+  auto cfg = load(kConfig);
+  auto price = budget::resolve_deployment_price(cfg->model_list[0], budget::PriceTable::bundled());
+  const auto body = chat(10);
+  const std::int64_t shown = pipeline::input_bound_for(price, body, {});
+  EXPECT_EQ(shown, 14);
+  price.price.max_input_tokens = 128'000;
+  EXPECT_EQ(pipeline::input_bound_for(price, body, {}, providers::CallApi::chat, true), 128'000);
+  EXPECT_EQ(pipeline::input_bound_for(price, body, {}, providers::CallApi::chat, false), 14);
+  price.price.max_input_tokens = 10;  // a body larger than the stated context keeps its own bound
+  EXPECT_EQ(pipeline::input_bound_for(price, body, {}, providers::CallApi::chat, true), 14);
+  price.price.max_input_tokens.reset();
+  EXPECT_EQ(pipeline::input_bound_for(price, body, {}, providers::CallApi::chat, true), budget::kUnknownMediaTokenBound);
 }
 
 TEST(Admit, FreeModelIsNeverBlocked) {

@@ -106,6 +106,16 @@ TEST(ResponsesRequest, NativeOnlyFeaturesAreNamed) {
             std::nullopt);
 }
 
+TEST(ResponsesRequest, HiddenInputFieldsAreNamedBeforeOtherFeatures) {
+  EXPECT_EQ(hidden_input_field(obj(R"({"input":"x","tools":[{"type":"web_search_preview"}],"conversation":"c"})")),
+            "conversation");
+  EXPECT_EQ(hidden_input_field(obj(R"({"input":"x","prompt":{"id":"pmpt_1"}})")), "prompt");
+  EXPECT_EQ(hidden_input_field(obj(R"({"input":["x",{"type":"item_reference","id":"m"}]})")), "input[1].type=item_reference");
+  EXPECT_EQ(hidden_input_field(obj(R"({"input":"x","tools":[{"type":"web_search_preview"}],"background":true})")),
+            std::nullopt);
+  EXPECT_EQ(hidden_input_field(obj(R"({"input":"x","previous_response_id":null})")), std::nullopt);
+}
+
 TEST(ResponsesUsage, BothDirections) {
   Usage u;
   u.reported = true;
