@@ -52,6 +52,25 @@ std::optional<core::Error> collect_tags(const json::value* v, const std::string&
   return std::nullopt;
 }
 
+// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+// nothing past U+10FFFF) at the start of `s`, or 0.
+std::size_t utf8_sequence(std::string_view s) noexcept {
+  const auto b = [&s](std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+  const unsigned c = b(0);
+  const auto cont = [&b](std::size_t i, unsigned lo = 0x80, unsigned hi = 0xbf) { return b(i) >= lo && b(i) <= hi; };
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const bool second = c == 0xe0 ? cont(1, 0xa0) : c == 0xed ? cont(1, 0x80, 0x9f) : cont(1);
+    return second && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const bool second = c == 0xf0 ? cont(1, 0x90) : c == 0xf4 ? cont(1, 0x80, 0x8f) : cont(1);
+    return second && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::optional<NameProblem> name_problem(std::string_view field, std::string_view value, std::size_t max_bytes) {
@@ -59,14 +78,18 @@ std::optional<NameProblem> name_problem(std::string_view field, std::string_view
     return NameProblem{std::string(field) + " is " + std::to_string(value.size()) +
                            " bytes long; caller-supplied names are limited to " + std::to_string(max_bytes) + " bytes",
                        "name_too_long"};
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const auto c = static_cast<unsigned char>(value[i]);
-    if (c >= 0x20 && c != 0x7f) continue;
+  const auto at = [](unsigned char c, std::size_t i) {
     static constexpr char kHex[] = "0123456789abcdef";
-    const std::string byte{'0', 'x', kHex[c >> 4], kHex[c & 15]};
-    return NameProblem{std::string(field) + " contains a control character (" + byte + " at byte " + std::to_string(i) +
-                           "); caller-supplied names must not",
-                       "invalid_caller_name"};
+    return std::string{'0', 'x', kHex[c >> 4], kHex[c & 15]} + " at byte " + std::to_string(i);
+  };
+  for (std::size_t i = 0; i < value.size();) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c == 0x7f)
+      return NameProblem{std::string(field) + " contains a control character (" + at(c, i) + "); caller-supplied names must not",
+                         "invalid_caller_name"};
+    const std::size_t n = utf8_sequence(value.substr(i));
+    if (n == 0) return NameProblem{std::string(field) + " is not valid UTF-8 (" + at(c, i) + ")", "invalid_caller_name"};
+    i += n;
   }
   return std::nullopt;
 }

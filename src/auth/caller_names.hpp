@@ -31,11 +31,13 @@ struct NameProblem {
   const char* code;  ///< "name_too_long" | "invalid_caller_name"
 };
 
-/// nullopt when `value` is at most `max_bytes` long and has no control character, else:
-/// "<field> is <n> bytes long; caller-supplied names are limited to 256 bytes" (name_too_long),
-/// or "<field> contains a control character (0x00 at byte 3); …" (invalid_caller_name: a C0
-/// control or DEL). Names become budget scope ids and spend-log columns, and PostgreSQL's text
-/// parameters end at a NUL: "a\0b" would be stored, and its budget rebuilt, as "a".
+/// nullopt when `value` is at most `max_bytes` long, valid UTF-8 and free of control characters,
+/// else: "<field> is <n> bytes long; caller-supplied names are limited to 256 bytes"
+/// (name_too_long), "<field> contains a control character (0x00 at byte 3); …" (invalid_caller_name:
+/// a C0 control or DEL), or "<field> is not valid UTF-8 (0xff at byte 1)" (invalid_caller_name: RFC
+/// 3629; a header value, x-litellm-tags, is not checked by the JSON parser). Names become budget
+/// scope ids and spend-log columns: PostgreSQL's text parameters end at a NUL ("a\0b" would be
+/// stored, and its budget rebuilt, as "a") and refuse invalid UTF-8 (the whole batch would fail).
 std::optional<NameProblem> name_problem(std::string_view field, std::string_view value,
                                         std::size_t max_bytes = kMaxNameBytes);
 

@@ -1,6 +1,9 @@
 #include "pipeline/accounting.hpp"
 
+#include <algorithm>
+
 #include "core/await_answer.hpp"
+#include "providers/native.hpp"
 #include "auth/access.hpp"
 
 namespace tollgate::pipeline {
@@ -83,10 +86,18 @@ std::int64_t Accounting::input_bound(std::size_t dep) {
   const auto& price = st_.price_of(dep);
   const std::string& model = d.base_model.empty() ? d.upstream_model : d.base_model;
   const auto limit = price.price.max_input_tokens.value_or(0);
+  // A deployment that may be sent the caller's own body (Attempter::native_adapter) is bounded by
+  // it too: documents by URL, server tools, search results, tool-result images and the fields
+  // whose input the body does not show (hidden_input) reach it, and the chat translation drops them.
+  const bool native = st_.call.native_body && providers::native_adapter_for(d, st_.call.native_api) != nullptr;
   for (const auto& b : input_bounds_)
-    if (b.model == model && b.limit == limit) return b.tokens;
-  input_bounds_.push_back({model, limit, input_bound_for(price, st_.call.body, model, st_.call.api, !st_.call.hidden_input.empty())});
-  return input_bounds_.back().tokens;
+    if (b.model == model && b.limit == limit && b.native == native) return b.tokens;
+  std::int64_t tokens = input_bound_for(price, st_.call.body, model, st_.call.api);
+  if (native)
+    tokens = std::max(tokens, input_bound_for(price, *st_.call.native_body, model, providers::CallApi::chat,
+                                              !st_.call.hidden_input.empty()));
+  input_bounds_.push_back({model, limit, native, tokens});
+  return tokens;
 }
 
 std::vector<budget::ScopeLimit> Accounting::scopes_for(const std::string& group) {

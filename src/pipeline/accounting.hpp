@@ -55,8 +55,11 @@ class Accounting {
     budget::Nanos worst = 0;  ///< the attempt's worst case at that bound (priced models)
   };
 
-  /// The request's input bound for deployment `dep`, computed once per (model, context limit) per
-  /// request: a retry or a fallback to a model of the same family reuses it.
+  /// The request's input bound for deployment `dep`, computed once per (model, context limit,
+  /// native) per request: a retry or a fallback to a model of the same family reuses it. A
+  /// deployment that may be sent the caller's native body (/v1/messages to Anthropic, /v1/responses
+  /// to OpenAI/Azure) is bounded by that body too, and by the context limit when the call has
+  /// hidden input (ChatCall::hidden_input).
   std::int64_t input_bound(std::size_t dep);
   /// Forgets the input bounds computed so far: the call's body changed (a continuation's prefill).
   void forget_input_bounds() { input_bounds_.clear(); }
@@ -113,9 +116,10 @@ class Accounting {
   struct InputBound {
     std::string model;
     std::int64_t limit = 0;
+    bool native = false;
     std::int64_t tokens = 0;
   };
-  std::vector<InputBound> input_bounds_;  ///< per (model, context limit): input_bound()
+  std::vector<InputBound> input_bounds_;  ///< per (model, context limit, native): input_bound()
 };
 
 }  // namespace tollgate::pipeline

@@ -209,7 +209,9 @@ struct ChatCall {
   /// A field of the caller's native body that makes the provider add input the body does not
   /// show (Responses `previous_response_id`, `conversation`, `prompt`, an `item_reference` item;
   /// Anthropic `mcp_servers`: the tool definitions of remote MCP servers); empty = none. The
-  /// input bound is then the model's context limit (input_bound_for).
+  /// input bound of a deployment sent the native body is then at least the model's context
+  /// limit (Accounting::input_bound); such a call is never answered from the response cache
+  /// nor deferred (neither can carry the field).
   std::string hidden_input;
   /// Budget tightening from the key's metadata (`tollgate_request_budget`) and from the request's
   /// x-tollgate-* headers, applied in that order over the group's configured budget.

@@ -22,6 +22,10 @@ net::awaitable<bool> answer_from_cache(RunState& st) {
   const auto& cs = st.cfg.litellm_settings.cache;
   // Only chat answers are cached: the cache replays a stream as chat chunks (cache/stream_answer).
   if (!st.svc->response_cache || st.call.api != providers::CallApi::chat || !cs.caches(st.call.call_type)) co_return false;
+  // A stored conversation, a stored prompt, MCP servers or a built-in tool: the answer depends on
+  // what the body does not show (two conversations would share a key), and only the native body
+  // carries them (a cached call is sent the chat translation: Attempter::native_adapter).
+  if (!st.call.native_only_feature.empty() || !st.call.hidden_input.empty()) co_return false;
   const auto& ctl = st.call.cache_controls;
   st.cache_key = cache::request_key(ctl.cache_namespace.value_or(cs.cache_namespace), cache_caller(st), st.call.model,
                                     caller_body(st));

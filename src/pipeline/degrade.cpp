@@ -81,6 +81,12 @@ net::awaitable<void> Degrader::degrade(const config::DegradationConfig& named, s
         st_.step_stop("deferred: no job store is configured");
         break;
       }
+      if (const auto& f = st_.call.native_only_feature.empty() ? st_.call.hidden_input : st_.call.native_only_feature;
+          !f.empty()) {
+        // A job replays the chat translation, which cannot carry it.
+        st_.step_stop("deferred: a call with '" + f + "' cannot be deferred");
+        break;
+      }
       store::JobRecord job;
       job.model_group = st_.call.model;
       job.call_type = st_.call.call_type;

@@ -313,7 +313,7 @@ e2e('GET and DELETE /v1/responses/{id} pass through to the OpenAI deployment, ne
 // Anthropic bills the tool definitions of mcp_servers. The body bounds none of it, so such a
 // request is reserved at the model's context limit: a budget that cannot pay for that is refused
 // with nothing sent (an attack reproduced $0.10 charged on a $0.01 cap with a stand-in upstream).
-e2e('input the body does not show (previous_response_id, conversation, prompt, item_reference, mcp_servers) is reserved at the context limit', async (ctx) => {
+e2e('input the body does not show (previous_response_id, conversation, prompt, item_reference, mcp_servers) is reserved at the context limit; a native body is bounded by its own parts', async (ctx) => {
   const { mock } = state;
   const CONTEXT = 100_000;  // × $0.000001 = $0.10 of input at most
   const gw = await ctx.gateway(gatewayConfig({
@@ -341,8 +341,15 @@ e2e('input the body does not show (previous_response_id, conversation, prompt, i
     model: 'claude', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }],
     mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'example' }],
   };
-  const refused = await gw.fetch('/v1/messages', { auth: small.key, body: mcp, headers: { 'anthropic-version': '2023-06-01' } });
-  assert.equal(refused.status, 429, refused.text);
+  // Parts of a native body its chat translation drops are bounded too: the Anthropic deployment
+  // is sent the body itself (a document by URL: up to the context; a search result of 1 MB).
+  const url = { type: 'document', source: { type: 'url', url: 'https://example.com/report.pdf' } };
+  const found = { type: 'search_result', source: 'https://example.com', title: 'r', content: [{ type: 'text', text: 'x'.repeat(1_000_000) }] };
+  for (const body of [mcp, { ...mcp, mcp_servers: undefined, messages: [{ role: 'user', content: [url, { type: 'text', text: 'sum up' }] }] },
+    { ...mcp, mcp_servers: undefined, messages: [{ role: 'user', content: [found, { type: 'text', text: 'sum up' }] }] }]) {
+    const refused = await gw.fetch('/v1/messages', { auth: small.key, body, headers: { 'anthropic-version': '2023-06-01' } });
+    assert.equal(refused.status, 429, `${JSON.stringify(body).slice(0, 120)}: ${refused.text}`);
+  }
   assert.equal((await mock.model('gpt-up')).requests, 0, 'nothing was sent');
   assert.equal((await mock.model('claude-up')).requests, 0, 'nothing was sent');
   assert.equal(await spendNanos(gw, small.key), 0);

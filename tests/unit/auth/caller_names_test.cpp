@@ -173,6 +173,17 @@ TEST(CallerNames, NameProblem) {
   EXPECT_EQ(nul->message, "user contains a control character (0x00 at byte 3); caller-supplied names must not");
   EXPECT_STREQ(nul->code, "invalid_caller_name");
   for (const char* bad : {"a\tb", "a\nb", "\x1f", "a\x7f"}) EXPECT_TRUE(name_problem("user", bad).has_value()) << bad;
+  // Not UTF-8 (RFC 3629): a stray continuation, a truncated sequence, overlong forms, a surrogate,
+  // past U+10FFFF, bytes never used.
+  for (const char* bad : {"a\xff", "a\x80", "\xc3", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                          "\xf8\x88\x80\x80\x80", "\xe2\x82"}) {
+    auto p = name_problem("x-litellm-tags", bad);
+    ASSERT_TRUE(p.has_value()) << bad;
+    EXPECT_STREQ(p->code, "invalid_caller_name");
+  }
+  EXPECT_EQ(name_problem("x-litellm-tags", "a\xff")->message, "x-litellm-tags is not valid UTF-8 (0xff at byte 1)");
+  for (const char* good : {"\xc2\x80", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xef\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf"})
+    EXPECT_FALSE(name_problem("user", good).has_value()) << good;
 }
 
 // A NUL in an end user or a tag would be cut by PostgreSQL's text parameters ("z\0q" stored and
@@ -192,6 +203,7 @@ TEST(CallerNames, ControlCharactersInNamesAre400) {
   EXPECT_EQ(tags.error().param, "metadata.tags[1]");
   CallerNames h;
   EXPECT_TRUE(add_header_tags("a,b\x01,c", h).has_value());
+  EXPECT_TRUE(add_header_tags("a,b\xff", h).has_value());  // a header is not checked by the JSON parser
 }
 
 TEST(CallerNames, HeaderTagsAreSplitTrimmedAndBounded) {
